@@ -1,0 +1,143 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Event specifications: what to count, parsed from perf-stat-like strings.
+ *
+ * Accepted forms (see README.md, "Event syntax"):
+ *   instructions, cycles, branch-misses, ...      generic hardware events
+ *   L1-dcache-load-misses, LLC-loads, ...         hardware cache events
+ *   task-clock, page-faults, context-switches ... software events
+ *   r01c4                                         raw config for the core PMU
+ *   cpu/event=0xc4,umask=0x11/, msr/tsc/          PMU-qualified, fields from sysfs
+ *   INST_RETIRED:ANY_P, spr::BR_MISP_RETIRED:...  libpfm4 names
+ *   mem:0x1234[/8][:rw], mem:SYMBOL:w             hardware breakpoints
+ *   calls:SYMBOL[@OBJECT]                         uprobe on a function's entry
+ * followed by optional modifiers `:u`, `:k`, `:h` (any combination; naming
+ * some excludes the others, as in perf) and `:p`..`:ppp` (precise_ip).
+ *
+ * A spec is a plain value the caller owns; it holds no descriptors and no
+ * heap memory, so it can be copied with assignment.
+ */
+#ifndef PMCHECK_EVENT_H
+#define PMCHECK_EVENT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <pmcheck/error.h>
+#include <pmcheck/export.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define PMC_EVENT_NAME_MAX 128
+#define PMC_EVENT_PATH_MAX 1024
+
+enum pmc_event_kind {
+	PMC_KIND_HARDWARE = 1, /* generic hardware (PERF_TYPE_HARDWARE) */
+	PMC_KIND_CACHE,        /* generic cache (PERF_TYPE_HW_CACHE) */
+	PMC_KIND_RAW,          /* rNNNN (PERF_TYPE_RAW) */
+	PMC_KIND_PMU,          /* pmu/terms/ with a sysfs PMU type */
+	PMC_KIND_LIBPFM,       /* encoded by libpfm4 */
+	PMC_KIND_SOFTWARE,     /* PERF_TYPE_SOFTWARE */
+	PMC_KIND_BREAKPOINT,   /* PERF_TYPE_BREAKPOINT */
+	PMC_KIND_UPROBE,       /* uprobe PMU, counts entries of a function */
+};
+
+/* Breakpoint access types, combinable (R|W); X stands alone. */
+enum pmc_bp_access {
+	PMC_BP_R = 1,
+	PMC_BP_W = 2,
+	PMC_BP_RW = 3,
+	PMC_BP_X = 4,
+};
+
+struct pmc_event_spec {
+	/* Canonical spelling: what perf would print, stable across runs. */
+	char name[PMC_EVENT_NAME_MAX];
+	enum pmc_event_kind kind;
+	/* Name of the sysfs PMU the event belongs to when known ("cpu",
+	 * "armv8_pmuv3", "software", "breakpoint", "uprobe", "msr"); empty for
+	 * generic hardware events, which the kernel routes to the core PMU. */
+	char pmu[64];
+
+	/* perf_event_attr fields, ready to use. */
+	uint32_t type;
+	uint64_t config;
+	uint64_t config1;
+	uint64_t config2;
+	uint64_t bp_addr;   /* breakpoint address */
+	uint64_t bp_len;    /* breakpoint length in bytes */
+	uint32_t bp_type;   /* HW_BREAKPOINT_* bits */
+	unsigned exclude_user : 1;
+	unsigned exclude_kernel : 1;
+	unsigned exclude_hv : 1;
+	unsigned precise_ip : 2;
+	/* True when this event is counted by the CPU's PMU and so competes for
+	 * hardware counters (and can be read with rdpmc/mrs). */
+	unsigned uses_hw_counter : 1;
+
+	/* uprobe only: object file path and the function's file offset.  The
+	 * kernel reads the path through attr.uprobe_path at open time. */
+	char path[PMC_EVENT_PATH_MAX];
+	uint64_t probe_offset;
+};
+
+/*
+ * Parse one event string into *spec.  On failure returns a negative code and
+ * fills *err (may be NULL) with the text, the byte position of the problem and
+ * a message saying what was expected:
+ *   PMC_E_SYNTAX         malformed text
+ *   PMC_E_UNKNOWN_EVENT  well-formed but not a known name (and not libpfm4's)
+ *   PMC_E_NO_PMU         pmu/.../ names a PMU absent from sysfs
+ *   PMC_E_BAD_FIELD      pmu/.../ uses a field the PMU does not define, or a
+ *                        value wider than the field
+ *   PMC_E_NO_SYMBOL      calls:/mem: symbol not defined by any loaded object
+ * Parsing consults sysfs (PMU types and formats) and the process's loaded
+ * objects; it never opens a perf event.
+ */
+PMC_API int pmc_event_parse(const char *text, struct pmc_event_spec *spec,
+			    struct pmc_error *err);
+
+/*
+ * Parse a comma-separated list ("instructions,cycles:u,msr/tsc/").  Commas
+ * inside pmu/.../ are part of that event.  Fills at most `max` specs and
+ * stores their number in *count.  Errors as pmc_event_parse, with positions
+ * relative to the whole list.
+ */
+PMC_API int pmc_event_parse_list(const char *text, struct pmc_event_spec *specs,
+				 size_t max, size_t *count, struct pmc_error *err);
+
+/*
+ * The API form of a breakpoint: watch `len` bytes at `addr` (1, 2, 4 or 8;
+ * for PMC_BP_X the length is ignored and set to sizeof(long)) for the given
+ * access.  Returns -EINVAL (with *err filled) for a bad length or access.
+ */
+PMC_API int pmc_event_breakpoint(struct pmc_event_spec *spec, const void *addr,
+				 size_t len, unsigned access,
+				 struct pmc_error *err);
+
+/*
+ * Where the parser looks for PMUs; defaults to /sys/bus/event_source/devices.
+ * Tests point it at a fixture tree.  The string is copied.  NULL restores the
+ * default.  Not thread-safe against concurrent parsing.
+ */
+PMC_API void pmc_event_set_sysfs_root(const char *path);
+
+/*
+ * Resolve a function or object symbol in the loaded objects of this process,
+ * searching the main program first and then shared objects in load order.
+ * `object` (may be NULL) restricts the search to objects whose path contains
+ * it.  On success fills the object's path, the symbol's file offset (for
+ * uprobes) and its run-time address.  Returns PMC_E_NO_SYMBOL when absent.
+ */
+PMC_API int pmc_symbol_resolve(const char *symbol, const char *object,
+			       char *path, size_t path_size,
+			       uint64_t *file_offset, uint64_t *address,
+			       struct pmc_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

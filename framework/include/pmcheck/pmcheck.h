@@ -1,0 +1,16 @@
+/* SPDX-License-Identifier: MIT */
+/* pmcheck: hardware-counter assertions for C.  Umbrella header. */
+#ifndef PMCHECK_PMCHECK_H
+#define PMCHECK_PMCHECK_H
+
+#include <pmcheck/export.h>
+#include <pmcheck/error.h>
+#include <pmcheck/event.h>
+#include <pmcheck/counters.h>
+#include <pmcheck/region.h>
+
+#define PMCHECK_VERSION_MAJOR 0
+#define PMCHECK_VERSION_MINOR 1
+#define PMCHECK_VERSION_PATCH 0
+
+#endif

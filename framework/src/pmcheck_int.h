@@ -1,0 +1,47 @@
+/* SPDX-License-Identifier: MIT */
+/* Private helpers shared by the library's translation units. */
+#ifndef PMCHECK_INT_H
+#define PMCHECK_INT_H
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <pmcheck/error.h>
+
+#if defined(__GNUC__)
+#define PMC__PRINTF(a, b) __attribute__((format(printf, a, b)))
+#else
+#define PMC__PRINTF(a, b)
+#endif
+
+/* Fill *err (if not NULL) and return code. */
+int pmc__fail(struct pmc_error *err, int code, const char *input, int position,
+	      const char *fmt, ...) PMC__PRINTF(5, 6);
+
+/* Send a message to the installed log callback, if any. */
+void pmc__log(int level, const char *fmt, ...) PMC__PRINTF(2, 3);
+
+/* Copy with truncation check: 0, or PMC_E_TOO_LONG when src does not fit. */
+int pmc__copy(char *dst, size_t size, const char *src);
+
+/* Read a small sysfs/procfs file into buf (trailing newline stripped).
+ * Returns length, or a negative errno. */
+int pmc__read_text(const char *path, char *buf, size_t size);
+
+/* Read a file holding one integer (decimal or 0x hex). */
+int pmc__read_u64(const char *path, uint64_t *out);
+
+/* The PMU directory root in use (default /sys/bus/event_source/devices). */
+const char *pmc__sysfs_root(void);
+
+/* Does sysfs list a CPU PMU ("cpu", "cpu_core", "armv8_pmuv3_0", ...)? */
+int pmc__has_hw_pmu(void);
+
+/* Comma-separated names of the PMUs in sysfs, for messages. */
+void pmc__list_pmus(char *buf, size_t size);
+
+/* Nonzero when running under valgrind (rdpmc would raise SIGILL there). */
+int pmc__under_valgrind(void);
+
+#endif

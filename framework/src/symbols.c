@@ -1,0 +1,239 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Symbol lookup in the objects loaded into this process, for calls:SYMBOL
+ * (uprobes need the object's path and the function's *file offset*) and
+ * mem:SYMBOL (breakpoints need the run-time address).
+ *
+ * Order: the main program, then shared objects in the order the dynamic
+ * linker loaded them, which is the order it resolves symbols in.  Inside an
+ * object, .symtab is preferred to .dynsym (it also holds static functions),
+ * and a global definition beats a weak one, which beats a local one.
+ *
+ * A symbol's file offset is derived from the loaded PT_LOAD segment that
+ * contains it: offset = (address - load bias) - p_vaddr + p_offset.
+ */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <elf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <link.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <pmcheck/event.h>
+
+#include "pmcheck_int.h"
+
+struct pmc__elf_hit {
+	uint64_t value; /* st_value (link-time address) */
+	int type;       /* STT_* */
+	int rank;       /* 3 global, 2 weak, 1 local */
+};
+
+/* Find `name` among the defined symbols of one ELF file. 1 found, 0 not,
+ * negative on an unreadable file. */
+static int elf_find(const char *path, const char *name, struct pmc__elf_hit *hit)
+{
+	int fd, found = 0;
+	struct stat st;
+	unsigned char *map;
+	const ElfW(Ehdr) *eh;
+	size_t size, i;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st) < 0 || st.st_size < (off_t)sizeof(ElfW(Ehdr))) {
+		close(fd);
+		return PMC_E_ELF;
+	}
+	size = (size_t)st.st_size;
+	map = mmap(NULL, size, PROT_READ, MAP_PRIVATE, fd, 0);
+	close(fd);
+	if (map == MAP_FAILED)
+		return -ENOMEM;
+	eh = (const ElfW(Ehdr) *)map;
+	if (memcmp(eh->e_ident, ELFMAG, SELFMAG) != 0 ||
+	    eh->e_ident[EI_CLASS] != (sizeof(void *) == 8 ? ELFCLASS64 : ELFCLASS32) ||
+	    eh->e_shentsize != sizeof(ElfW(Shdr)) || eh->e_shoff == 0 ||
+	    eh->e_shoff > size ||
+	    (size - eh->e_shoff) / sizeof(ElfW(Shdr)) < eh->e_shnum) {
+		munmap(map, size);
+		return PMC_E_ELF;
+	}
+	const ElfW(Shdr) *sh = (const ElfW(Shdr) *)(map + eh->e_shoff);
+	/* Two passes: .symtab first, then .dynsym. */
+	for (int pass = 0; pass < 2 && !found; pass++) {
+		unsigned want = pass == 0 ? SHT_SYMTAB : SHT_DYNSYM;
+
+		for (i = 0; i < eh->e_shnum; i++) {
+			const ElfW(Shdr) *s = &sh[i], *strs;
+			const ElfW(Sym) *syms;
+			size_t nsyms, k;
+
+			if (s->sh_type != want || s->sh_link >= eh->e_shnum ||
+			    s->sh_entsize != sizeof(ElfW(Sym)) ||
+			    s->sh_offset > size || s->sh_size > size - s->sh_offset)
+				continue;
+			strs = &sh[s->sh_link];
+			if (strs->sh_offset > size || strs->sh_size > size - strs->sh_offset)
+				continue;
+			syms = (const ElfW(Sym) *)(map + s->sh_offset);
+			nsyms = s->sh_size / sizeof(ElfW(Sym));
+			for (k = 0; k < nsyms; k++) {
+				const ElfW(Sym) *y = &syms[k];
+				int bind = ELF64_ST_BIND(y->st_info), rank;
+				int type = ELF64_ST_TYPE(y->st_info);
+				const char *nm;
+
+				if (y->st_shndx == SHN_UNDEF || y->st_value == 0 ||
+				    y->st_name >= strs->sh_size)
+					continue;
+				if (type != STT_FUNC && type != STT_GNU_IFUNC &&
+				    type != STT_OBJECT && type != STT_NOTYPE)
+					continue;
+				nm = (const char *)map + strs->sh_offset + y->st_name;
+				if (strnlen(nm, strs->sh_size - y->st_name) ==
+					    strs->sh_size - y->st_name ||
+				    strcmp(nm, name) != 0)
+					continue;
+				rank = bind == STB_GLOBAL ? 3 : bind == STB_WEAK ? 2 : 1;
+				if (rank > hit->rank) {
+					hit->value = y->st_value;
+					hit->type = type;
+					hit->rank = rank;
+					found = 1;
+				}
+			}
+		}
+	}
+	munmap(map, size);
+	return found;
+}
+
+struct pmc__resolve_ctx {
+	const char *symbol, *object;
+	char *path;
+	size_t path_size;
+	uint64_t file_offset, address;
+	int found, status, ifunc;
+	uint64_t want_addr; /* address-to-object mode when nonzero */
+};
+
+static int object_path(const struct dl_phdr_info *info, char *buf, size_t size)
+{
+	ssize_t n;
+
+	if (info->dlpi_name && info->dlpi_name[0])
+		return pmc__copy(buf, size, info->dlpi_name);
+	n = readlink("/proc/self/exe", buf, size - 1);
+	if (n < 0)
+		return -errno;
+	if ((size_t)n >= size - 1)
+		return PMC_E_TOO_LONG;
+	buf[n] = '\0';
+	return 0;
+}
+
+/* File offset of link-time address `vaddr` inside this object, if mapped. */
+static int vaddr_to_offset(const struct dl_phdr_info *info, uint64_t vaddr,
+			   uint64_t *off)
+{
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+
+		if (ph->p_type == PT_LOAD && vaddr >= ph->p_vaddr &&
+		    vaddr < ph->p_vaddr + ph->p_memsz) {
+			*off = vaddr - ph->p_vaddr + ph->p_offset;
+			return 1;
+		}
+	}
+	return 0;
+}
+
+static int resolve_cb(struct dl_phdr_info *info, size_t size, void *data)
+{
+	struct pmc__resolve_ctx *c = data;
+	struct pmc__elf_hit hit = { 0, 0, 0 };
+	char path[PMC_EVENT_PATH_MAX];
+	uint64_t off;
+	int rc;
+
+	(void)size;
+	if (object_path(info, path, sizeof(path)) != 0)
+		return 0;
+	if (c->want_addr) {
+		/* Map a run-time address back to its object and file offset. */
+		if (c->want_addr < info->dlpi_addr ||
+		    !vaddr_to_offset(info, c->want_addr - info->dlpi_addr, &off))
+			return 0;
+		c->status = pmc__copy(c->path, c->path_size, path);
+		c->file_offset = off;
+		c->found = 1;
+		return 1;
+	}
+	if (c->object && !strstr(path, c->object))
+		return 0;
+	rc = elf_find(path, c->symbol, &hit);
+	if (rc <= 0)
+		return 0; /* unreadable (vdso, deleted file): keep looking */
+	if (hit.type == STT_GNU_IFUNC) {
+		/* The symbol's value is the resolver, not the code that runs:
+		 * ask the dynamic linker what it bound the name to. */
+		c->ifunc = 1;
+		return 1;
+	}
+	c->address = info->dlpi_addr + hit.value;
+	if (!vaddr_to_offset(info, hit.value, &off))
+		return 0;
+	c->status = pmc__copy(c->path, c->path_size, path);
+	c->file_offset = off;
+	c->found = 1;
+	return 1;
+}
+
+int pmc_symbol_resolve(const char *symbol, const char *object, char *path,
+		       size_t path_size, uint64_t *file_offset,
+		       uint64_t *address, struct pmc_error *err)
+{
+	struct pmc__resolve_ctx c;
+
+	memset(&c, 0, sizeof(c));
+	c.symbol = symbol;
+	c.object = object && object[0] ? object : NULL;
+	c.path = path;
+	c.path_size = path_size;
+	dl_iterate_phdr(resolve_cb, &c);
+	if (c.ifunc) {
+		void *impl = dlsym(RTLD_DEFAULT, symbol);
+
+		if (!impl)
+			return pmc__fail(err, PMC_E_NO_SYMBOL, symbol, -1,
+					 "\"%s\" is an IFUNC whose implementation the dynamic linker did not bind; name the implementation symbol instead",
+					 symbol);
+		c.want_addr = (uint64_t)(uintptr_t)impl;
+		c.address = c.want_addr;
+		dl_iterate_phdr(resolve_cb, &c);
+	}
+	if (c.status)
+		return pmc__fail(err, c.status, symbol, -1,
+				 "path of the object defining \"%s\" is longer than %zu bytes",
+				 symbol, path_size - 1);
+	if (!c.found) {
+		if (c.object)
+			return pmc__fail(err, PMC_E_NO_SYMBOL, symbol, -1,
+					 "symbol \"%s\" is not defined by any loaded object whose path contains \"%s\"; check the name with nm -D, or drop @%s",
+					 symbol, c.object, c.object);
+		return pmc__fail(err, PMC_E_NO_SYMBOL, symbol, -1,
+				 "symbol \"%s\" is not defined by the program or any loaded shared object; check the spelling (nm/nm -D), and make sure the function is not inlined or stripped",
+				 symbol);
+	}
+	if (file_offset)
+		*file_offset = c.file_offset;
+	if (address)
+		*address = c.address;
+	return 0;
+}

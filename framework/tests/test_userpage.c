@@ -1,0 +1,290 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The user-page read arithmetic on synthetic pages: counter widths 40/48/64,
+ * wraparound, the seqlock retry, index-0 fallback, time extension (including
+ * cap_user_time_short), and the delta flags of measurements.
+ */
+#define _GNU_SOURCE
+#include <linux/perf_event.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <pmcheck/pmcheck.h>
+
+#include "t.h"
+#include "userpage_int.h"
+
+/* A scripted machine: the counter register value, the timestamp, and an
+ * optional "kernel" that rewrites the page during the first read. */
+struct fake {
+	struct perf_event_mmap_page *pg;
+	uint64_t counter;      /* raw register contents */
+	uint64_t tsc;
+	uint32_t last_counter; /* register number the reader asked for */
+	unsigned reads;
+	int tear;              /* rewrite the page on this many reads */
+	uint64_t new_offset;   /* offset the "kernel" publishes when tearing */
+};
+
+static uint64_t fake_counter(uint32_t counter, void *ctx)
+{
+	struct fake *f = ctx;
+
+	f->last_counter = counter;
+	f->reads++;
+	if (f->tear > 0) {
+		/* Preempted mid-read: the kernel bumps the sequence count and
+		 * republishes the offset. */
+		f->tear--;
+		f->pg->lock += 2;
+		f->pg->offset = (int64_t)f->new_offset;
+	}
+	return f->counter;
+}
+
+static uint64_t fake_time(void *ctx)
+{
+	return ((struct fake *)ctx)->tsc;
+}
+
+static void page_init(struct perf_event_mmap_page *pg, uint32_t index, uint16_t width,
+		      int64_t offset)
+{
+	memset(pg, 0, sizeof(*pg));
+	pg->lock = 2;
+	pg->index = index;
+	pg->pmc_width = width;
+	pg->offset = offset;
+	pg->cap_user_rdpmc = 1;
+	pg->time_enabled = 1000;
+	pg->time_running = 1000;
+}
+
+static int read_page(struct perf_event_mmap_page *pg, struct fake *f,
+		     struct pmc__upage_value *v)
+{
+	f->pg = pg;
+	return pmc__upage_read(pg, fake_counter, fake_time, f, v);
+}
+
+T_CASE(width_64)
+{
+	struct perf_event_mmap_page pg;
+	struct fake f = { .counter = 500 };
+	struct pmc__upage_value v;
+
+	page_init(&pg, 3, 64, 1000);
+	T_EQ_U64(read_page(&pg, &f, &v), PMC__UPAGE_OK, "status");
+	T_EQ_U64(v.value, 1500, "offset + counter");
+	T_EQ_U64(f.last_counter, 2, "register is index - 1");
+	T_EQ_U64(v.retries, 0, "retries");
+	/* Full 64-bit values wrap modulo 2^64 like the kernel's u64 count. */
+	f.counter = UINT64_MAX - 4;
+	page_init(&pg, 1, 64, 10);
+	read_page(&pg, &f, &v);
+	T_EQ_U64(v.value, 5, "64-bit wrap");
+}
+
+T_CASE(width_48_negative_start)
+{
+	struct perf_event_mmap_page pg;
+	/* The kernel programs -1000 into a 48-bit counter (bits 48..63 read as
+	 * zero on Intel) and keeps offset = count - (-1000). */
+	struct fake f = { .counter = ((1ull << 48) - 1000) };
+	struct pmc__upage_value v;
+
+	page_init(&pg, 1, 48, 5000 + 1000);
+	read_page(&pg, &f, &v);
+	T_EQ_U64(v.value, 5000, "48-bit counter sign-extended");
+	/* 250 events later the counter still reads negative. */
+	f.counter = (1ull << 48) - 750;
+	read_page(&pg, &f, &v);
+	T_EQ_U64(v.value, 5250, "48-bit after 250 events");
+}
+
+T_CASE(width_40_upper_garbage)
+{
+	struct perf_event_mmap_page pg;
+	/* Bits above pmc_width are UNKNOWN (arm64 32-bit counters, AMD 48,
+	 * old Intel 40): they must not leak into the value. */
+	struct fake f = { .counter = 0xdead000000000000ull | 0x123 };
+	struct pmc__upage_value v;
+
+	page_init(&pg, 1, 40, 77);
+	read_page(&pg, &f, &v);
+	T_EQ_U64(v.value, 77 + 0x123, "bits 40..63 ignored");
+	f.counter = 0xbeef00ffffffff00ull; /* -256 in 40 bits */
+	page_init(&pg, 1, 40, 1256);
+	read_page(&pg, &f, &v);
+	T_EQ_U64(v.value, 1000, "negative 40-bit value");
+	/* 32-bit counters (arm64 without config1:0) follow the same rule. */
+	f.counter = 0xffffffff00000010ull;
+	page_init(&pg, 1, 32, 100);
+	read_page(&pg, &f, &v);
+	T_EQ_U64(v.value, 116, "32-bit counter");
+}
+
+T_CASE(wraparound_delta)
+{
+	struct perf_event_mmap_page pg;
+	struct fake f = { .counter = (1ull << 48) - 10 };
+	struct pmc__upage_value a, b;
+
+	page_init(&pg, 1, 48, 1000000);
+	read_page(&pg, &f, &a);
+	f.counter = 5; /* the register wrapped through zero */
+	read_page(&pg, &f, &b);
+	T_EQ_U64(b.value - a.value, 15, "delta across the wrap");
+	T_EQ_U64(a.value, 1000000 - 10, "before the wrap");
+}
+
+T_CASE(seqlock_retry)
+{
+	struct perf_event_mmap_page pg;
+	struct fake f = { .counter = 40, .tear = 1, .new_offset = 9000 };
+	struct pmc__upage_value v;
+
+	page_init(&pg, 2, 48, 100);
+	T_EQ_U64(read_page(&pg, &f, &v), PMC__UPAGE_OK, "status");
+	T_EQ_U64(v.retries, 1, "one torn read repeated");
+	T_EQ_U64(v.value, 9040, "value from the consistent snapshot, not the torn one");
+	T_EQ_U64(f.reads, 2, "counter read twice");
+	/* A page whose lock never settles ends in the read(2) fallback. */
+	f.tear = 1 << 30;
+	f.reads = 0;
+	T_EQ_U64(read_page(&pg, &f, &v), PMC__UPAGE_FALLBACK, "endless tearing");
+	T_EQ_U64(f.reads, PMC__UPAGE_MAX_RETRIES, "bounded retries");
+}
+
+T_CASE(index_zero_fallback)
+{
+	struct perf_event_mmap_page pg;
+	struct fake f = { .counter = 40 };
+	struct pmc__upage_value v;
+
+	page_init(&pg, 0, 48, 100); /* not on a counter now */
+	T_EQ_U64(read_page(&pg, &f, &v), PMC__UPAGE_FALLBACK, "index 0");
+	T_EQ_U64(f.reads, 0, "no register read with index 0");
+	page_init(&pg, 1, 48, 100);
+	pg.cap_user_rdpmc = 0; /* software event, or rdpmc disabled */
+	T_EQ_U64(read_page(&pg, &f, &v), PMC__UPAGE_FALLBACK, "cap_user_rdpmc 0");
+	page_init(&pg, 1, 0, 100);
+	T_EQ_U64(read_page(&pg, &f, &v), PMC__UPAGE_FALLBACK, "pmc_width 0");
+	page_init(&pg, 1, 65, 100);
+	T_EQ_U64(read_page(&pg, &f, &v), PMC__UPAGE_FALLBACK, "pmc_width 65");
+}
+
+/* Independent reference for the time conversion: exact 128-bit product. */
+static uint64_t ref_delta(uint64_t offset, uint64_t cyc, uint32_t mult, uint16_t shift)
+{
+	return offset + (uint64_t)(((unsigned __int128)cyc * mult) >> shift);
+}
+
+T_CASE(time_extension)
+{
+	struct perf_event_mmap_page pg;
+	struct fake f = { .counter = 0 };
+	struct pmc__upage_value v;
+	static const uint64_t cycles[] = { 0, 1, 1023, 1024, 123456789, 1ull << 40,
+					   0x0123456789abcdefull };
+
+	for (size_t i = 0; i < sizeof(cycles) / sizeof(cycles[0]); i++) {
+		uint64_t expect;
+
+		page_init(&pg, 1, 48, 0);
+		pg.cap_user_time = 1;
+		pg.time_shift = 10;
+		pg.time_mult = 1365; /* ~1.333 ns per cycle: a 768 MHz counter */
+		pg.time_offset = (uint64_t)-5000000; /* negative offsets are normal */
+		f.tsc = cycles[i];
+		read_page(&pg, &f, &v);
+		expect = ref_delta(pg.time_offset, cycles[i], pg.time_mult, pg.time_shift);
+		T_EQ_U64(v.enabled_ns, 1000 + expect, "enabled extended");
+		T_EQ_U64(v.running_ns, 1000 + expect, "running extended while on a counter");
+	}
+	/* Off the counter: enabled advances, running does not. */
+	page_init(&pg, 0, 48, 0);
+	pg.cap_user_time = 1;
+	pg.time_shift = 0;
+	pg.time_mult = 1;
+	pg.time_running = 400;
+	f.tsc = 600;
+	read_page(&pg, &f, &v);
+	T_EQ_U64(v.enabled_ns, 1600, "enabled while not running");
+	T_EQ_U64(v.running_ns, 400, "running frozen while not on a counter");
+	/* No cap_user_time: the page's times as they are. */
+	page_init(&pg, 1, 48, 0);
+	f.tsc = 999999;
+	read_page(&pg, &f, &v);
+	T_EQ_U64(v.enabled_ns, 1000, "no extension without cap_user_time");
+}
+
+T_CASE(time_short_counter)
+{
+	struct perf_event_mmap_page pg;
+	struct fake f = { .counter = 0 };
+	struct pmc__upage_value v;
+	uint64_t cyc;
+
+	/* cap_user_time_short: a 32-bit timestamp counter that wrapped since
+	 * time_cycles was published; the masked difference recovers it. */
+	page_init(&pg, 1, 64, 0);
+	pg.cap_user_time = 1;
+	pg.cap_user_time_short = 1;
+	pg.time_shift = 4;
+	pg.time_mult = 16; /* 1 ns per cycle */
+	pg.time_offset = 0;
+	pg.time_cycles = 0xfffffff0ull;
+	pg.time_mask = 0xffffffffull;
+	f.tsc = 0x10; /* 0x20 cycles after time_cycles, across the 32-bit wrap */
+	read_page(&pg, &f, &v);
+	cyc = 0xfffffff0ull + 0x20;
+	T_EQ_U64(v.enabled_ns, 1000 + ref_delta(0, cyc, 16, 4), "short counter extended");
+}
+
+T_CASE(sign_extend)
+{
+	T_EQ_U64(pmc__sign_extend(0x7fffffffffffull, 48), 0x7fffffffffffull, "max positive 48");
+	T_EQ_U64(pmc__sign_extend(0x800000000000ull, 48), 0xffff800000000000ull, "min negative 48");
+	T_EQ_U64(pmc__sign_extend(0xffffffffffull, 40), UINT64_MAX, "-1 in 40 bits");
+	T_EQ_U64(pmc__sign_extend(0x1234, 64), 0x1234, "64-bit identity");
+	T_EQ_U64(pmc__sign_extend(UINT64_MAX, 64), UINT64_MAX, "64-bit identity max");
+}
+
+T_CASE(delta_flags)
+{
+	struct pmc_reading a = { .n = 4 }, b = { .n = 4 };
+	struct pmc_measurement m, ovh;
+
+	/* 0: fully counted; 1: multiplexed; 2: never scheduled; 3: backwards */
+	a.c[0] = (struct pmc_count){ 100, 1000, 1000 };
+	b.c[0] = (struct pmc_count){ 350, 2000, 2000 };
+	a.c[1] = (struct pmc_count){ 100, 1000, 500 };
+	b.c[1] = (struct pmc_count){ 200, 2000, 900 };
+	a.c[2] = (struct pmc_count){ 0, 1000, 0 };
+	b.c[2] = (struct pmc_count){ 0, 2000, 0 };
+	a.c[3] = (struct pmc_count){ 500, 1000, 1000 };
+	b.c[3] = (struct pmc_count){ 400, 2000, 2000 };
+	pmc_measurement_from(&m, &a, &b);
+	T_EQ_U64(m.n, 4, "n");
+	T_EQ_U64(m.d[0].value, 250, "value 0");
+	T_EQ_U64(m.d[0].flags, 0, "flags 0");
+	T_EQ_U64(m.d[1].value, 100, "multiplexed value is raw, not scaled");
+	T_EQ_U64(m.d[1].flags, PMC_DELTA_MULTIPLEXED, "flags 1");
+	T_EQ_U64(m.d[1].running_ns, 400, "running 1");
+	T_EQ_U64(m.d[2].flags, PMC_DELTA_NOT_COUNTED, "flags 2");
+	T_EQ_U64(m.d[3].flags, PMC_DELTA_NEGATIVE, "flags 3");
+	T_EQ_U64(m.d[3].value, 0, "value 3");
+	/* Overhead subtraction clamps at zero. */
+	ovh = m;
+	ovh.d[0].value = 50;
+	ovh.d[1].value = 1000;
+	pmc_measurement_subtract(&m, &ovh);
+	T_EQ_U64(m.d[0].value, 200, "overhead subtracted");
+	T_EQ_U64(m.d[1].value, 0, "clamped at zero");
+}
+
+int main(int argc, char **argv)
+{
+	return t_main(argc, argv);
+}
