@@ -1,0 +1,819 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The probes behind `pmcheck probe`.  Each probe_* function fills one JSON
+ * object and runs in a forked child (see run_isolated); facts carry a "how"
+ * string naming the file, instruction or experiment they come from.
+ */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <linux/perf_event.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/utsname.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#ifdef PMCHECK_HAVE_LIBCPUID
+#include <libcpuid/libcpuid.h>
+#endif
+
+#include <pmcheck/pmcheck.h>
+
+#include "probe.h"
+
+#define PMU_ROOT "/sys/bus/event_source/devices"
+
+/* ---- small helpers ------------------------------------------------------ */
+
+static int read_text(const char *path, char *buf, size_t size)
+{
+	FILE *f = fopen(path, "re");
+	size_t n;
+
+	if (!f)
+		return -errno;
+	n = fread(buf, 1, size - 1, f);
+	fclose(f);
+	while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == ' '))
+		n--;
+	buf[n] = '\0';
+	return (int)n;
+}
+
+/* {"value": v, "how": how} */
+static json_t *fact(json_t *value, const char *how)
+{
+	return json_pack("{s:o, s:s}", "value", value ? value : json_null(), "how", how);
+}
+
+static json_t *file_int_fact(const char *path)
+{
+	char buf[64], how[256];
+
+	snprintf(how, sizeof(how), "read %s", path);
+	if (read_text(path, buf, sizeof(buf)) < 0) {
+		snprintf(how, sizeof(how), "%s: %s", path, strerror(errno));
+		return fact(json_null(), how);
+	}
+	return fact(json_integer(strtoll(buf, NULL, 0)), how);
+}
+
+/* Run `argv` with a time limit, capture the first line of its output. */
+static int run_tool(char *const argv[], char *line, size_t size, unsigned timeout_s)
+{
+	int fds[2], status = 0;
+	pid_t pid;
+	ssize_t n;
+	struct pollfd p;
+
+	line[0] = '\0';
+	if (pipe2(fds, O_CLOEXEC))
+		return -errno;
+	pid = fork();
+	if (pid < 0) {
+		close(fds[0]);
+		close(fds[1]);
+		return -errno;
+	}
+	if (pid == 0) {
+		int null = open("/dev/null", O_RDWR);
+
+		dup2(fds[1], 1);
+		dup2(fds[1], 2);
+		if (null >= 0)
+			dup2(null, 0);
+		alarm(timeout_s);
+		execvp(argv[0], argv);
+		_exit(127);
+	}
+	close(fds[1]);
+	p.fd = fds[0];
+	p.events = POLLIN;
+	n = 0;
+	if (poll(&p, 1, (int)timeout_s * 1000) > 0) {
+		n = read(fds[0], line, size - 1);
+		if (n < 0)
+			n = 0;
+	}
+	line[n] = '\0';
+	line[strcspn(line, "\n")] = '\0';
+	close(fds[0]);
+	kill(pid, SIGKILL);
+	waitpid(pid, &status, 0);
+	if (WIFEXITED(status) && WEXITSTATUS(status) == 127)
+		return -ENOENT;
+	return 0;
+}
+
+/* ---- CPU identity ------------------------------------------------------------- */
+
+static json_t *probe_cpu(void)
+{
+	json_t *o = json_object();
+	char sig[128] = "";
+
+#ifdef PMCHECK_HAVE_LIBCPUID
+	struct cpu_raw_data_t raw;
+	struct cpu_id_t id;
+
+	if (cpuid_present() && cpuid_get_raw_data(&raw) == 0 && cpu_identify(&raw, &id) == 0) {
+		static const char *const purposes[] = { "general", "performance", "efficiency" };
+		uint32_t regs[4];
+
+		/* perf's x86 signature: vendor-family(decimal)-model(hex)-stepping(hex),
+		 * from the display family/model (extended fields folded in). */
+		snprintf(sig, sizeof(sig), "%s-%d-%X-%X", id.vendor_str, id.ext_family,
+			 (unsigned)id.ext_model, (unsigned)id.stepping);
+		json_object_set_new(o, "signature", fact(json_string(sig), "CPUID leaf 1 via libcpuid"));
+		json_object_set_new(o, "vendor", fact(json_string(id.vendor_str), "CPUID leaf 0 via libcpuid"));
+		json_object_set_new(o, "brand", fact(json_string(id.brand_str),
+						     "CPUID leaves 0x80000002-4 via libcpuid"));
+		json_object_set_new(o, "family", json_integer(id.ext_family));
+		json_object_set_new(o, "model", json_integer(id.ext_model));
+		json_object_set_new(o, "stepping", json_integer(id.stepping));
+		json_object_set_new(o, "core_type",
+				    fact(json_string((unsigned)id.purpose < 3 ? purposes[id.purpose]
+									 : "unknown"),
+					 "libcpuid purpose (hybrid CPUs: performance/efficiency)"));
+		json_object_set_new(o, "libcpuid_says",
+				    fact(json_string(id.cpu_codename),
+					 "libcpuid codename table; informational, never a key"));
+		json_object_set_new(o, "hypervisor",
+				    fact(json_boolean(id.flags[CPU_FEATURE_HYPERVISOR]),
+					 "CPUID leaf 1 ECX bit 31"));
+		/* Architectural counters: Intel leaf 0xA; AMD 0x80000022. */
+		if (!strcmp(id.vendor_str, "GenuineIntel")) {
+			cpu_exec_cpuid(0xa, regs);
+			json_object_set_new(o, "counters",
+				json_pack("{s:i, s:i, s:i, s:i, s:i, s:s}",
+					  "version", regs[0] & 0xff, "general", (regs[0] >> 8) & 0xff,
+					  "general_width", (regs[0] >> 16) & 0xff,
+					  "fixed", regs[3] & 0x1f, "fixed_width", (regs[3] >> 5) & 0xff,
+					  "how", "CPUID leaf 0xA"));
+		} else if (!strcmp(id.vendor_str, "AuthenticAMD") ||
+			   !strcmp(id.vendor_str, "HygonGenuine")) {
+			uint32_t ext[4];
+
+			cpu_exec_cpuid(0x80000000, ext);
+			cpu_exec_cpuid(0x80000001, regs);
+			if (ext[0] >= 0x80000022) {
+				uint32_t pm[4];
+
+				cpu_exec_cpuid(0x80000022, pm);
+				json_object_set_new(o, "counters",
+					json_pack("{s:i, s:i, s:i, s:s}", "general", pm[1] & 0xf,
+						  "general_width", 48, "fixed", 0, "how",
+						  "CPUID 0x80000022 EBX[3:0]; AMD counters are 48 bits wide"));
+			} else {
+				json_object_set_new(o, "counters",
+					json_pack("{s:i, s:i, s:i, s:s}", "general",
+						  (regs[2] >> 23) & 1 ? 6 : 4, "general_width", 48,
+						  "fixed", 0, "how",
+						  "CPUID 0x80000001 ECX bit 23 (PerfCtrExtCore: 6, else 4)"));
+			}
+		}
+	}
+#endif
+	if (!sig[0]) {
+		/* arm64: MIDR_EL1 through sysfs, else /proc/cpuinfo. */
+		char buf[64];
+		unsigned long long midr = 0;
+
+		if (read_text("/sys/devices/system/cpu/cpu0/regs/identification/midr_el1", buf,
+			      sizeof(buf)) > 0) {
+			midr = strtoull(buf, NULL, 0);
+			snprintf(sig, sizeof(sig), "ARM-0x%llx-0x%llx", (midr >> 24) & 0xff,
+				 (midr >> 4) & 0xfff);
+			json_object_set_new(o, "signature",
+					    fact(json_string(sig), "MIDR_EL1 from /sys/devices/system/cpu/cpu0/regs/identification/midr_el1"));
+		} else {
+			FILE *f = fopen("/proc/cpuinfo", "re");
+			char line[256];
+			unsigned impl = 0, part = 0;
+			int have = 0;
+
+			while (f && fgets(line, sizeof(line), f)) {
+				if (sscanf(line, "CPU implementer : %x", &impl) == 1)
+					have |= 1;
+				if (sscanf(line, "CPU part : %x", &part) == 1)
+					have |= 2;
+			}
+			if (f)
+				fclose(f);
+			if (have == 3) {
+				snprintf(sig, sizeof(sig), "ARM-0x%x-0x%x", impl, part);
+				json_object_set_new(o, "signature",
+						    fact(json_string(sig), "CPU implementer/part in /proc/cpuinfo"));
+			} else {
+				json_object_set_new(o, "signature",
+						    fact(json_null(), "no libcpuid and no MIDR: unknown CPU"));
+			}
+		}
+		json_object_set_new(o, "vendor", fact(json_string(sig[0] ? "ARM" : "unknown"),
+						      "architecture"));
+		json_object_set_new(o, "hypervisor",
+				    fact(json_null(), "not determinable from EL0 on arm64"));
+	}
+	return o;
+}
+
+/* ---- kernel ---------------------------------------------------------------- */
+
+static json_t *probe_kernel(void)
+{
+	json_t *o = json_object();
+	struct utsname u;
+
+	if (uname(&u) == 0) {
+		json_object_set_new(o, "release", fact(json_string(u.release), "uname(2)"));
+		json_object_set_new(o, "version", fact(json_string(u.version), "uname(2)"));
+		json_object_set_new(o, "machine", fact(json_string(u.machine), "uname(2)"));
+	}
+	json_object_set_new(o, "perf_event_paranoid",
+			    file_int_fact("/proc/sys/kernel/perf_event_paranoid"));
+	json_object_set_new(o, "perf_user_access", file_int_fact("/proc/sys/kernel/perf_user_access"));
+	json_object_set_new(o, "rdpmc", file_int_fact(PMU_ROOT "/cpu/rdpmc"));
+	json_object_set_new(o, "nmi_watchdog", file_int_fact("/proc/sys/kernel/nmi_watchdog"));
+	json_object_set_new(o, "perf_event_max_sample_rate",
+			    file_int_fact("/proc/sys/kernel/perf_event_max_sample_rate"));
+	json_object_set_new(o, "root", fact(json_boolean(geteuid() == 0), "geteuid()"));
+	return o;
+}
+
+/* ---- PMUs -------------------------------------------------------------------- */
+
+static json_t *dir_files(const char *dir, int with_content)
+{
+	json_t *o = with_content ? json_object() : json_array();
+	DIR *d = opendir(dir);
+	struct dirent *e;
+
+	while (d && (e = readdir(d))) {
+		char path[1024], buf[256];
+
+		if (e->d_name[0] == '.')
+			continue;
+		if (!with_content) {
+			json_array_append_new(o, json_string(e->d_name));
+			continue;
+		}
+		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+		if (read_text(path, buf, sizeof(buf)) >= 0)
+			json_object_set_new(o, e->d_name, json_string(buf));
+	}
+	if (d)
+		closedir(d);
+	return o;
+}
+
+static json_t *probe_pmus(void)
+{
+	json_t *arr = json_array();
+	DIR *d = opendir(PMU_ROOT);
+	struct dirent *e;
+
+	while (d && (e = readdir(d))) {
+		char path[1024], buf[256];
+		json_t *p;
+
+		if (e->d_name[0] == '.')
+			continue;
+		p = json_object();
+		json_object_set_new(p, "name", json_string(e->d_name));
+		snprintf(path, sizeof(path), PMU_ROOT "/%s/type", e->d_name);
+		json_object_set_new(p, "type", read_text(path, buf, sizeof(buf)) > 0
+						       ? json_integer(strtoll(buf, NULL, 0))
+						       : json_null());
+		snprintf(path, sizeof(path), PMU_ROOT "/%s/format", e->d_name);
+		json_object_set_new(p, "format", dir_files(path, 1));
+		snprintf(path, sizeof(path), PMU_ROOT "/%s/events", e->d_name);
+		json_object_set_new(p, "events", dir_files(path, 0));
+		snprintf(path, sizeof(path), PMU_ROOT "/%s/cpumask", e->d_name);
+		json_object_set_new(p, "cpumask", read_text(path, buf, sizeof(buf)) >= 0
+							  ? json_string(buf) : json_null());
+		json_array_append_new(arr, p);
+	}
+	if (d)
+		closedir(d);
+	return json_pack("{s:o, s:s}", "list", arr, "how", "listed " PMU_ROOT);
+}
+
+/* ---- counting experiments ------------------------------------------------------ */
+
+/* Open a parsed list; on failure put the library's message in *why. */
+static struct pmc_counters *try_open(const char *events, unsigned flags, char *why, size_t size)
+{
+	struct pmc_event_spec specs[PMC_MAX_EVENTS];
+	struct pmc_counters *set = NULL;
+	struct pmc_error err;
+	size_t n;
+
+	if (pmc_event_parse_list(events, specs, PMC_MAX_EVENTS, &n, &err) ||
+	    pmc_counters_open(&set, specs, n, flags, &err)) {
+		snprintf(why, size, "%s", err.message);
+		return NULL;
+	}
+	pmc_counters_enable(set);
+	return set;
+}
+
+static __attribute__((noipa)) void probe_loop(unsigned n)
+{
+	for (unsigned i = 0; i < n; i++)
+		__asm__ __volatile__("" ::: "memory");
+}
+
+static json_t *probe_hardware(void)
+{
+	json_t *o = json_object();
+	char why[PMC_ERROR_MSG_MAX], events[512];
+	struct pmc_counters *set, *plain;
+	size_t general = 0;
+
+	set = try_open("instructions:u", 0, why, sizeof(why));
+	json_object_set_new(o, "available", fact(json_boolean(set != NULL),
+						 set ? "opened instructions:u" : why));
+	if (!set)
+		return o;
+	/* User-space reads: the same loop through the user page and read(2). */
+	plain = try_open("instructions:u", PMC_OPEN_NO_USER_READ, why, sizeof(why));
+	if (plain) {
+		struct pmc_reading a1, a2, b1, b2;
+		struct pmc_measurement mu, mr;
+		int user = pmc_counters_path(set) == PMC_PATH_USER;
+
+		pmc_counters_read(set, &a1);
+		pmc_counters_read(plain, &b1);
+		probe_loop(100000);
+		pmc_counters_read(plain, &b2);
+		pmc_counters_read(set, &a2);
+		pmc_measurement_from(&mu, &a1, &a2);
+		pmc_measurement_from(&mr, &b1, &b2);
+		json_object_set_new(o, "user_read",
+			json_pack("{s:b, s:I, s:I, s:i, s:s}", "works",
+				  user && mu.d[0].value >= mr.d[0].value && mr.d[0].value >= 100000,
+				  "user_value", (json_int_t)mu.d[0].value, "read_value",
+				  (json_int_t)mr.d[0].value, "loop", 100000, "how",
+				  user ? "user page + rdpmc/mrs around read(2) of a second counter, same 100000-iteration loop"
+				       : "the kernel did not grant user-space reads (cap_user_rdpmc 0); read(2) only"));
+		pmc_counters_close(plain);
+	}
+	pmc_counters_close(set);
+	/* General counters: the largest group of instructions events the PMU
+	 * schedules as one group (the cycle counter does not take them). */
+	events[0] = '\0';
+	for (size_t n = 1; n <= 16; n++) {
+		strcat(events, n > 1 ? ",instructions:u" : "instructions:u");
+		set = try_open(events, 0, why, sizeof(why));
+		if (!set)
+			break;
+		if (pmc_counters_groups(set) != 1) {
+			pmc_counters_close(set);
+			break;
+		}
+		pmc_counters_close(set);
+		general = n;
+	}
+	json_object_set_new(o, "general_counters",
+			    fact(json_integer((json_int_t)general),
+				 "largest group of instructions:u events scheduled together"));
+	return o;
+}
+
+static volatile long bp_vars[16];
+
+static json_t *probe_breakpoints(void)
+{
+	struct pmc_event_spec s[16];
+	struct pmc_counters *set = NULL;
+	struct pmc_error err;
+	size_t slots = 0;
+	int rc = 0;
+
+	for (size_t i = 0; i < 16; i++)
+		pmc_event_breakpoint(&s[i], (const void *)&bp_vars[i], sizeof(long), PMC_BP_W, &err);
+	for (size_t n = 1; n <= 16; n++) {
+		rc = pmc_counters_open(&set, s, n, 0, &err);
+		if (rc)
+			break;
+		if (n == 1) {
+			struct pmc_reading a, b;
+
+			pmc_counters_enable(set);
+			pmc_counters_read(set, &a);
+			for (int k = 0; k < 1000; k++)
+				bp_vars[0] = k;
+			pmc_counters_read(set, &b);
+			if (b.c[0].value - a.c[0].value != 1000) {
+				pmc_counters_close(set);
+				return json_pack("{s:b, s:i, s:s}", "available", 0, "slots", 0, "how",
+						 "a write breakpoint miscounted 1000 writes");
+			}
+		}
+		pmc_counters_close(set);
+		slots = n;
+	}
+	return json_pack("{s:b, s:I, s:s, s:s}", "available", slots > 0, "slots",
+			 (json_int_t)slots, "limit", rc ? err.message : "none below 16",
+			 "how", "opened write breakpoints until the kernel refused; 1000 writes counted exactly");
+}
+
+static __attribute__((noipa)) int probe_uprobe_target(int x)
+{
+	return x + 1;
+}
+
+static json_t *probe_uprobes(void)
+{
+	char why[PMC_ERROR_MSG_MAX];
+	struct pmc_counters *set = try_open("calls:probe_uprobe_target", 0, why, sizeof(why));
+	struct pmc_reading a, b;
+	int acc = 0;
+
+	if (!set)
+		return fact(json_false(), why);
+	pmc_counters_read(set, &a);
+	for (int i = 0; i < 333; i++)
+		acc = probe_uprobe_target(acc);
+	pmc_counters_read(set, &b);
+	pmc_counters_close(set);
+	if (b.c[0].value - a.c[0].value != 333 || acc != 333)
+		return fact(json_false(), "uprobe opened but miscounted 333 calls");
+	return fact(json_true(), "calls:SYMBOL on a function of pmcheck counted 333 calls exactly");
+}
+
+static json_t *probe_kprobes(void)
+{
+	char buf[32];
+
+	if (read_text(PMU_ROOT "/kprobe/type", buf, sizeof(buf)) > 0)
+		return fact(json_true(), PMU_ROOT "/kprobe exists");
+	return fact(json_false(), "no kprobe PMU in " PMU_ROOT " (CONFIG_KPROBE_EVENTS off)");
+}
+
+static json_t *probe_tracepoints(void)
+{
+	static const char *const roots[] = { "/sys/kernel/tracing", "/sys/kernel/debug/tracing" };
+	char path[256], buf[32], how[512];
+	const char *root = NULL;
+	int mounted = 0;
+	json_t *o;
+
+	for (int i = 0; i < 2 && !root; i++) {
+		snprintf(path, sizeof(path), "%s/events", roots[i]);
+		if (access(path, R_OK) == 0)
+			root = roots[i];
+	}
+	if (!root) {
+		if (mount("nodev", "/sys/kernel/tracing", "tracefs", 0, NULL) == 0) {
+			mounted = 1;
+			root = "/sys/kernel/tracing";
+		} else {
+			snprintf(how, sizeof(how), "tracefs not mounted and mount failed: %s (needs root)",
+				 strerror(errno));
+			return json_pack("{s:b, s:s}", "available", 0, "how", how);
+		}
+	}
+	snprintf(path, sizeof(path), "%s/events/syscalls/sys_enter_getpid/id", root);
+	if (read_text(path, buf, sizeof(buf)) <= 0) {
+		snprintf(how, sizeof(how), "tracefs at %s, but no %s", root, path);
+		o = json_pack("{s:b, s:s}", "available", 1, "how", how);
+	} else {
+		struct perf_event_attr attr;
+		long long count = -1;
+		int fd;
+
+		memset(&attr, 0, sizeof(attr));
+		attr.size = sizeof(attr);
+		attr.type = PERF_TYPE_TRACEPOINT;
+		attr.config = strtoull(buf, NULL, 10);
+		fd = (int)syscall(SYS_perf_event_open, &attr, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
+		if (fd >= 0) {
+			for (int i = 0; i < 100; i++)
+				syscall(SYS_getpid);
+			if (read(fd, &count, sizeof(count)) != sizeof(count))
+				count = -1;
+			close(fd);
+		}
+		snprintf(how, sizeof(how),
+			 "tracefs at %s%s; syscalls:sys_enter_getpid counted %lld of 100 getpid calls",
+			 root, mounted ? " (mounted by the probe, unmounted after)" : "", count);
+		o = json_pack("{s:b, s:s}", "available", count == 100, "how", how);
+	}
+	if (mounted)
+		umount("/sys/kernel/tracing");
+	return o;
+}
+
+static json_t *probe_software(void)
+{
+	static const char *const names[] = {
+		"task-clock", "cpu-clock", "page-faults", "minor-faults", "major-faults",
+		"context-switches", "cpu-migrations", "alignment-faults", "emulation-faults",
+		"dummy", "cgroup-switches",
+	};
+	json_t *ok = json_array(), *bad = json_object();
+
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		char why[PMC_ERROR_MSG_MAX];
+		struct pmc_counters *set = try_open(names[i], 0, why, sizeof(why));
+
+		if (set)
+			json_array_append_new(ok, json_string(names[i]));
+		else
+			json_object_set_new(bad, names[i], json_string(why));
+		pmc_counters_close(set);
+	}
+	return json_pack("{s:o, s:o, s:s}", "available", ok, "unavailable", bad, "how",
+			 "opened each software event");
+}
+
+static json_t *probe_tools(unsigned timeout_s)
+{
+	char line[256];
+	json_t *o = json_object();
+	char *vg[] = { "valgrind", "--version", NULL };
+	char *cg[] = { "valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", "-q",
+		       "/bin/true", NULL };
+	char *qemu[] = { "qemu-system-aarch64", "--version", NULL };
+	int rc;
+
+	rc = run_tool(vg, line, sizeof(line), timeout_s);
+	json_object_set_new(o, "valgrind", fact(rc == 0 && line[0] ? json_string(line) : json_null(),
+						rc == 0 ? "valgrind --version" : "valgrind not on PATH"));
+	if (rc == 0) {
+		int status_ok = run_tool(cg, line, sizeof(line), timeout_s) == 0 && line[0] == '\0';
+
+		json_object_set_new(o, "sim_backend",
+				    fact(json_boolean(status_ok),
+					 status_ok ? "valgrind --tool=callgrind ran /bin/true cleanly"
+						   : line));
+	} else {
+		json_object_set_new(o, "sim_backend", fact(json_false(), "needs valgrind"));
+	}
+	rc = run_tool(qemu, line, sizeof(line), timeout_s);
+	json_object_set_new(o, "qemu_system_aarch64",
+			    fact(rc == 0 && line[0] ? json_string(line) : json_null(),
+				 rc == 0 ? "qemu-system-aarch64 --version"
+					 : "qemu-system-aarch64 not on PATH (package qemu-system-arm)"));
+	return o;
+}
+
+/* ---- isolation -------------------------------------------------------------- */
+
+struct probe_def {
+	const char *key;
+	json_t *(*fn)(void);
+};
+
+static unsigned tool_timeout;
+static json_t *probe_tools_default(void)
+{
+	return probe_tools(tool_timeout);
+}
+
+/* Run one probe in a child with a deadline; the child sends JSON text. */
+static json_t *run_isolated(const struct probe_def *p, unsigned timeout_s)
+{
+	int fds[2], status = 0;
+	pid_t pid;
+	char *buf = NULL, how[256];
+	size_t len = 0, cap = 0;
+	struct timespec start, now;
+	json_t *res;
+
+	if (pipe2(fds, O_CLOEXEC))
+		return json_pack("{s:s}", "error", strerror(errno));
+	fflush(NULL);
+	pid = fork();
+	if (pid < 0) {
+		close(fds[0]);
+		close(fds[1]);
+		return json_pack("{s:s}", "error", strerror(errno));
+	}
+	if (pid == 0) {
+		json_t *r = p->fn();
+		char *text = r ? json_dumps(r, JSON_COMPACT) : NULL;
+		size_t off = 0, tl = text ? strlen(text) : 0;
+
+		while (off < tl) {
+			ssize_t w = write(fds[1], text + off, tl - off);
+
+			if (w <= 0)
+				break;
+			off += (size_t)w;
+		}
+		_exit(text ? 0 : 1);
+	}
+	close(fds[1]);
+	clock_gettime(CLOCK_MONOTONIC, &start);
+	for (;;) {
+		struct pollfd pf = { fds[0], POLLIN, 0 };
+		long left;
+		ssize_t n;
+
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		left = (long)timeout_s * 1000 - ((now.tv_sec - start.tv_sec) * 1000 +
+						 (now.tv_nsec - start.tv_nsec) / 1000000);
+		if (left <= 0 || poll(&pf, 1, (int)left) <= 0) {
+			kill(pid, SIGKILL);
+			waitpid(pid, &status, 0);
+			close(fds[0]);
+			free(buf);
+			snprintf(how, sizeof(how), "probe \"%s\" timed out after %u s", p->key, timeout_s);
+			return json_pack("{s:s}", "error", how);
+		}
+		if (cap - len < 4096) {
+			char *nb = realloc(buf, cap + 65536);
+
+			if (!nb)
+				break;
+			buf = nb;
+			cap += 65536;
+		}
+		n = read(fds[0], buf + len, cap - len - 1);
+		if (n <= 0)
+			break;
+		len += (size_t)n;
+	}
+	close(fds[0]);
+	waitpid(pid, &status, 0);
+	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || !buf) {
+		free(buf);
+		if (WIFSIGNALED(status))
+			snprintf(how, sizeof(how), "probe \"%s\" crashed (signal %d)", p->key,
+				 WTERMSIG(status));
+		else
+			snprintf(how, sizeof(how), "probe \"%s\" failed (status %d)", p->key,
+				 WEXITSTATUS(status));
+		return json_pack("{s:s}", "error", how);
+	}
+	buf[len] = '\0';
+	res = json_loads(buf, 0, NULL);
+	free(buf);
+	return res ? res : json_pack("{s:s}", "error", "probe sent malformed JSON");
+}
+
+json_t *pmc_probe_run(const struct pmc_probe_options *opt)
+{
+	static const struct probe_def probes[] = {
+		{ "cpu", probe_cpu },
+		{ "kernel", probe_kernel },
+		{ "pmus", probe_pmus },
+		{ "hardware", probe_hardware },
+		{ "software", probe_software },
+		{ "breakpoints", probe_breakpoints },
+		{ "uprobes", probe_uprobes },
+		{ "kprobes", probe_kprobes },
+		{ "tracepoints", probe_tracepoints },
+		{ "tools", probe_tools_default },
+	};
+	unsigned timeout = opt && opt->timeout_s ? opt->timeout_s : 10;
+	json_t *rec = json_object();
+	time_t t = time(NULL);
+	char when[64];
+
+	tool_timeout = timeout > 2 ? timeout - 1 : 1;
+	strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", gmtime(&t));
+	json_object_set_new(rec, "schema", json_string("pmcheck-probe/1"));
+	json_object_set_new(rec, "generated", json_string(when));
+	for (size_t i = 0; i < sizeof(probes) / sizeof(probes[0]); i++)
+		json_object_set_new(rec, probes[i].key, run_isolated(&probes[i], timeout));
+	return rec;
+}
+
+/* ---- the table ---------------------------------------------------------------- */
+
+static const char *str_at(const json_t *rec, const char *path)
+{
+	json_t *v = json_object_get(rec, path);
+
+	return json_is_string(v) ? json_string_value(v) : NULL;
+}
+
+static const json_t *value_of(const json_t *obj, const char *key)
+{
+	const json_t *f = json_object_get(obj, key);
+
+	return json_is_object(f) && json_object_get(f, "value") ? json_object_get(f, "value") : f;
+}
+
+static const char *how_of(const json_t *obj, const char *key)
+{
+	const json_t *f = json_object_get(obj, key);
+
+	return f ? str_at(f, "how") : NULL;
+}
+
+void pmc_probe_print(const json_t *rec, FILE *out)
+{
+	const json_t *cpu = json_object_get(rec, "cpu"), *k = json_object_get(rec, "kernel");
+	const json_t *hw = json_object_get(rec, "hardware"), *bp = json_object_get(rec, "breakpoints");
+	const json_t *tools = json_object_get(rec, "tools"), *sw = json_object_get(rec, "software");
+	const json_t *pmus = json_object_get(json_object_get(rec, "pmus"), "list"), *v;
+	const char *s;
+	int have_cpu_pmu = 0;
+	size_t i;
+
+	fprintf(out, "pmcheck probe: what this machine can measure\n");
+	fprintf(out, "  %-13s %s", "CPU", (s = json_string_value(value_of(cpu, "signature"))) ? s : "unknown");
+	if ((s = json_string_value(value_of(cpu, "brand"))))
+		fprintf(out, "  %s", s);
+	if ((s = json_string_value(value_of(cpu, "libcpuid_says"))))
+		fprintf(out, "  (libcpuid says: %s)", s);
+	v = value_of(cpu, "hypervisor");
+	fprintf(out, "%s\n", json_is_true(v) ? "  [under a hypervisor]" : "");
+	fprintf(out, "  %-13s %s  perf_event_paranoid=%" JSON_INTEGER_FORMAT, "Kernel",
+		(s = json_string_value(value_of(k, "release"))) ? s : "?",
+		json_integer_value(value_of(k, "perf_event_paranoid")));
+	if (json_is_integer(value_of(k, "perf_user_access")))
+		fprintf(out, "  perf_user_access=%" JSON_INTEGER_FORMAT,
+			json_integer_value(value_of(k, "perf_user_access")));
+	if (json_is_integer(value_of(k, "rdpmc")))
+		fprintf(out, "  rdpmc=%" JSON_INTEGER_FORMAT, json_integer_value(value_of(k, "rdpmc")));
+	if (json_is_integer(value_of(k, "nmi_watchdog")))
+		fprintf(out, "  nmi_watchdog=%" JSON_INTEGER_FORMAT,
+			json_integer_value(value_of(k, "nmi_watchdog")));
+	fprintf(out, "\n  %-13s", "PMUs");
+	json_array_foreach(pmus, i, v) {
+		const char *name = str_at(v, "name");
+
+		fprintf(out, " %s(%" JSON_INTEGER_FORMAT ")", name,
+			json_integer_value(json_object_get(v, "type")));
+		if (name && (!strcmp(name, "cpu") || !strncmp(name, "cpu_", 4) ||
+			     !strncmp(name, "armv8", 5)))
+			have_cpu_pmu = 1;
+	}
+	fprintf(out, "\n");
+	if (json_is_true(value_of(hw, "available"))) {
+		const json_t *ur = json_object_get(hw, "user_read");
+
+		fprintf(out, "  %-13s available; %" JSON_INTEGER_FORMAT " general counters schedule together\n",
+			"Hardware PMU", json_integer_value(value_of(hw, "general_counters")));
+		fprintf(out, "  %-13s %s (user %" JSON_INTEGER_FORMAT ", read(2) %" JSON_INTEGER_FORMAT
+			" instructions for a 100000-iteration loop)\n", "User reads",
+			json_is_true(json_object_get(ur, "works")) ? "work" : "do NOT work",
+			json_integer_value(json_object_get(ur, "user_value")),
+			json_integer_value(json_object_get(ur, "read_value")));
+	} else {
+		fprintf(out, "  %-13s NONE: %s\n", "Hardware PMU",
+			have_cpu_pmu ? ((s = how_of(hw, "available")) ? s : "?")
+				     : "no CPU PMU in " PMU_ROOT "; hardware and cache events fail with ENOENT (use --backend=sim)");
+	}
+	if (json_is_object(cpu) && json_object_get(cpu, "counters")) {
+		const json_t *c = json_object_get(cpu, "counters");
+
+		fprintf(out, "  %-13s CPUID reports %" JSON_INTEGER_FORMAT " general (%" JSON_INTEGER_FORMAT
+			" bits) and %" JSON_INTEGER_FORMAT " fixed counters%s\n", "Counters",
+			json_integer_value(json_object_get(c, "general")),
+			json_integer_value(json_object_get(c, "general_width")),
+			json_integer_value(json_object_get(c, "fixed")),
+			have_cpu_pmu ? "" : " (not exposed by this kernel/hypervisor)");
+	}
+	fprintf(out, "  %-13s %s: %zu of %zu software events open\n", "Software",
+		json_array_size(json_object_get(sw, "available")) ? "available" : "UNAVAILABLE",
+		json_array_size(json_object_get(sw, "available")),
+		json_array_size(json_object_get(sw, "available")) +
+			json_object_size(json_object_get(sw, "unavailable")));
+	if (json_is_true(json_object_get(bp, "available")))
+		fprintf(out, "  %-13s available: %" JSON_INTEGER_FORMAT " slots\n", "Breakpoints",
+			json_integer_value(json_object_get(bp, "slots")));
+	else
+		fprintf(out, "  %-13s UNAVAILABLE: %s\n", "Breakpoints",
+			(s = str_at(bp, "how")) ? s : (s = str_at(bp, "error")) ? s : "?");
+	v = json_object_get(rec, "uprobes");
+	fprintf(out, "  %-13s %s: %s\n", "uprobes", json_is_true(value_of(rec, "uprobes")) ? "available" : "UNAVAILABLE",
+		(s = str_at(v, "how")) ? s : (s = str_at(v, "error")) ? s : "?");
+	v = json_object_get(rec, "kprobes");
+	fprintf(out, "  %-13s %s: %s\n", "kprobes", json_is_true(value_of(rec, "kprobes")) ? "available" : "unavailable",
+		(s = str_at(v, "how")) ? s : "?");
+	v = json_object_get(rec, "tracepoints");
+	fprintf(out, "  %-13s %s: %s\n", "Tracepoints",
+		json_is_true(json_object_get(v, "available")) ? "available" : "UNAVAILABLE",
+		(s = str_at(v, "how")) ? s : (s = str_at(v, "error")) ? s : "?");
+	fprintf(out, "  %-13s %s (%s)\n", "sim backend",
+		json_is_true(value_of(tools, "sim_backend")) ? "available" : "UNAVAILABLE",
+		(s = json_string_value(value_of(tools, "valgrind"))) ? s : (s = how_of(tools, "sim_backend")) ? s : "?");
+	fprintf(out, "  %-13s %s\n", "QEMU lane",
+		(s = json_string_value(value_of(tools, "qemu_system_aarch64"))) ? s
+		: (s = how_of(tools, "qemu_system_aarch64")) ? s : "?");
+	/* Probes that failed outright. */
+	{
+		const char *key;
+		json_t *val;
+
+		json_object_foreach((json_t *)rec, key, val)
+			if (json_is_object(val) && (s = str_at(val, "error")))
+				fprintf(out, "  probe %s: %s\n", key, s);
+	}
+}
