@@ -91,6 +91,17 @@ void pmc__log(int level, const char *fmt, ...)
 	pmc_log_cb(level, buf, pmc_log_ctx);
 }
 
+int pmc__snprintf(char *buf, size_t size, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(buf, size, fmt, ap);
+	va_end(ap);
+	return n < 0 || (size_t)n >= size ? -ENAMETOOLONG : 0;
+}
+
 int pmc__copy(char *dst, size_t size, const char *src)
 {
 	size_t len = strlen(src);

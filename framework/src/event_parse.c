@@ -244,7 +244,7 @@ static int is_core_pmu(const char *pmu)
 	if (!strcmp(pmu, "cpu") || !strncmp(pmu, "cpu_", 4) ||
 	    !strncmp(pmu, "armv8", 5) || !strncmp(pmu, "armv7", 5))
 		return 1;
-	snprintf(path, sizeof(path), "%s/%s/format/rdpmc", pmc__sysfs_root(), pmu);
+	pmc__snprintf(path, sizeof(path), "%s/%s/format/rdpmc", pmc__sysfs_root(), pmu);
 	return pmc__read_text(path, buf, sizeof(buf)) >= 0;
 }
 
@@ -462,7 +462,7 @@ static int apply_term(struct pmc__pctx *p, int pos, const char *pmu, const char 
 		spec->config2 = value;
 		return 0;
 	}
-	snprintf(path, sizeof(path), "%s/%s/format/%s", pmc__sysfs_root(), pmu, k);
+	pmc__snprintf(path, sizeof(path), "%s/%s/format/%s", pmc__sysfs_root(), pmu, k);
 	if (pmc__read_text(path, format, sizeof(format)) >= 0) {
 		if (deposit(format, value, spec, &width))
 			return perr(p, PMC_E_BAD_FIELD, pos,
@@ -475,7 +475,7 @@ static int apply_term(struct pmc__pctx *p, int pos, const char *pmu, const char 
 		return 0;
 	}
 	/* Not a field: an event alias under events/? */
-	snprintf(path, sizeof(path), "%s/%s/events/%s", pmc__sysfs_root(), pmu, k);
+	pmc__snprintf(path, sizeof(path), "%s/%s/events/%s", pmc__sysfs_root(), pmu, k);
 	if (!val && depth < 2 && pmc__read_text(path, format, sizeof(format)) >= 0)
 		return apply_alias(p, pos, pmu, format, depth, spec, name_override);
 	return perr(p, PMC_E_BAD_FIELD, pos,
@@ -506,7 +506,7 @@ static int parse_pmu_form(struct pmc__pctx *p, const char *s, size_t len,
 	if (!close)
 		return perr(p, PMC_E_SYNTAX, (int)len,
 			    "missing closing '/' (form: pmu/field=value,.../)");
-	snprintf(path, sizeof(path), "%s/%s/type", pmc__sysfs_root(), pmu);
+	pmc__snprintf(path, sizeof(path), "%s/%s/type", pmc__sysfs_root(), pmu);
 	if (pmc__read_u64(path, &type)) {
 		char pmus[256];
 
@@ -571,7 +571,7 @@ static int fill_breakpoint(struct pmc_event_spec *spec, uint64_t addr, uint64_t 
 	char path[PMC_EVENT_PATH_MAX];
 	uint64_t type = PERF_TYPE_BREAKPOINT;
 
-	snprintf(path, sizeof(path), "%s/breakpoint/type", pmc__sysfs_root());
+	pmc__snprintf(path, sizeof(path), "%s/breakpoint/type", pmc__sysfs_root());
 	(void)pmc__read_u64(path, &type);
 	spec->kind = PMC_KIND_BREAKPOINT;
 	spec->type = (uint32_t)type;
@@ -748,7 +748,7 @@ static int parse_calls(struct pmc__pctx *p, const char *s, size_t len,
 		memcpy(object, at + 1, olen);
 		object[olen] = '\0';
 	}
-	snprintf(path, sizeof(path), "%s/uprobe/type", pmc__sysfs_root());
+	pmc__snprintf(path, sizeof(path), "%s/uprobe/type", pmc__sysfs_root());
 	if (pmc__read_u64(path, &type))
 		return perr(p, PMC_E_NO_PMU, 0,
 			    "calls: needs the uprobe PMU, which this kernel does not offer (CONFIG_UPROBE_EVENTS)");

@@ -19,6 +19,10 @@
 int pmc__fail(struct pmc_error *err, int code, const char *input, int position,
 	      const char *fmt, ...) PMC__PRINTF(5, 6);
 
+/* vsnprintf wrapper for paths: returns -ENAMETOOLONG when truncated (the
+ * truncated path then simply fails to open). */
+int pmc__snprintf(char *buf, size_t size, const char *fmt, ...) PMC__PRINTF(3, 4);
+
 /* Send a message to the installed log callback, if any. */
 void pmc__log(int level, const char *fmt, ...) PMC__PRINTF(2, 3);
 

@@ -22,6 +22,16 @@
 
 #define T_MAX_CASES 128
 
+/* AddressSanitizer replaces malloc and friends: tests about libc's own
+ * symbols adjust their expectations. */
+#if defined(__SANITIZE_ADDRESS__)
+#define T_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define T_ASAN 1
+#endif
+#endif
+
 struct t_case {
 	const char *name;
 	void (*fn)(void);

@@ -19,14 +19,6 @@
 
 #include "t.h"
 
-#if defined(__SANITIZE_ADDRESS__)
-#define T_ASAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define T_ASAN 1
-#endif
-#endif
-
 static int count_fds(void)
 {
 	DIR *d = opendir("/proc/self/fd");

@@ -7,7 +7,8 @@ if(rc)
   message(FATAL_ERROR "install failed: ${rc}")
 endif()
 execute_process(COMMAND ${CMAKE_COMMAND} -S ${CONSUMER_DIR} -B ${WORK_DIR}/build
-                -DCMAKE_PREFIX_PATH=${WORK_DIR}/prefix RESULT_VARIABLE rc)
+                -DCMAKE_PREFIX_PATH=${WORK_DIR}/prefix
+                "-DCMAKE_C_FLAGS=${CONSUMER_FLAGS}" RESULT_VARIABLE rc)
 if(rc)
   message(FATAL_ERROR "configuring the consumer with find_package(pmcheck) failed")
 endif()
@@ -29,7 +30,7 @@ if(rc)
 endif()
 separate_arguments(flags UNIX_COMMAND "${flags}")
 get_filename_component(libdir "${pcdir}" DIRECTORY)
-execute_process(COMMAND cc ${CONSUMER_DIR}/main.c -o ${WORK_DIR}/consumer-pc ${flags}
+execute_process(COMMAND cc ${CONSUMER_FLAGS} ${CONSUMER_DIR}/main.c -o ${WORK_DIR}/consumer-pc ${flags}
                 -Wl,-rpath,${libdir} RESULT_VARIABLE rc)
 if(rc)
   message(FATAL_ERROR "building the consumer with pkg-config flags failed")

@@ -1,0 +1,115 @@
+#!/usr/bin/env python3
+"""Check `pmcheck probe --json` against the schema and against facts read
+independently of the probe code (sysfs, the architecture, the PATH).
+
+usage: test_probe.py PMCHECK SCHEMA
+"""
+import json
+import os
+import platform
+import shutil
+import subprocess
+import sys
+import tempfile
+
+import jsonschema
+
+PMU_ROOT = "/sys/bus/event_source/devices"
+
+
+def fail(msg):
+    print("FAIL probe.record: " + msg)
+    sys.exit(1)
+
+
+def main():
+    pmcheck, schema_path = sys.argv[1], sys.argv[2]
+    with tempfile.TemporaryDirectory() as tmp:
+        out = os.path.join(tmp, "probe.json")
+        run = subprocess.run([pmcheck, "probe", "--json", "--output=" + out],
+                             capture_output=True, text=True, timeout=150)
+        if run.returncode != 0:
+            fail("pmcheck probe exited %d: %s" % (run.returncode, run.stderr))
+        rec = json.loads(run.stdout)
+        with open(out) as f:
+            if json.load(f) != rec:
+                fail("--output file differs from stdout")
+        if [n for n in os.listdir(tmp) if ".tmp." in n]:
+            fail("temporary file left behind by the atomic write")
+    with open(schema_path) as f:
+        schema = json.load(f)
+    try:
+        jsonschema.validate(rec, schema)
+    except jsonschema.ValidationError as e:
+        fail("record does not match %s: %s at %s" % (schema_path, e.message, list(e.path)))
+
+    for key in schema["required"]:
+        if isinstance(rec[key], dict) and "error" in rec[key]:
+            fail("probe %s did not run: %s" % (key, rec[key]["error"]))
+
+    # PMUs: exactly what sysfs lists.
+    names = sorted(p["name"] for p in rec["pmus"]["list"])
+    if names != sorted(os.listdir(PMU_ROOT)):
+        fail("PMU list %s differs from %s" % (names, sorted(os.listdir(PMU_ROOT))))
+    core = [n for n in names if n == "cpu" or n.startswith("cpu_") or n.startswith("armv8")]
+    hw = rec["hardware"]["available"]["value"]
+    if bool(core) != hw:
+        fail("hardware available=%s but core PMUs in sysfs: %s (%s)"
+             % (hw, core, rec["hardware"]["available"]["how"]))
+    if not hw and "no hardware PMU" not in rec["hardware"]["available"]["how"]:
+        fail("no-PMU reason missing: " + rec["hardware"]["available"]["how"])
+    if hw:
+        ur = rec["hardware"].get("user_read")
+        perf_user = rec["kernel"]["perf_user_access"]["value"]
+        if platform.machine() == "aarch64" and perf_user == 1 and not (ur and ur["works"]):
+            fail("arm64 with perf_user_access=1 but user reads do not work: %s" % ur)
+        if rec["hardware"]["general_counters"]["value"] < 1:
+            fail("hardware PMU without a general counter")
+
+    # Breakpoints: x86 has four debug address registers.
+    bp = rec["breakpoints"]
+    if "breakpoint" in names:
+        if not bp["available"]:
+            fail("breakpoint PMU present but probe says unavailable: " + bp["how"])
+        if platform.machine() in ("x86_64", "i686") and bp["slots"] != 4:
+            fail("x86 breakpoint slots %d, expected 4" % bp["slots"])
+        if "breakpoint slot" not in bp["limit"]:
+            fail("breakpoint limit reason: " + bp["limit"])
+    if ("uprobe" in names) != rec["uprobes"]["value"]:
+        fail("uprobe PMU in sysfs=%s but probe says %s (%s)"
+             % ("uprobe" in names, rec["uprobes"]["value"], rec["uprobes"]["how"]))
+    if ("kprobe" in names) != rec["kprobes"]["value"]:
+        fail("kprobe presence disagrees with sysfs")
+    if os.geteuid() == 0 and "tracepoint" in names and not rec["tracepoints"]["available"]:
+        fail("root with a tracepoint PMU but tracepoints unavailable: " + rec["tracepoints"]["how"])
+    if "task-clock" not in rec["software"]["available"]:
+        fail("task-clock not available: %s" % rec["software"]["unavailable"])
+    if (shutil.which("valgrind") is not None) != (rec["tools"]["valgrind"]["value"] is not None):
+        fail("valgrind on PATH disagrees with the record")
+    if (shutil.which("qemu-system-aarch64") is not None) != \
+            (rec["tools"]["qemu_system_aarch64"]["value"] is not None):
+        fail("qemu-system-aarch64 on PATH disagrees with the record")
+    if platform.machine() == "x86_64":
+        sig = rec["cpu"]["signature"]["value"]
+        with open("/proc/cpuinfo") as f:
+            info = dict(l.split(":", 1) for l in f.read().split("\n\n")[0].splitlines() if ":" in l)
+        want = "%s-%d-%X-%X" % (info["vendor_id\t"].strip(), int(info["cpu family\t"]),
+                                int(info["model\t\t"]), int(info["stepping\t"]))
+        if sig != want:
+            fail("signature %s, /proc/cpuinfo says %s" % (sig, want))
+
+    # The table says the essentials plainly.
+    table = subprocess.run([pmcheck, "probe"], capture_output=True, text=True, timeout=150).stdout
+    for word in ("Hardware PMU", "Breakpoints", "uprobes", "Tracepoints", "sim backend"):
+        if word not in table:
+            fail("table lacks %r:\n%s" % (word, table))
+    if not hw and "NONE" not in table:
+        fail("table does not say there is no hardware PMU:\n" + table)
+    if bp["available"] and ("%d slots" % bp["slots"]) not in table:
+        fail("table lacks the slot count:\n" + table)
+    print("PASS probe.record: %d PMUs, hardware=%s, %d breakpoint slots, uprobes=%s, tracepoints=%s"
+          % (len(names), hw, bp["slots"], rec["uprobes"]["value"], rec["tracepoints"]["available"]))
+
+
+if __name__ == "__main__":
+    main()
