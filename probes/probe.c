@@ -602,7 +602,20 @@ static json_t *run_isolated(const struct probe_def *p, unsigned timeout_s)
 		return json_pack("{s:s}", "error", strerror(errno));
 	}
 	if (pid == 0) {
-		json_t *r = p->fn();
+		/* Fault injection for the probe tests: PMCHECK_PROBE_FAULT=KEY:hang
+		 * or KEY:crash makes that probe misbehave. */
+		const char *fault = getenv("PMCHECK_PROBE_FAULT");
+		size_t kl = strlen(p->key);
+		json_t *r;
+
+		if (fault && !strncmp(fault, p->key, kl) && fault[kl] == ':') {
+			if (!strcmp(fault + kl + 1, "hang"))
+				for (;;)
+					pause();
+			if (!strcmp(fault + kl + 1, "crash"))
+				raise(SIGSEGV);
+		}
+		r = p->fn();
 		char *text = r ? json_dumps(r, JSON_COMPACT) : NULL;
 		size_t off = 0, tl = text ? strlen(text) : 0;
 

@@ -107,6 +107,25 @@ def main():
         fail("table does not say there is no hardware PMU:\n" + table)
     if bp["available"] and ("%d slots" % bp["slots"]) not in table:
         fail("table lacks the slot count:\n" + table)
+    # A probe that hangs or crashes costs its own entry only, within the limit.
+    for fault, words in (("kprobes:hang", "timed out after 2 s"), ("uprobes:crash", "crashed (signal 11)")):
+        env = dict(os.environ, PMCHECK_PROBE_FAULT=fault)
+        key = fault.split(":")[0]
+        run = subprocess.run([pmcheck, "probe", "--json", "--timeout=2"], capture_output=True,
+                             text=True, timeout=60, env=env)
+        if run.returncode != 0:
+            fail("probe with %s exited %d: %s" % (fault, run.returncode, run.stderr))
+        bad = json.loads(run.stdout)
+        jsonschema.validate(bad, schema)
+        if words not in bad[key].get("error", ""):
+            fail("%s: entry %s is %s" % (fault, key, bad[key]))
+        if bad["breakpoints"]["slots"] != bp["slots"] or bad["software"]["available"] != rec["software"]["available"]:
+            fail("%s disturbed other probes" % fault)
+        table = subprocess.run([pmcheck, "probe", "--timeout=2"], capture_output=True, text=True,
+                               timeout=60, env=env).stdout
+        if words not in table:
+            fail("table hides the failed probe %s:\n%s" % (key, table))
+
     print("PASS probe.record: %d PMUs, hardware=%s, %d breakpoint slots, uprobes=%s, tracepoints=%s"
           % (len(names), hw, bp["slots"], rec["uprobes"]["value"], rec["tracepoints"]["available"]))
 

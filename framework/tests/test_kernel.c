@@ -250,6 +250,13 @@ T_CASE(bp_slots_exhausted)
 		max + 1, rc, err.message);
 	T_CHECK(strstr(err.message, "breakpoint slot") && strstr(err.message, s[max].name),
 		"message must name the event and the cause: %s", err.message);
+	{
+		char held[64];
+
+		snprintf(held, sizeof(held), "already holds %zu breakpoint", max);
+		T_CHECK(strstr(err.message, held), "message must count the set's breakpoints (%s): %s",
+			held, err.message);
+	}
 	T_CHECK(count_fds() == fds, "descriptors leaked by the failed open: %d -> %d", fds,
 		count_fds());
 #if defined(__x86_64__) || defined(__i386__)
