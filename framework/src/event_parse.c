@@ -244,7 +244,12 @@ static int is_core_pmu(const char *pmu)
 	if (!strcmp(pmu, "cpu") || !strncmp(pmu, "cpu_", 4) ||
 	    !strncmp(pmu, "armv8", 5) || !strncmp(pmu, "armv7", 5))
 		return 1;
+	/* arm64 PMUs advertise format/rdpmc (config1:1); x86 core PMUs have
+	 * an rdpmc mode file at the PMU's top level. */
 	pmc__snprintf(path, sizeof(path), "%s/%s/format/rdpmc", pmc__sysfs_root(), pmu);
+	if (pmc__read_text(path, buf, sizeof(buf)) >= 0)
+		return 1;
+	pmc__snprintf(path, sizeof(path), "%s/%s/rdpmc", pmc__sysfs_root(), pmu);
 	return pmc__read_text(path, buf, sizeof(buf)) >= 0;
 }
 

@@ -498,6 +498,40 @@ T_CASE(open_errors)
 	pmc_counters_close(NULL);
 }
 
+T_CASE(privilege_error)
+{
+	struct pmc_event_spec s;
+	struct pmc_error err;
+	struct pmc_counters *set = NULL;
+	uint64_t paranoid = 0;
+	FILE *f = fopen("/proc/sys/kernel/perf_event_paranoid", "r");
+	int rc;
+
+	if (!f || fscanf(f, "%" SCNu64, &paranoid) != 1)
+		T_SKIP("cannot read /proc/sys/kernel/perf_event_paranoid");
+	fclose(f);
+	if (paranoid < 2 || paranoid > 100)
+		T_SKIP("perf_event_paranoid is %" PRIu64 "; unprivileged kernel counting is allowed",
+		       paranoid);
+	if (geteuid() == 0) {
+		/* Become an unprivileged user (this case runs in its own process). */
+		if (setgid(65534) != 0 || setuid(65534) != 0)
+			T_SKIP("cannot drop privileges to nobody: %s", strerror(errno));
+	}
+	/* paranoid >= 2: counting kernel mode needs CAP_PERFMON. */
+	pmc_event_parse("context-switches", &s, &err);
+	rc = pmc_counters_open(&set, &s, 1, 0, &err);
+	T_CHECK(rc == PMC_E_PRIVILEGE, "unprivileged kernel counting: %d %s", rc, err.message);
+	T_CHECK(strstr(err.message, "perf_event_paranoid = ") && strstr(err.message, "CAP_PERFMON") &&
+			strstr(err.message, ":u") && strstr(err.message, "context-switches"),
+		"message must name the event, the cause and the remedies: %s", err.message);
+	/* The remedy it names works. */
+	pmc_event_parse("context-switches:u", &s, &err);
+	rc = pmc_counters_open(&set, &s, 1, 0, &err);
+	T_CHECK(rc == 0, "context-switches:u as nobody: %s", err.message);
+	pmc_counters_close(set);
+}
+
 T_CASE(out_of_descriptors)
 {
 	struct pmc_event_spec s[6];
