@@ -612,8 +612,10 @@ static json_t *run_isolated(const struct probe_def *p, unsigned timeout_s)
 			if (!strcmp(fault + kl + 1, "hang"))
 				for (;;)
 					pause();
-			if (!strcmp(fault + kl + 1, "crash"))
+			if (!strcmp(fault + kl + 1, "crash")) {
+				signal(SIGSEGV, SIG_DFL); /* past sanitizer handlers */
 				raise(SIGSEGV);
+			}
 		}
 		r = p->fn();
 		char *text = r ? json_dumps(r, JSON_COMPACT) : NULL;
