@@ -31,7 +31,6 @@ struct pmc__event {
 	struct pmc_event_spec spec;
 	int fd;
 	int group;
-	uint64_t id;
 	struct perf_event_mmap_page *page;
 };
 
@@ -428,8 +427,6 @@ int pmc_counters_open(struct pmc_counters **out, const struct pmc_event_spec *sp
 				goto fail;
 			}
 		}
-		if (ioctl(e->fd, PERF_EVENT_IOC_ID, &e->id) < 0)
-			e->id = 0;
 	}
 	/* Pages, and the read path: user reads only where every member of a
 	 * group advertises them, never under valgrind (rdpmc traps there). */

@@ -318,20 +318,21 @@ static int apply_modifiers(struct pmc__pctx *p, int pos, const char *s, size_t l
 /* Canonical modifier suffix from the spec's bits (":u", ":uk", ":pp"...). */
 static void modifier_suffix(const struct pmc_event_spec *s, char *buf, size_t size)
 {
+	char all[8];
 	size_t n = 0;
 
 	if (s->exclude_user || s->exclude_kernel || s->exclude_hv) {
 		if (!s->exclude_user)
-			buf[n++] = 'u';
+			all[n++] = 'u';
 		if (!s->exclude_kernel)
-			buf[n++] = 'k';
+			all[n++] = 'k';
 		if (!s->exclude_hv)
-			buf[n++] = 'h';
+			all[n++] = 'h';
 	}
 	for (unsigned i = 0; i < s->precise_ip; i++)
-		buf[n++] = 'p';
-	buf[n] = '\0';
-	(void)size;
+		all[n++] = 'p';
+	all[n] = '\0';
+	snprintf(buf, size, "%s", all);
 }
 
 static int set_name(struct pmc__pctx *p, struct pmc_event_spec *spec,
