@@ -120,39 +120,47 @@ static int run_tool(char *const argv[], char *line, size_t size, unsigned timeou
 static json_t *probe_cpu(void)
 {
 	json_t *o = json_object();
-	char sig[128] = "";
+	struct pmc_cpu_id id;
+	int known;
 
+	pmc_cpu_identify(&id);
+	known = strcmp(id.signature, "unknown") != 0;
+	json_object_set_new(o, "signature",
+			    fact(known ? json_string(id.signature) : json_null(), id.how));
+	json_object_set_new(o, "vendor", fact(json_string(id.vendor), id.how));
+	json_object_set_new(o, "hypervisor",
+			    fact(id.hypervisor < 0 ? json_null() : json_boolean(id.hypervisor),
+				 id.hypervisor < 0 ? "not determinable from EL0 on arm64"
+						   : "CPUID leaf 1 ECX bit 31"));
+	if (id.brand[0])
+		json_object_set_new(o, "brand", fact(json_string(id.brand),
+						     "CPUID leaves 0x80000002-4"));
+	if (known) {
+		json_object_set_new(o, "family", json_integer(id.family));
+		json_object_set_new(o, "model", json_integer(id.model));
+		json_object_set_new(o, "stepping", json_integer(id.stepping));
+	}
+	if (id.midr)
+		json_object_set_new(o, "midr", json_integer((json_int_t)id.midr));
 #ifdef PMCHECK_HAVE_LIBCPUID
-	struct cpu_raw_data_t raw;
-	struct cpu_id_t id;
-
-	if (cpuid_present() && cpuid_get_raw_data(&raw) == 0 && cpu_identify(&raw, &id) == 0) {
+	{
 		static const char *const purposes[] = { "general", "performance", "efficiency" };
+		struct cpu_raw_data_t raw;
+		struct cpu_id_t cpu;
 		uint32_t regs[4];
 
-		/* perf's x86 signature: vendor-family(decimal)-model(hex)-stepping(hex),
-		 * from the display family/model (extended fields folded in). */
-		snprintf(sig, sizeof(sig), "%s-%d-%X-%X", id.vendor_str, id.ext_family,
-			 (unsigned)id.ext_model, (unsigned)id.stepping);
-		json_object_set_new(o, "signature", fact(json_string(sig), "CPUID leaf 1 via libcpuid"));
-		json_object_set_new(o, "vendor", fact(json_string(id.vendor_str), "CPUID leaf 0 via libcpuid"));
-		json_object_set_new(o, "brand", fact(json_string(id.brand_str),
-						     "CPUID leaves 0x80000002-4 via libcpuid"));
-		json_object_set_new(o, "family", json_integer(id.ext_family));
-		json_object_set_new(o, "model", json_integer(id.ext_model));
-		json_object_set_new(o, "stepping", json_integer(id.stepping));
+		if (!cpuid_present() || cpuid_get_raw_data(&raw) != 0 ||
+		    cpu_identify(&raw, &cpu) != 0)
+			return o;
 		json_object_set_new(o, "core_type",
-				    fact(json_string((unsigned)id.purpose < 3 ? purposes[id.purpose]
-									 : "unknown"),
+				    fact(json_string((unsigned)cpu.purpose < 3 ? purposes[cpu.purpose]
+									  : "unknown"),
 					 "libcpuid purpose (hybrid CPUs: performance/efficiency)"));
 		json_object_set_new(o, "libcpuid_says",
-				    fact(json_string(id.cpu_codename),
+				    fact(json_string(cpu.cpu_codename),
 					 "libcpuid codename table; informational, never a key"));
-		json_object_set_new(o, "hypervisor",
-				    fact(json_boolean(id.flags[CPU_FEATURE_HYPERVISOR]),
-					 "CPUID leaf 1 ECX bit 31"));
 		/* Architectural counters: Intel leaf 0xA; AMD 0x80000022. */
-		if (!strcmp(id.vendor_str, "GenuineIntel")) {
+		if (!strcmp(cpu.vendor_str, "GenuineIntel")) {
 			cpu_exec_cpuid(0xa, regs);
 			json_object_set_new(o, "counters",
 				json_pack("{s:i, s:i, s:i, s:i, s:i, s:s}",
@@ -160,8 +168,8 @@ static json_t *probe_cpu(void)
 					  "general_width", (regs[0] >> 16) & 0xff,
 					  "fixed", regs[3] & 0x1f, "fixed_width", (regs[3] >> 5) & 0xff,
 					  "how", "CPUID leaf 0xA"));
-		} else if (!strcmp(id.vendor_str, "AuthenticAMD") ||
-			   !strcmp(id.vendor_str, "HygonGenuine")) {
+		} else if (!strcmp(cpu.vendor_str, "AuthenticAMD") ||
+			   !strcmp(cpu.vendor_str, "HygonGenuine")) {
 			uint32_t ext[4];
 
 			cpu_exec_cpuid(0x80000000, ext);
@@ -184,46 +192,6 @@ static json_t *probe_cpu(void)
 		}
 	}
 #endif
-	if (!sig[0]) {
-		/* arm64: MIDR_EL1 through sysfs, else /proc/cpuinfo. */
-		char buf[64];
-		unsigned long long midr = 0;
-
-		if (read_text("/sys/devices/system/cpu/cpu0/regs/identification/midr_el1", buf,
-			      sizeof(buf)) > 0) {
-			midr = strtoull(buf, NULL, 0);
-			snprintf(sig, sizeof(sig), "ARM-0x%llx-0x%llx", (midr >> 24) & 0xff,
-				 (midr >> 4) & 0xfff);
-			json_object_set_new(o, "signature",
-					    fact(json_string(sig), "MIDR_EL1 from /sys/devices/system/cpu/cpu0/regs/identification/midr_el1"));
-		} else {
-			FILE *f = fopen("/proc/cpuinfo", "re");
-			char line[256];
-			unsigned impl = 0, part = 0;
-			int have = 0;
-
-			while (f && fgets(line, sizeof(line), f)) {
-				if (sscanf(line, "CPU implementer : %x", &impl) == 1)
-					have |= 1;
-				if (sscanf(line, "CPU part : %x", &part) == 1)
-					have |= 2;
-			}
-			if (f)
-				fclose(f);
-			if (have == 3) {
-				snprintf(sig, sizeof(sig), "ARM-0x%x-0x%x", impl, part);
-				json_object_set_new(o, "signature",
-						    fact(json_string(sig), "CPU implementer/part in /proc/cpuinfo"));
-			} else {
-				json_object_set_new(o, "signature",
-						    fact(json_null(), "no libcpuid and no MIDR: unknown CPU"));
-			}
-		}
-		json_object_set_new(o, "vendor", fact(json_string(sig[0] ? "ARM" : "unknown"),
-						      "architecture"));
-		json_object_set_new(o, "hypervisor",
-				    fact(json_null(), "not determinable from EL0 on arm64"));
-	}
 	return o;
 }
 

@@ -34,30 +34,6 @@ static const char *const kind_names[] = {
 	"?", "hardware", "cache", "raw", "pmu", "libpfm4", "software", "breakpoint", "uprobe",
 };
 
-/* Write `text` to path via a temporary file and rename(2): readers see the
- * old file or the new one, never a torn one. */
-static int write_atomic(const char *path, const char *text)
-{
-	char tmp[4096];
-	FILE *f;
-	int ok;
-
-	if (snprintf(tmp, sizeof(tmp), "%s.tmp.%d", path, (int)getpid()) >= (int)sizeof(tmp))
-		return -ENAMETOOLONG;
-	f = fopen(tmp, "we");
-	if (!f)
-		return -errno;
-	ok = fputs(text, f) >= 0 && fputc('\n', f) != EOF && fflush(f) == 0 && fsync(fileno(f)) == 0;
-	if (fclose(f) != 0)
-		ok = 0;
-	if (!ok || rename(tmp, path) != 0) {
-		int e = errno ? errno : EIO;
-
-		unlink(tmp);
-		return -e;
-	}
-	return 0;
-}
 
 static int cmd_probe(int argc, char **argv)
 {
@@ -85,7 +61,7 @@ static int cmd_probe(int argc, char **argv)
 	}
 	if (output) {
 		char *text = json_dumps(rec, JSON_INDENT(2) | JSON_SORT_KEYS);
-		int rc = text ? write_atomic(output, text) : -ENOMEM;
+		int rc = text ? pmc_write_file_atomic(output, text, strlen(text)) : -ENOMEM;
 
 		free(text);
 		if (rc) {

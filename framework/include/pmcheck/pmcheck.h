@@ -8,6 +8,7 @@
 #include <pmcheck/event.h>
 #include <pmcheck/counters.h>
 #include <pmcheck/region.h>
+#include <pmcheck/machine.h>
 
 #define PMCHECK_VERSION_MAJOR 0
 #define PMCHECK_VERSION_MINOR 1

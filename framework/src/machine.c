@@ -1,0 +1,191 @@
+/* SPDX-License-Identifier: MIT */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#ifdef PMCHECK_HAVE_LIBCPUID
+#include <libcpuid/libcpuid.h>
+#endif
+
+#include <pmcheck/event.h>
+#include <pmcheck/machine.h>
+
+#include "pmcheck_int.h"
+
+static void set_unknown(struct pmc_cpu_id *id)
+{
+	memset(id, 0, sizeof(*id));
+	strcpy(id->signature, "unknown");
+	strcpy(id->vendor, "unknown");
+	id->hypervisor = -1;
+	id->how = "no CPUID and no MIDR: unknown CPU";
+}
+
+#ifdef PMCHECK_HAVE_LIBCPUID
+static int identify_x86(struct pmc_cpu_id *id)
+{
+	struct cpu_raw_data_t raw;
+	struct cpu_id_t cpu;
+
+	if (!cpuid_present() || cpuid_get_raw_data(&raw) != 0 || cpu_identify(&raw, &cpu) != 0)
+		return -1;
+	/* ext_family/ext_model are the display values: CPUID leaf 1 with the
+	 * extended family added (family 0xF) and the extended model prefixed
+	 * (family 6 or 0xF), which is what perf's signature uses. */
+	id->family = cpu.ext_family;
+	id->model = cpu.ext_model;
+	id->stepping = cpu.stepping;
+	pmc__copy(id->vendor, sizeof(id->vendor), cpu.vendor_str);
+	pmc__copy(id->brand, sizeof(id->brand), cpu.brand_str);
+	pmc__snprintf(id->signature, sizeof(id->signature), "%s-%d-%X-%X", cpu.vendor_str,
+		      cpu.ext_family, (unsigned)cpu.ext_model, (unsigned)cpu.stepping);
+	id->hypervisor = cpu.flags[CPU_FEATURE_HYPERVISOR] ? 1 : 0;
+	id->how = "CPUID leaves 0 and 1 via libcpuid";
+	return 0;
+}
+#endif
+
+/* arm64: MIDR_EL1 from sysfs (exact), else implementer/part from cpuinfo. */
+static int identify_arm(struct pmc_cpu_id *id)
+{
+	uint64_t midr;
+	FILE *f;
+	char line[256];
+	unsigned impl = 0, part = 0, variant = 0, rev = 0, arch = 0;
+	int have = 0;
+
+	if (pmc__read_u64("/sys/devices/system/cpu/cpu0/regs/identification/midr_el1",
+			  &midr) == 0) {
+		id->midr = midr;
+		impl = (midr >> 24) & 0xff;
+		variant = (midr >> 20) & 0xf;
+		arch = (midr >> 16) & 0xf;
+		part = (midr >> 4) & 0xfff;
+		rev = midr & 0xf;
+		id->how = "MIDR_EL1 from /sys/devices/system/cpu/cpu0/regs/identification/midr_el1";
+		have = 3;
+	} else if ((f = fopen("/proc/cpuinfo", "re"))) {
+		while (fgets(line, sizeof(line), f)) {
+			if (sscanf(line, "CPU implementer : %x", &impl) == 1)
+				have |= 1;
+			else if (sscanf(line, "CPU part : %x", &part) == 1)
+				have |= 2;
+			else if (sscanf(line, "CPU variant : %x", &variant) == 1)
+				continue;
+			else if (sscanf(line, "CPU revision : %u", &rev) == 1)
+				continue;
+		}
+		fclose(f);
+		id->how = "CPU implementer/part in /proc/cpuinfo";
+	}
+	if (have != 3)
+		return -1;
+	pmc__snprintf(id->signature, sizeof(id->signature), "ARM-0x%x-0x%x", impl, part);
+	strcpy(id->vendor, "ARM");
+	id->family = (int)arch;
+	id->model = (int)part;
+	id->stepping = (int)(variant << 4 | rev);
+	id->hypervisor = -1; /* not observable from EL0 */
+	return 0;
+}
+
+int pmc_cpu_identify(struct pmc_cpu_id *id)
+{
+	struct utsname u;
+	int rc = -1;
+
+	set_unknown(id);
+	if (uname(&u) == 0)
+		pmc__copy(id->arch, sizeof(id->arch), u.machine);
+#ifdef PMCHECK_HAVE_LIBCPUID
+	rc = identify_x86(id);
+#endif
+	if (rc != 0)
+		rc = identify_arm(id);
+	if (rc != 0) {
+		char arch[sizeof(id->arch)];
+
+		memcpy(arch, id->arch, sizeof(arch));
+		set_unknown(id);
+		memcpy(id->arch, arch, sizeof(arch));
+	}
+	return 0;
+}
+
+int pmc_machine_has_hw_pmu(char *pmus, size_t size)
+{
+	if (pmus && size)
+		pmc__list_pmus(pmus, size);
+	return pmc__has_hw_pmu();
+}
+
+int pmc_machine_has_pmu(const char *pmu)
+{
+	char path[PMC_EVENT_PATH_MAX];
+	struct stat st;
+
+	if (!pmu || !*pmu || strchr(pmu, '/'))
+		return 0;
+	if (pmc__snprintf(path, sizeof(path), "%s/%s", pmc__sysfs_root(), pmu) < 0)
+		return 0;
+	return stat(path, &st) == 0;
+}
+
+int pmc_machine_paranoid(void)
+{
+	char buf[32];
+	char *end;
+	long v;
+
+	if (pmc__read_text("/proc/sys/kernel/perf_event_paranoid", buf, sizeof(buf)) <= 0)
+		return INT32_MIN;
+	v = strtol(buf, &end, 10);
+	return end == buf ? INT32_MIN : (int)v;
+}
+
+int pmc_write_file_atomic(const char *path, const void *data, size_t len)
+{
+	char tmp[PATH_MAX];
+	const char *p = data;
+	int fd, rc = 0;
+
+	if (pmc__snprintf(tmp, sizeof(tmp), "%s.tmp.%d", path, (int)getpid()) < 0)
+		return -ENAMETOOLONG;
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return -errno;
+	while (len > 0) {
+		ssize_t n = write(fd, p, len);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			rc = n < 0 ? -errno : -EIO;
+			goto out;
+		}
+		p += n;
+		len -= (size_t)n;
+	}
+	if (fsync(fd) != 0)
+		rc = -errno;
+out:
+	if (close(fd) != 0 && rc == 0)
+		rc = -errno;
+	if (rc == 0 && rename(tmp, path) != 0)
+		rc = -errno;
+	if (rc != 0) {
+		int saved = errno;
+
+		unlink(tmp);
+		errno = saved;
+	}
+	return rc;
+}
