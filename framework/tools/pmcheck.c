@@ -4,6 +4,7 @@
  *
  *   pmcheck probe [--json] [--output=FILE] [--timeout=SECONDS]
  *   pmcheck events EVENT[,EVENT...]     parse, show canonical names and attrs
+ *   pmcheck results [--require-measured] [--json=F] [--junit=F] DIR|FILE...
  *   pmcheck version | help
  */
 #define _GNU_SOURCE
@@ -16,6 +17,7 @@
 
 #include <pmcheck/pmcheck.h>
 
+#include "harness_int.h"
 #include "probe.h"
 
 static const char usage[] =
@@ -27,6 +29,11 @@ static const char usage[] =
 	"                      --output writes the JSON atomically to FILE)\n"
 	"  events LIST         parse a comma-separated event list and show each event's\n"
 	"                      canonical name, kind and perf_event_attr fields\n"
+	"  results [--require-measured] [--json=FILE] [--junit=FILE] DIR|FILE...\n"
+	"                      merge suite result files (--json, --results-dir), print\n"
+	"                      the summary with grouped skip reasons; --require-measured\n"
+	"                      fails when no case measured anything (all skipped);\n"
+	"                      --clear DIR empties DIR of result files\n"
 	"  version             print the version\n"
 	"  help                this text\n";
 
@@ -126,6 +133,8 @@ int main(int argc, char **argv)
 		return cmd_probe(argc - 2, argv + 2);
 	if (!strcmp(argv[1], "events"))
 		return cmd_events(argc - 2, argv + 2);
+	if (!strcmp(argv[1], "results"))
+		return pmc__results_command(argc - 2, argv + 2);
 	if (!strcmp(argv[1], "version") || !strcmp(argv[1], "--version")) {
 		printf("pmcheck %d.%d.%d\n", PMCHECK_VERSION_MAJOR, PMCHECK_VERSION_MINOR,
 		       PMCHECK_VERSION_PATCH);

@@ -1,0 +1,67 @@
+/* SPDX-License-Identifier: MIT */
+/* A downstream project's counter gates: its parser calls the tokenizer once
+ * per token and never allocates; a hardware budget where a PMU exists. */
+#include <ctype.h>
+#include <stdlib.h>
+
+#include <pmcheck/harness.h>
+
+__attribute__((noinline, used)) const char *next_token(const char *p)
+{
+	while (*p && isspace((unsigned char)*p))
+		p++;
+	while (*p && !isspace((unsigned char)*p))
+		p++;
+	return p;
+}
+
+static int count_tokens(const char *s)
+{
+	int n = 0;
+
+	for (const char *p = s; *(p = next_token(p)) || p[-1] != ' ';) {
+		n++;
+		if (!*p)
+			break;
+	}
+	return n;
+}
+
+static const char input[] = "alpha beta gamma delta epsilon zeta eta theta";
+
+PMC_TEST(parser, one_call_per_token, .events = "calls:next_token,calls:malloc")
+{
+	int n = 0;
+
+	PMC_REGION(t, "tokenize") {
+		n = count_tokens(input);
+		PMC_DO_NOT_OPTIMIZE(n);
+	}
+	PMC_CHECK_EQ(t, n, 8);
+	PMC_EXPECT_EQ(t, "tokenize", "calls:next_token", 8);
+	PMC_EXPECT_EQ(t, "tokenize", "calls:malloc", 0);
+}
+
+PMC_TEST(parser, watched_result, .events = "mem:watched/4:w")
+{
+	PMC_REGION(t, "store") {
+		extern volatile int watched;
+
+		for (int i = 0; i < 3; i++)
+			watched = i;
+	}
+	PMC_EXPECT_EQ(t, "store", "mem:watched/4:w", 3);
+}
+
+volatile int watched;
+
+PMC_TEST(parser, instructions_budget, .events = "instructions:u")
+{
+	int n = 0;
+
+	PMC_REGION(t, "tokenize") {
+		n = count_tokens(input);
+		PMC_DO_NOT_OPTIMIZE(n);
+	}
+	PMC_EXPECT_LE(t, "tokenize", "instructions:u", 5000);
+}

@@ -1,0 +1,388 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The test harness: test cases whose assertions are about counts.
+ *
+ *   #include <pmcheck/harness.h>
+ *
+ *   PMC_TEST(hash, insert, .events = "instructions,calls:malloc", .reps = 9)
+ *   {
+ *           struct table *tb = table_new();
+ *
+ *           PMC_REGION(t, "insert") {
+ *                   table_insert(tb, 42);
+ *           }
+ *           table_free(tb);
+ *           PMC_EXPECT_LE(t, "insert", "instructions", 1200);
+ *           PMC_EXPECT_EQ(t, "insert", "calls:malloc", 0);
+ *   }
+ *
+ * Link with pmcheck::harness_main (or call pmc_main() from your own main)
+ * and register the executable with pmcheck_add_suite() in CMake: every case
+ * becomes its own CTest test.
+ *
+ * How a case runs (in a child process of the runner, with a timeout):
+ *   1. .requires is checked; a missing capability is SKIP with its reason.
+ *   2. The fixture's setup runs once; it may add events (pmc_test_add_event,
+ *      pmc_test_watch) computed at run time, e.g. the address of a buffer.
+ *   3. .events plus the added events are opened as one counter set.  An
+ *      event this machine cannot count (no hardware PMU, no privilege, no
+ *      free breakpoint slot) makes the case SKIP with the core's reason.
+ *   4. The cost of an empty region is measured (per event, the minimum over
+ *      16 tries) and later subtracted from every sample.
+ *   5. The body runs .warmup + .reps times.  Each PMC_REGION execution in a
+ *      non-warm-up run is one sample of that region.
+ *   6. The expectations recorded by the body (PMC_EXPECT_*) are evaluated
+ *      once, on the statistics of all samples; then the fixture's teardown.
+ *
+ * Expectations are therefore declarations: they may appear anywhere in the
+ * body (usually at its end), are recorded once per call site, and are judged
+ * after the last repetition.  Immediate checks of the code under test's
+ * results are PMC_CHECK*, which end the case on failure.
+ *
+ * The figure an expectation judges is, by default, the minimum over the
+ * samples: for deterministic counts every sample is the same, and for noisy
+ * ones interference only ever adds counts, so the minimum is the best
+ * estimate of the code's own cost.  .stat selects the median or maximum.
+ *
+ * A sample taken while an event was multiplexed (running < enabled) or never
+ * scheduled is a partial count: an expectation over it is INCONCLUSIVE,
+ * never PASS.
+ */
+#ifndef PMCHECK_HARNESS_H
+#define PMCHECK_HARNESS_H
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <pmcheck/counters.h>
+#include <pmcheck/event.h>
+#include <pmcheck/export.h>
+#include <pmcheck/region.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- verdicts and exit codes ------------------------------------------------ */
+
+/* Outcome of a case, in increasing order of severity for the run. */
+enum pmc_verdict {
+	PMC_PASS = 0,
+	PMC_SKIP,         /* cannot run here; carries a reason */
+	PMC_KNOWN_ISSUE,  /* failed, in a way documented as a bug of this kernel */
+	PMC_INCONCLUSIVE, /* a judged reading was multiplexed or never counted */
+	PMC_FAIL,         /* an expectation or check did not hold */
+	PMC_ERROR,        /* the case could not run: crash, timeout, bad event, setup */
+};
+
+/*
+ * Exit status of a runner.  CTest treats PMC_EXIT_SKIP as a skip
+ * (SKIP_RETURN_CODE 77), everything else non-zero as a failure.
+ */
+enum pmc_exit {
+	PMC_EXIT_PASS = 0,         /* every case passed (known issues count as passed) */
+	PMC_EXIT_FAIL = 1,         /* at least one FAIL */
+	PMC_EXIT_ERROR = 2,        /* at least one ERROR */
+	PMC_EXIT_REGRESSION = 3,   /* a baseline comparison found a regression */
+	PMC_EXIT_INCONCLUSIVE = 4, /* nothing failed, but something could not be judged */
+	PMC_EXIT_USAGE = 64,       /* bad command line (as sysexits' EX_USAGE) */
+	PMC_EXIT_SKIP = 77,        /* every selected case was skipped */
+};
+
+/* "PASS", "SKIP", "KNOWN-ISSUE", "INCONCLUSIVE", "FAIL", "ERROR". */
+PMC_API const char *pmc_verdict_name(enum pmc_verdict v);
+
+/* ---- declaring tests ---------------------------------------------------------- */
+
+struct pmc_test; /* opaque: the running case */
+
+/* Backends a case may run on (.backends; 0 means all). */
+enum pmc_backend {
+	PMC_BACKEND_PERF = 1u << 0, /* the kernel's perf_event counters */
+	PMC_BACKEND_SIM = 1u << 1,  /* valgrind callgrind simulation */
+};
+
+/* Capabilities a case requires (.requires); missing ones make it SKIP. */
+enum pmc_requirement {
+	PMC_REQ_ROOT = 1u << 0,        /* effective uid 0 */
+	PMC_REQ_HW_PMU = 1u << 1,      /* a CPU PMU (hardware/cache events) */
+	PMC_REQ_USER_READ = 1u << 2,   /* counters readable with rdpmc / mrs */
+	PMC_REQ_BREAKPOINT = 1u << 3,  /* the breakpoint PMU */
+	PMC_REQ_UPROBE = 1u << 4,      /* the uprobe PMU */
+	PMC_REQ_TRACEFS = 1u << 5,     /* tracefs mounted (tracepoint ids) */
+};
+
+/* Which statistic of the samples an expectation judges (.stat). */
+enum pmc_stat {
+	PMC_STAT_MIN = 0,
+	PMC_STAT_MEDIAN,
+	PMC_STAT_MAX,
+};
+
+/*
+ * Set up and tear down per case.  setup runs once before the counters are
+ * opened; whatever it stores in *data is returned by pmc_test_data().  It
+ * returns 0, or non-zero for an ERROR (call pmc_test_skip()/pmc_test_fail()
+ * for other verdicts).  teardown runs after the last repetition, also when
+ * the body failed; it is not run when setup did not return 0.
+ */
+struct pmc_fixture {
+	const char *name;
+	int (*setup)(struct pmc_test *t, void **data);
+	void (*teardown)(struct pmc_test *t, void *data);
+};
+
+/* Per-case options, given as designated initializers in PMC_TEST. */
+struct pmc_test_options {
+	const char *events;   /* comma-separated event list (event syntax) */
+	unsigned reps;        /* measured repetitions of the body; 0 = 5 */
+	unsigned warmup;      /* unmeasured runs before them; default 1 */
+	int no_warmup;        /* set to 1 for no warm-up run at all */
+	double timeout;       /* seconds for the whole case; 0 = 30 */
+	unsigned backends;    /* enum pmc_backend mask; 0 = any */
+	unsigned requires;    /* enum pmc_requirement mask */
+	enum pmc_stat stat;   /* statistic the expectations judge */
+	const struct pmc_fixture *fixture;
+	const char *labels;   /* extra CTest labels, ';'-separated */
+};
+
+/* A registered case.  Filled by PMC_TEST; users never build one by hand. */
+struct pmc_test_def {
+	const char *suite;
+	const char *name;
+	const char *file;
+	int line;
+	void (*body)(struct pmc_test *t);
+	struct pmc_test_options opt;
+};
+
+/* Register a case (called by PMC_TEST's constructor). */
+PMC_API void pmc_test_register(const struct pmc_test_def *def);
+
+/*
+ * Declare a case; the block that follows is its body and sees `t`.
+ * suite and name are C identifiers; the case's full name is "suite.name".
+ */
+#define PMC_TEST(suite, name, ...)                                             \
+	static void pmc__body_##suite##__##name(struct pmc_test *t);           \
+	static const struct pmc_test_def pmc__def_##suite##__##name = {        \
+		#suite, #name, __FILE__, __LINE__,                             \
+		pmc__body_##suite##__##name, { __VA_ARGS__ }                   \
+	};                                                                     \
+	__attribute__((constructor)) static void pmc__reg_##suite##__##name(void) \
+	{                                                                      \
+		pmc_test_register(&pmc__def_##suite##__##name);                \
+	}                                                                      \
+	static void pmc__body_##suite##__##name(struct pmc_test *t __attribute__((unused)))
+
+/* ---- inside a case ---------------------------------------------------------- */
+
+/* The fixture's data (what setup stored), or NULL. */
+PMC_API void *pmc_test_data(struct pmc_test *t);
+
+/* Repetition index of the current body run: negative during warm-up runs
+ * (-warmup .. -1), then 0 .. reps-1. */
+PMC_API int pmc_test_rep(const struct pmc_test *t);
+
+/* The backend the case runs on. */
+PMC_API enum pmc_backend pmc_test_backend(const struct pmc_test *t);
+
+/*
+ * Add an event at run time, from a fixture's setup (before the counters are
+ * opened).  `label` is how expectations refer to it; NULL uses the event's
+ * canonical name.  pmc_test_watch adds a breakpoint on len bytes at addr
+ * (enum pmc_bp_access).  Errors end the case as ERROR.
+ */
+PMC_API void pmc_test_add_event(struct pmc_test *t, const char *label,
+				const char *event);
+PMC_API void pmc_test_watch(struct pmc_test *t, const char *label,
+			    const void *addr, size_t len, unsigned access);
+
+/* End the case now as SKIP / FAIL / ERROR with a printf-style reason. */
+PMC_API __attribute__((noreturn, format(printf, 2, 3))) void
+pmc_test_skip(struct pmc_test *t, const char *fmt, ...);
+PMC_API __attribute__((noreturn, format(printf, 2, 3))) void
+pmc_test_fail(struct pmc_test *t, const char *fmt, ...);
+PMC_API __attribute__((noreturn, format(printf, 2, 3))) void
+pmc_test_error(struct pmc_test *t, const char *fmt, ...);
+
+/*
+ * Declare that a failure of this case is a documented bug of the running
+ * kernel (say which, and the fix).  If the case then fails, its verdict is
+ * KNOWN-ISSUE with this text; if it passes, PASS with a note.
+ */
+PMC_API void pmc_test_known_issue(struct pmc_test *t, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+/* A note printed with the result and stored in the JSON (at most 8 kept). */
+PMC_API void pmc_test_note(struct pmc_test *t, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+/* Fail the case now unless cond holds (checks of results, not of counts). */
+#define PMC_CHECK(t, cond)                                                     \
+	do {                                                                   \
+		if (!(cond))                                                   \
+			pmc__check_failed((t), __FILE__, __LINE__,             \
+					  "check failed: %s", #cond);          \
+	} while (0)
+
+/* Fail the case now unless a == b; prints both values. */
+#define PMC_CHECK_EQ(t, a, b)                                                  \
+	do {                                                                   \
+		long long pmc__a = (long long)(a), pmc__b = (long long)(b);    \
+		if (pmc__a != pmc__b)                                          \
+			pmc__check_failed((t), __FILE__, __LINE__,             \
+					  "%s == %s: %lld != %lld", #a, #b,    \
+					  pmc__a, pmc__b);                     \
+	} while (0)
+
+PMC_API __attribute__((noreturn, format(printf, 4, 5))) void
+pmc__check_failed(struct pmc_test *t, const char *file, int line,
+		  const char *fmt, ...);
+
+/* ---- regions ---------------------------------------------------------------- */
+
+/*
+ * Measure the statement or block that follows as one sample of region
+ * `name` (a string literal or any string that lives through the case):
+ *
+ *   PMC_REGION(t, "insert") { ... }
+ *
+ * The counters are read as the last thing before the block and the first
+ * thing after it, with compiler barriers; the block must not be left with
+ * break, return or goto (the case then ends as ERROR: "region not closed").
+ * Regions do not nest.  Values computed inside and otherwise unused must go
+ * through PMC_DO_NOT_OPTIMIZE, or the compiler may delete the work.
+ */
+#define PMC_REGION(t, name)                                                    \
+	for (int pmc__once = pmc_test_region_begin((t), (name));               \
+	     pmc__once; pmc__once = pmc_test_region_end((t)))
+
+/*
+ * As PMC_REGION, for a block that performs `iterations` units of work (loop
+ * trips, elements): results also report per-iteration figures, and budgets
+ * may be given per iteration.
+ */
+#define PMC_REGION_N(t, name, iterations)                                      \
+	for (int pmc__once = pmc_test_region_begin_n((t), (name), (iterations)); \
+	     pmc__once; pmc__once = pmc_test_region_end((t)))
+
+/* The functions behind PMC_REGION: begin returns 1, end returns 0.  They can
+ * be called directly (begin ... end) where a block does not fit. */
+PMC_API int pmc_test_region_begin(struct pmc_test *t, const char *name);
+PMC_API int pmc_test_region_begin_n(struct pmc_test *t, const char *name,
+				    uint64_t iterations);
+PMC_API int pmc_test_region_end(struct pmc_test *t);
+
+/* ---- expectations ------------------------------------------------------------ */
+
+enum pmc_expect_kind {
+	PMC_EXPECT_KIND_LE = 1,      /* figure <= hi */
+	PMC_EXPECT_KIND_GE,          /* figure >= lo */
+	PMC_EXPECT_KIND_RANGE,       /* lo <= figure <= hi */
+	PMC_EXPECT_KIND_EQ,          /* figure == lo */
+	PMC_EXPECT_KIND_RATIO_LE,    /* event / per <= rhi */
+	PMC_EXPECT_KIND_RATIO_GE,    /* event / per >= rlo */
+	PMC_EXPECT_KIND_RATIO_RANGE, /* rlo <= event / per <= rhi */
+	PMC_EXPECT_KIND_BUDGET,      /* within the budget the budget source gives */
+};
+
+/* One expectation; built by the PMC_EXPECT_* macros. */
+struct pmc_expectation {
+	enum pmc_expect_kind kind;
+	const char *region;
+	const char *event;
+	const char *per;   /* ratios: the denominator event */
+	uint64_t lo, hi;   /* counts */
+	double rlo, rhi;   /* ratios */
+	const char *file;
+	int line;
+};
+
+/* Record an expectation (first call per file:line counts; later repetitions
+ * of the same call site are ignored).  Judged after the last repetition. */
+PMC_API void pmc_test_expect(struct pmc_test *t, const struct pmc_expectation *e);
+
+#define PMC__EXPECT(t, ...)                                                    \
+	pmc_test_expect((t), &(struct pmc_expectation){ __VA_ARGS__,           \
+							.file = __FILE__,      \
+							.line = __LINE__ })
+
+/* Upper bound, lower bound, inclusive range, exact count. */
+#define PMC_EXPECT_LE(t, region_, event_, max)                                 \
+	PMC__EXPECT(t, .kind = PMC_EXPECT_KIND_LE, .region = (region_),        \
+		    .event = (event_), .hi = (max))
+#define PMC_EXPECT_GE(t, region_, event_, min)                                 \
+	PMC__EXPECT(t, .kind = PMC_EXPECT_KIND_GE, .region = (region_),        \
+		    .event = (event_), .lo = (min))
+#define PMC_EXPECT_RANGE(t, region_, event_, min, max)                         \
+	PMC__EXPECT(t, .kind = PMC_EXPECT_KIND_RANGE, .region = (region_),     \
+		    .event = (event_), .lo = (min), .hi = (max))
+#define PMC_EXPECT_EQ(t, region_, event_, value)                               \
+	PMC__EXPECT(t, .kind = PMC_EXPECT_KIND_EQ, .region = (region_),        \
+		    .event = (event_), .lo = (value), .hi = (value))
+/* Ratio of two events of the same region, e.g. misses per instruction. */
+#define PMC_EXPECT_RATIO_LE(t, region_, event_, per_, max)                     \
+	PMC__EXPECT(t, .kind = PMC_EXPECT_KIND_RATIO_LE, .region = (region_),  \
+		    .event = (event_), .per = (per_), .rhi = (max))
+#define PMC_EXPECT_RATIO_GE(t, region_, event_, per_, min)                     \
+	PMC__EXPECT(t, .kind = PMC_EXPECT_KIND_RATIO_GE, .region = (region_),  \
+		    .event = (event_), .per = (per_), .rlo = (min))
+#define PMC_EXPECT_RATIO_RANGE(t, region_, event_, per_, min, max)             \
+	PMC__EXPECT(t, .kind = PMC_EXPECT_KIND_RATIO_RANGE,                    \
+		    .region = (region_), .event = (event_), .per = (per_),     \
+		    .rlo = (min), .rhi = (max))
+/* Within the budget recorded for this machine (see pmc_budget_source). */
+#define PMC_EXPECT_BUDGET(t, region_, event_)                                  \
+	PMC__EXPECT(t, .kind = PMC_EXPECT_KIND_BUDGET, .region = (region_),    \
+		    .event = (event_))
+
+/* ---- budgets: the hook hwdb fills ------------------------------------------- */
+
+/* What a budget is looked up by. */
+struct pmc_budget_key {
+	const char *suite, *test, *region;
+	const char *event;      /* canonical event name */
+	const char *backend;    /* "perf" or "sim" */
+	const char *signature;  /* CPU signature (struct pmc_cpu_id) */
+};
+
+/* A budget: bounds on a count (or on count per iteration). */
+struct pmc_budget {
+	enum pmc_expect_kind kind; /* LE, GE, RANGE or EQ */
+	uint64_t lo, hi;
+	int per_iteration;         /* bounds apply to count / iterations */
+	char source[256];          /* "file:line" it came from, for reports */
+	char model[64];            /* hwdb entry that matched */
+};
+
+/*
+ * A budget source: fill *out and return 0, return -ENOENT when no budget
+ * is recorded for the key (reported as "unbudgeted"; a failure under
+ * --strict), or another negative errno on error (ERROR).
+ */
+struct pmc_budget_source {
+	int (*lookup)(void *ctx, const struct pmc_budget_key *key,
+		      struct pmc_budget *out);
+	void *ctx;
+};
+
+/* Install the runner's budget source (NULL: none; every budget expectation
+ * is then unbudgeted).  Call before pmc_main(). */
+PMC_API void pmc_harness_set_budget_source(const struct pmc_budget_source *src);
+
+/* ---- the runner ---------------------------------------------------------------- */
+
+/*
+ * The runner: parse the command line, run the selected cases, report, and
+ * return the exit status (enum pmc_exit).  `pmc_main --help` lists the
+ * flags.  pmcheck::harness_main supplies a main() that calls it.
+ */
+PMC_API int pmc_main(int argc, char **argv);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,744 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Running one case in the calling process: requirements, events, fixture,
+ * overhead, repetitions, regions, expectations, and the result object.
+ * Immediate endings (skip, fail, error, failed check) longjmp back here.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "harness_int.h"
+
+static const struct pmc_budget_source *budget_source;
+
+/* Bounded copy (labels and names are cut at their buffer's size). */
+static void copy_str(char *dst, size_t size, const char *src)
+{
+	size_t n = strlen(src);
+
+	if (n >= size)
+		n = size - 1;
+	memmove(dst, src, n);
+	dst[n] = '\0';
+}
+
+void pmc_harness_set_budget_source(const struct pmc_budget_source *src)
+{
+	budget_source = src;
+}
+
+const char *pmc_verdict_name(enum pmc_verdict v)
+{
+	static const char *const names[] = { "PASS", "SKIP", "KNOWN-ISSUE", "INCONCLUSIVE",
+					     "FAIL", "ERROR" };
+
+	return (unsigned)v <= PMC_ERROR ? names[v] : "?";
+}
+
+void pmc__effective_options(const struct pmc_test_def *def, unsigned reps, double timeout,
+			    struct pmc_test_options *out)
+{
+	*out = def->opt;
+	if (!out->reps)
+		out->reps = PMC__DEFAULT_REPS;
+	if (out->no_warmup)
+		out->warmup = 0;
+	else if (!out->warmup)
+		out->warmup = PMC__DEFAULT_WARMUP;
+	if (!(out->timeout > 0))
+		out->timeout = PMC__DEFAULT_TIMEOUT;
+	if (reps)
+		out->reps = reps;
+	if (timeout > 0)
+		out->timeout = timeout;
+	if (!out->events)
+		out->events = "";
+}
+
+bool pmc__case_is_hardware(const struct pmc_test_def *def)
+{
+	struct pmc_event_spec *specs;
+	size_t n = 0, i;
+	bool hw = false;
+
+	if (def->opt.requires & (PMC_REQ_HW_PMU | PMC_REQ_USER_READ))
+		return true;
+	if (!def->opt.events || !*def->opt.events)
+		return false;
+	specs = calloc(PMC_MAX_EVENTS, sizeof(*specs));
+	if (!specs)
+		return false;
+	if (pmc_event_parse_list(def->opt.events, specs, PMC_MAX_EVENTS, &n, NULL) == 0)
+		for (i = 0; i < n; i++)
+			hw = hw || specs[i].uses_hw_counter;
+	free(specs);
+	return hw;
+}
+
+/* ---- immediate endings --------------------------------------------------------- */
+
+static __attribute__((noreturn)) void end_case(struct pmc_test *t, enum pmc_verdict v,
+					       const char *prefix, const char *fmt, va_list ap)
+{
+	size_t len;
+
+	snprintf(t->reason, sizeof(t->reason), "%s", prefix);
+	len = strlen(t->reason);
+	vsnprintf(t->reason + len, sizeof(t->reason) - len, fmt, ap);
+	t->verdict = v;
+	if (!t->jump_armed) {
+		/* Called outside a running case (a bug in the caller): there is
+		 * nowhere to return to. */
+		fprintf(stderr, "pmcheck: %s outside a running case: %s\n", pmc_verdict_name(v),
+			t->reason);
+		abort();
+	}
+	longjmp(t->jump, 1);
+}
+
+void pmc_test_skip(struct pmc_test *t, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	end_case(t, PMC_SKIP, "", fmt, ap);
+}
+
+void pmc_test_fail(struct pmc_test *t, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	end_case(t, PMC_FAIL, "", fmt, ap);
+}
+
+void pmc_test_error(struct pmc_test *t, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	end_case(t, PMC_ERROR, "", fmt, ap);
+}
+
+void pmc__check_failed(struct pmc_test *t, const char *file, int line, const char *fmt, ...)
+{
+	char prefix[512];
+	const char *base = strrchr(file, '/');
+	va_list ap;
+
+	snprintf(prefix, sizeof(prefix), "%s:%d: ", base ? base + 1 : file, line);
+	va_start(ap, fmt);
+	end_case(t, PMC_FAIL, prefix, fmt, ap);
+}
+
+void pmc_test_known_issue(struct pmc_test *t, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(t->known_issue, sizeof(t->known_issue), fmt, ap);
+	va_end(ap);
+}
+
+void pmc_test_note(struct pmc_test *t, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (t->nnotes >= PMC__MAX_NOTES)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(t->notes[t->nnotes++], sizeof(t->notes[0]), fmt, ap);
+	va_end(ap);
+}
+
+void *pmc_test_data(struct pmc_test *t)
+{
+	return t->data;
+}
+
+int pmc_test_rep(const struct pmc_test *t)
+{
+	return t->rep;
+}
+
+enum pmc_backend pmc_test_backend(const struct pmc_test *t)
+{
+	return t->backend;
+}
+
+/* ---- events ---------------------------------------------------------------------- */
+
+/* Errors of the core that mean "this machine cannot count it", not "the
+ * test is wrong". */
+static bool is_capability_error(int code)
+{
+	switch (code) {
+	case PMC_E_NO_HW_PMU:
+	case PMC_E_NO_PMU:
+	case PMC_E_PRIVILEGE:
+	case PMC_E_NO_SLOTS:
+	case PMC_E_UNSUPPORTED:
+	case PMC_E_UNSCHEDULABLE:
+	case -ENOENT:
+	case -EOPNOTSUPP:
+	case -EACCES:
+	case -EPERM:
+		return true;
+	default:
+		return false;
+	}
+}
+
+static void check_can_add(struct pmc_test *t, const char *what)
+{
+	if (t->opened)
+		pmc_test_error(t, "%s: the counters are already open; add events from the fixture's setup", what);
+	if (t->nev >= PMC_MAX_EVENTS)
+		pmc_test_error(t, "%s: more than %d events in one case", what, PMC_MAX_EVENTS);
+}
+
+void pmc_test_add_event(struct pmc_test *t, const char *label, const char *event)
+{
+	struct pmc_error err;
+	int rc;
+
+	check_can_add(t, event);
+	rc = pmc_event_parse(event, &t->spec[t->nev], &err);
+	if (rc) {
+		if (is_capability_error(rc))
+			pmc_test_skip(t, "%s", err.message);
+		pmc_test_error(t, "event \"%s\": %s", event, err.message);
+	}
+	copy_str(t->label[t->nev], sizeof(t->label[0]), label ? label : t->spec[t->nev].name);
+	t->nev++;
+}
+
+void pmc_test_watch(struct pmc_test *t, const char *label, const void *addr, size_t len,
+		    unsigned access)
+{
+	struct pmc_error err;
+
+	check_can_add(t, label ? label : "breakpoint");
+	if (pmc_event_breakpoint(&t->spec[t->nev], addr, len, access, &err))
+		pmc_test_error(t, "breakpoint \"%s\": %s", label ? label : "?", err.message);
+	copy_str(t->label[t->nev], sizeof(t->label[0]), label ? label : t->spec[t->nev].name);
+	t->nev++;
+}
+
+static const char *missing_requirement(unsigned req, char *buf, size_t size)
+{
+	struct stat st;
+
+	if ((req & PMC_REQ_ROOT) && geteuid() != 0) {
+		snprintf(buf, size, "needs root (running as uid %d)", (int)geteuid());
+		return buf;
+	}
+	if (req & (PMC_REQ_HW_PMU | PMC_REQ_USER_READ)) {
+		char pmus[256];
+
+		if (!pmc_machine_has_hw_pmu(pmus, sizeof(pmus))) {
+			snprintf(buf, size, "needs a hardware PMU: this machine has only %s (use --backend=sim or the emulated-PMU lane)", pmus);
+			return buf;
+		}
+	}
+	if ((req & PMC_REQ_BREAKPOINT) && !pmc_machine_has_pmu("breakpoint")) {
+		snprintf(buf, size, "needs the breakpoint PMU (CONFIG_HAVE_HW_BREAKPOINT)");
+		return buf;
+	}
+	if ((req & PMC_REQ_UPROBE) && !pmc_machine_has_pmu("uprobe")) {
+		snprintf(buf, size, "needs the uprobe PMU (CONFIG_UPROBE_EVENTS)");
+		return buf;
+	}
+	if ((req & PMC_REQ_TRACEFS) && stat("/sys/kernel/tracing/events", &st) != 0 &&
+	    stat("/sys/kernel/debug/tracing/events", &st) != 0) {
+		snprintf(buf, size, "needs tracefs: not mounted (mount -t tracefs nodev /sys/kernel/tracing)");
+		return buf;
+	}
+	return NULL;
+}
+
+static void open_counters(struct pmc_test *t)
+{
+	struct pmc_error err;
+	int rc;
+
+	t->opened = true;
+	if (t->nev == 0)
+		return;
+	rc = pmc_counters_open(&t->set, t->spec, t->nev, 0, &err);
+	if (rc) {
+		if (is_capability_error(rc))
+			pmc_test_skip(t, "%s", err.message);
+		pmc_test_error(t, "%s", err.message);
+	}
+	rc = pmc_counters_enable(t->set);
+	if (rc)
+		pmc_test_error(t, "cannot enable the counters: %s", pmc_strerror(rc));
+	if ((t->opt.requires & PMC_REQ_USER_READ) && pmc_counters_path(t->set) != PMC_PATH_USER)
+		pmc_test_skip(t, "needs user-space counter reads (rdpmc/mrs): the kernel does not offer them for these events here (cap_user_rdpmc 0, or arm64 perf_user_access 0)");
+}
+
+/* ---- regions (hot path) ---------------------------------------------------------- */
+
+static struct pmc__region *region_named(struct pmc_test *t, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < t->nregions; i++)
+		if (t->region[i].name == name)
+			return &t->region[i];
+	for (i = 0; i < t->nregions; i++)
+		if (!strcmp(t->region[i].name, name))
+			return &t->region[i];
+	return NULL;
+}
+
+int pmc_test_region_begin_n(struct pmc_test *t, const char *name, uint64_t iterations)
+{
+	struct pmc__region *r = NULL;
+	int rc;
+
+	if (t->open_region)
+		pmc_test_error(t, "region \"%s\" begun while region \"%s\" is still open: a PMC_REGION block was left with break, return or goto, or regions were nested",
+			       name, t->open_region->name);
+	if (!t->measuring_overhead) {
+		r = region_named(t, name);
+		if (!r) {
+			if (t->nregions >= PMC__MAX_REGIONS)
+				pmc_test_error(t, "more than %d regions in one case", PMC__MAX_REGIONS);
+			r = &t->region[t->nregions++];
+			r->name = name;
+			r->nev = t->nev;
+		}
+		r->iterations = iterations ? iterations : 1;
+	}
+	if (!t->set)
+		pmc_test_error(t, "region \"%s\": the case counts no events (set .events, or add events in the fixture's setup)", name);
+	t->open_region = r ? r : &t->region[PMC__MAX_REGIONS - 1];
+	PMC_BARRIER();
+	rc = pmc_counters_read(t->set, &t->start);
+	PMC_BARRIER();
+	if (rc)
+		pmc_test_error(t, "region \"%s\": reading the counters failed: %s", name, pmc_strerror(rc));
+	return 1;
+}
+
+int pmc_test_region_begin(struct pmc_test *t, const char *name)
+{
+	return pmc_test_region_begin_n(t, name, 1);
+}
+
+int pmc_test_region_end(struct pmc_test *t)
+{
+	struct pmc_measurement m;
+	int rc;
+
+	PMC_BARRIER();
+	rc = t->set ? pmc_counters_read(t->set, &t->end) : PMC_E_STATE;
+	PMC_BARRIER();
+	if (!t->open_region)
+		pmc_test_error(t, "pmc_test_region_end without pmc_test_region_begin");
+	if (rc)
+		pmc_test_error(t, "region \"%s\": reading the counters failed: %s",
+			       t->open_region->name, pmc_strerror(rc));
+	pmc_measurement_from(&m, &t->start, &t->end);
+	if (t->measuring_overhead) {
+		size_t i;
+
+		for (i = 0; i < m.n; i++)
+			if (m.d[i].value < t->overhead.d[i].value)
+				t->overhead.d[i].value = m.d[i].value;
+	} else if (t->rep >= 0) {
+		pmc_measurement_subtract(&m, &t->overhead);
+		if (pmc__region_append(t->open_region, &m))
+			pmc_test_error(t, "out of memory storing samples of region \"%s\"",
+				       t->open_region->name);
+	}
+	t->open_region = NULL;
+	return 0;
+}
+
+static void measure_overhead(struct pmc_test *t)
+{
+	size_t i;
+
+	t->overhead.n = t->nev;
+	for (i = 0; i < t->nev; i++)
+		t->overhead.d[i] = (struct pmc_delta){ .value = UINT64_MAX };
+	if (!t->set) {
+		memset(&t->overhead, 0, sizeof(t->overhead));
+		return;
+	}
+	t->measuring_overhead = true;
+	for (i = 0; i < PMC__OVERHEAD_TRIES; i++) {
+		pmc_test_region_begin(t, "(overhead)");
+		pmc_test_region_end(t);
+	}
+	t->measuring_overhead = false;
+}
+
+/* ---- expectations ------------------------------------------------------------------ */
+
+void pmc_test_expect(struct pmc_test *t, const struct pmc_expectation *e)
+{
+	size_t i;
+
+	for (i = 0; i < t->nexpect; i++) {
+		const struct pmc_expectation *o = &t->check[i].e;
+
+		if (o->line == e->line && !strcmp(o->file, e->file) && !strcmp(o->region, e->region) &&
+		    !strcmp(o->event, e->event) &&
+		    (o->per == e->per || (o->per && e->per && !strcmp(o->per, e->per))))
+			return;
+	}
+	if (!e->region || !e->event)
+		pmc_test_error(t, "%s:%d: expectation without a region or event", e->file, e->line);
+	if (t->nexpect >= PMC__MAX_EXPECT)
+		pmc_test_error(t, "more than %d expectations in one case", PMC__MAX_EXPECT);
+	memset(&t->check[t->nexpect], 0, sizeof(t->check[0]));
+	t->check[t->nexpect++].e = *e;
+}
+
+static void set_msg(struct pmc__check *c, const char *fmt, ...) PMC__FMT(2, 3);
+static void set_msg(struct pmc__check *c, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(c->message, sizeof(c->message), fmt, ap);
+	va_end(ap);
+}
+
+/* Column of an event as an expectation names it: its label, its canonical
+ * name, or any spelling that parses to the same canonical name. */
+static int column_of(struct pmc_test *t, const char *event)
+{
+	struct pmc_event_spec s;
+	size_t i;
+
+	for (i = 0; i < t->nev; i++)
+		if (!strcmp(t->label[i], event))
+			return (int)i;
+	for (i = 0; i < t->nev; i++)
+		if (!strcmp(t->spec[i].name, event))
+			return (int)i;
+	if (pmc_event_parse(event, &s, NULL) == 0)
+		for (i = 0; i < t->nev; i++)
+			if (!strcmp(s.name, t->spec[i].name))
+				return (int)i;
+	return -1;
+}
+
+static void list_labels(struct pmc_test *t, char *buf, size_t size)
+{
+	size_t i, used = 0;
+
+	buf[0] = '\0';
+	for (i = 0; i < t->nev && used < size; i++)
+		used += (size_t)snprintf(buf + used, size - used, "%s%s", i ? ", " : "", t->label[i]);
+}
+
+static void judge_all(struct pmc_test *t)
+{
+	struct pmc_cpu_id cpu;
+	bool have_cpu = false;
+	size_t i;
+
+	for (i = 0; i < t->nexpect; i++) {
+		struct pmc__check *c = &t->check[i];
+		struct pmc__region *r = region_named(t, c->e.region);
+		int ev = column_of(t, c->e.event);
+		int per = c->e.per ? column_of(t, c->e.per) : -1;
+		struct pmc_budget budget, *b = NULL;
+		char names[512];
+
+		if (ev < 0 || (c->e.per && per < 0)) {
+			list_labels(t, names, sizeof(names));
+			c->status = PMC__CHECK_ERROR;
+			set_msg(c,
+				 "%s:%d: event \"%s\" is not counted by this case (events: %s)",
+				 c->e.file, c->e.line, ev < 0 ? c->e.event : c->e.per, names);
+			continue;
+		}
+		if (!r) {
+			c->status = PMC__CHECK_ERROR;
+			set_msg(c, "%s:%d: region \"%s\" never ran",
+				 c->e.file, c->e.line, c->e.region);
+			continue;
+		}
+		if (c->e.kind == PMC_EXPECT_KIND_BUDGET && budget_source && budget_source->lookup) {
+			struct pmc_budget_key key;
+			int rc;
+
+			if (!have_cpu)
+				pmc_cpu_identify(&cpu), have_cpu = true;
+			key = (struct pmc_budget_key){ t->def->suite, t->def->name, c->e.region,
+						       t->spec[ev].name,
+						       t->backend == PMC_BACKEND_SIM ? "sim" : "perf",
+						       cpu.signature };
+			memset(&budget, 0, sizeof(budget));
+			rc = budget_source->lookup(budget_source->ctx, &key, &budget);
+			if (rc == 0) {
+				b = &budget;
+			} else if (rc != -ENOENT) {
+				c->status = PMC__CHECK_ERROR;
+				set_msg(c,
+					 "budget lookup for region \"%s\", %s failed: %s", c->e.region,
+					 c->e.event, strerror(-rc));
+				continue;
+			}
+		}
+		pmc__judge(c, r, ev, per, t->opt.stat, b);
+	}
+}
+
+/* ---- the case --------------------------------------------------------------------- */
+
+static void run_phases(struct pmc_test *t)
+{
+	const struct pmc_fixture *fx = t->opt.fixture;
+	struct pmc_error err;
+	char why[512];
+	size_t n = 0;
+	int rc;
+
+	if (t->opt.backends && !(t->opt.backends & t->backend))
+		pmc_test_skip(t, "does not run on the %s backend",
+			      t->backend == PMC_BACKEND_SIM ? "sim" : "perf");
+	if (missing_requirement(t->opt.requires, why, sizeof(why)))
+		pmc_test_skip(t, "%s", why);
+	if (t->opt.events && *t->opt.events) {
+		rc = pmc_event_parse_list(t->opt.events, t->spec, PMC_MAX_EVENTS, &n, &err);
+		if (rc) {
+			if (is_capability_error(rc))
+				pmc_test_skip(t, "%s", err.message);
+			pmc_test_error(t, "events \"%s\": %s", t->opt.events, err.message);
+		}
+		for (t->nev = 0; t->nev < n; t->nev++)
+			copy_str(t->label[t->nev], sizeof(t->label[0]), t->spec[t->nev].name);
+	}
+	if (fx && fx->setup) {
+		t->in_setup = true;
+		rc = fx->setup(t, &t->data);
+		t->in_setup = false;
+		if (rc)
+			pmc_test_error(t, "fixture \"%s\": setup failed (returned %d)",
+				       fx->name ? fx->name : "?", rc);
+	}
+	t->setup_done = true;
+	open_counters(t);
+	measure_overhead(t);
+	for (t->rep = -(int)t->opt.warmup; t->rep < (int)t->opt.reps; t->rep++) {
+		t->def->body(t);
+		if (t->open_region)
+			pmc_test_error(t, "region \"%s\" was not closed: a PMC_REGION block was left with break, return or goto",
+				       t->open_region->name);
+	}
+	judge_all(t);
+	t->verdict = pmc__verdict_from_checks(t->check, t->nexpect, t->strict, t->reason,
+					      sizeof(t->reason));
+}
+
+static const char *kind_name(enum pmc_expect_kind k)
+{
+	static const char *const names[] = { "?", "le", "ge", "range", "eq", "ratio_le",
+					     "ratio_ge", "ratio_range", "budget" };
+
+	return (unsigned)k <= PMC_EXPECT_KIND_BUDGET ? names[k] : "?";
+}
+
+static const char *check_status_name(enum pmc__check_status s)
+{
+	static const char *const names[] = { "pass", "unbudgeted", "inconclusive", "fail",
+					     "error" };
+
+	return (unsigned)s <= PMC__CHECK_ERROR ? names[s] : "?";
+}
+
+static json_t *num(double x)
+{
+	if (isnan(x))
+		return json_null();
+	if (x == floor(x) && fabs(x) < 9e15)
+		return json_integer((json_int_t)x);
+	return json_real(x);
+}
+
+static json_t *stats_json(const struct pmc__stats *s, uint64_t iterations)
+{
+	json_t *o = json_pack("{s:I, s:I, s:o, s:I, s:o, s:I, s:I}", "n", (json_int_t)s->n, "min",
+			      (json_int_t)s->min, "median", num(s->median), "max",
+			      (json_int_t)s->max, "mean", num(s->mean), "multiplexed",
+			      (json_int_t)s->multiplexed, "not_counted", (json_int_t)s->not_counted);
+
+	if (o && iterations > 1)
+		json_object_set_new(o, "per_iteration",
+				    json_pack("{s:o, s:o, s:o}", "min",
+					      num((double)s->min / (double)iterations), "median",
+					      num(s->median / (double)iterations), "max",
+					      num((double)s->max / (double)iterations)));
+	return o;
+}
+
+static json_t *result_json(struct pmc_test *t)
+{
+	char name[256], desc[1024];
+	json_t *res, *events, *regions, *checks, *notes, *overhead;
+	size_t i, j;
+
+	pmc__full_name(t->def, name, sizeof(name));
+	res = json_pack("{s:s, s:s, s:s, s:s, s:i, s:s, s:s, s:I, s:I, s:s}", "name", name,
+			"suite", t->def->suite, "test", t->def->name, "file", t->def->file, "line",
+			t->def->line, "verdict", pmc_verdict_name(t->verdict), "backend",
+			t->backend == PMC_BACKEND_SIM ? "sim" : "perf", "reps",
+			(json_int_t)t->opt.reps, "warmup", (json_int_t)t->opt.warmup, "stat",
+			pmc__stat_name(t->opt.stat));
+	if (!res)
+		return NULL;
+	if (t->reason[0])
+		json_object_set_new(res, "reason", json_string(t->reason));
+	if (t->known_issue[0])
+		json_object_set_new(res, "known_issue", json_string(t->known_issue));
+
+	events = json_array();
+	overhead = json_object();
+	for (i = 0; i < t->nev; i++) {
+		json_t *e = json_pack("{s:s, s:s}", "label", t->label[i], "name", t->spec[i].name);
+
+		if (t->set)
+			json_object_set_new(e, "group", json_integer(pmc_counters_group_of(t->set, i)));
+		json_object_set_new(e, "hardware", json_boolean(t->spec[i].uses_hw_counter));
+		json_array_append_new(events, e);
+		if (t->set)
+			json_object_set_new(overhead, t->label[i],
+					    json_integer((json_int_t)t->overhead.d[i].value));
+	}
+	json_object_set_new(res, "events", events);
+	if (t->set) {
+		pmc_counters_describe(t->set, desc, sizeof(desc));
+		json_object_set_new(res, "grouping", json_string(desc));
+		json_object_set_new(res, "read_path",
+				    json_string(pmc_counters_path(t->set) == PMC_PATH_USER ? "user"
+											   : "read"));
+		json_object_set_new(res, "overhead", overhead);
+	} else {
+		json_decref(overhead);
+	}
+
+	regions = json_array();
+	for (i = 0; i < t->nregions; i++) {
+		struct pmc__region *r = &t->region[i];
+		json_t *evs = json_object();
+		json_t *ro = json_pack("{s:s, s:I, s:I}", "name", r->name, "iterations",
+				       (json_int_t)r->iterations, "samples", (json_int_t)r->n);
+
+		for (j = 0; j < r->nev; j++) {
+			struct pmc__stats s;
+			json_t *so, *vals = json_array();
+			size_t k;
+
+			pmc__stats_of(r, j, &s);
+			so = stats_json(&s, r->iterations);
+			for (k = 0; k < r->n; k++)
+				json_array_append_new(vals, json_integer((json_int_t)r->value[k * r->nev + j]));
+			json_object_set_new(so, "values", vals);
+			json_object_set_new(evs, t->label[j], so);
+		}
+		json_object_set_new(ro, "events", evs);
+		json_array_append_new(regions, ro);
+	}
+	json_object_set_new(res, "regions", regions);
+
+	checks = json_array();
+	for (i = 0; i < t->nexpect; i++) {
+		struct pmc__check *c = &t->check[i];
+		bool ratio = c->e.per != NULL;
+		json_t *co;
+
+		if (!c->message[0])
+			continue; /* not judged: the case ended before */
+		co = json_pack("{s:s, s:s, s:s, s:s, s:s, s:i, s:s}", "kind", kind_name(c->e.kind),
+			       "region", c->e.region, "event", c->e.event, "status",
+			       check_status_name(c->status), "file", c->e.file, "line", c->e.line,
+			       "message", c->message);
+		if (ratio)
+			json_object_set_new(co, "per", json_string(c->e.per));
+		json_object_set_new(co, "measured", num(c->measured));
+		json_object_set_new(co, "lo", num(c->bound_lo));
+		json_object_set_new(co, "hi", num(c->bound_hi));
+		if (c->stat)
+			json_object_set_new(co, "statistic", json_string(c->stat));
+		json_object_set_new(co, "samples", json_integer((json_int_t)c->samples));
+		if (c->budget_source[0])
+			json_object_set_new(co, "budget_source", json_string(c->budget_source));
+		json_array_append_new(checks, co);
+	}
+	json_object_set_new(res, "checks", checks);
+
+	notes = json_array();
+	for (i = 0; i < t->nnotes; i++)
+		json_array_append_new(notes, json_string(t->notes[i]));
+	json_object_set_new(res, "notes", notes);
+	return res;
+}
+
+json_t *pmc__run_case(const struct pmc_test_def *def, const struct pmc_test_options *opt,
+		      enum pmc_backend backend, bool strict)
+{
+	struct pmc_test *t = calloc(1, sizeof(*t));
+	json_t *res;
+	size_t i;
+
+	if (!t)
+		return NULL;
+	t->def = def;
+	t->opt = *opt;
+	t->backend = backend;
+	t->strict = strict;
+	t->verdict = PMC_PASS;
+	/* t lives on the heap, so its fields are valid after longjmp. */
+	if (setjmp(t->jump) == 0) {
+		t->jump_armed = true;
+		run_phases(t);
+	}
+	t->open_region = NULL;
+	t->measuring_overhead = false;
+	if (t->setup_done && t->opt.fixture && t->opt.fixture->teardown) {
+		enum pmc_verdict before = t->verdict;
+		char reason[sizeof(t->reason)];
+
+		memcpy(reason, t->reason, sizeof(reason));
+		if (setjmp(t->jump) == 0) {
+			t->opt.fixture->teardown(t, t->data);
+		} else if (before > t->verdict) {
+			/* Teardown ending the case does not hide an earlier worse verdict. */
+			t->verdict = before;
+			memcpy(t->reason, reason, sizeof(reason));
+		}
+	}
+	t->jump_armed = false;
+	if (t->verdict == PMC_FAIL && t->known_issue[0]) {
+		char observed[sizeof(t->reason)];
+
+		memcpy(observed, t->reason, sizeof(observed));
+		t->verdict = PMC_KNOWN_ISSUE;
+		snprintf(t->reason, sizeof(t->reason), "known issue: %.400s; observed: %.500s",
+			 t->known_issue, observed);
+	} else if (t->verdict == PMC_PASS && t->known_issue[0]) {
+		pmc_test_note(t, "declared known issue did not reproduce: %s", t->known_issue);
+	}
+	res = result_json(t);
+	pmc_counters_close(t->set);
+	for (i = 0; i < t->nregions; i++)
+		pmc__region_release(&t->region[i]);
+	free(t);
+	return res;
+}

@@ -1,0 +1,192 @@
+/* SPDX-License-Identifier: MIT */
+/* Private to the harness: the running case, statistics, judging, reports. */
+#ifndef PMCHECK_HARNESS_INT_H
+#define PMCHECK_HARNESS_INT_H
+
+#include <jansson.h>
+#include <setjmp.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include <pmcheck/harness.h>
+#include <pmcheck/machine.h>
+
+#if defined(__GNUC__)
+#define PMC__FMT(a, b) __attribute__((format(printf, a, b)))
+#else
+#define PMC__FMT(a, b)
+#endif
+
+#define PMC__MAX_REGIONS 32
+#define PMC__MAX_EXPECT 128
+#define PMC__MAX_NOTES 8
+#define PMC__OVERHEAD_TRIES 16
+#define PMC__DEFAULT_REPS 5
+#define PMC__DEFAULT_WARMUP 1
+#define PMC__DEFAULT_TIMEOUT 30.0
+#define PMC__LABEL_MAX PMC_EVENT_NAME_MAX
+
+/* Samples of one region: n rows of nev deltas (row-major). */
+struct pmc__region {
+	const char *name;        /* the caller's string (lives through the case) */
+	uint64_t iterations;     /* units of work per execution */
+	size_t n, cap, nev;
+	uint64_t *value;         /* n * nev, overhead already subtracted */
+	unsigned *flags;         /* n * nev, enum pmc_delta_flags */
+	uint64_t *enabled_ns;    /* n * nev */
+	uint64_t *running_ns;    /* n * nev */
+};
+
+/* Statistics of one column. */
+struct pmc__stats {
+	size_t n;
+	uint64_t min, max;
+	double median, mean;
+	size_t multiplexed;      /* samples with running < enabled */
+	size_t not_counted;      /* samples with running == 0 */
+	double running_share;    /* smallest running/enabled over the samples */
+};
+
+/* Outcome of one expectation. */
+enum pmc__check_status {
+	PMC__CHECK_PASS = 0,
+	PMC__CHECK_UNBUDGETED,
+	PMC__CHECK_INCONCLUSIVE,
+	PMC__CHECK_FAIL,
+	PMC__CHECK_ERROR,
+};
+
+struct pmc__check {
+	struct pmc_expectation e;
+	enum pmc__check_status status;
+	double measured;         /* the judged figure */
+	double bound_lo, bound_hi; /* as judged (budgets resolved), NAN if open */
+	const char *stat;        /* "min", "median", "max" */
+	size_t samples;
+	char budget_source[256];
+	char message[512];
+};
+
+/* The running case. */
+struct pmc_test {
+	const struct pmc_test_def *def;
+	struct pmc_test_options opt;  /* with defaults and CLI overrides applied */
+	enum pmc_backend backend;
+	bool strict;
+
+	/* events: spec + label (how expectations refer to it) */
+	size_t nev;
+	struct pmc_event_spec spec[PMC_MAX_EVENTS];
+	char label[PMC_MAX_EVENTS][PMC__LABEL_MAX];
+	bool opened;
+	struct pmc_counters *set;
+	struct pmc_measurement overhead;
+	bool measuring_overhead;
+
+	/* regions */
+	size_t nregions;
+	struct pmc__region region[PMC__MAX_REGIONS];
+	struct pmc__region *open_region;
+	struct pmc_reading start, end;
+	int rep;                 /* <0 warm-up */
+
+	/* expectations */
+	size_t nexpect;
+	struct pmc__check check[PMC__MAX_EXPECT];
+
+	/* outcome */
+	enum pmc_verdict verdict;
+	char reason[1024];
+	char known_issue[512];
+	size_t nnotes;
+	char notes[PMC__MAX_NOTES][256];
+	void *data;
+	bool in_setup;
+	bool setup_done;        /* setup returned 0: teardown is due */
+	jmp_buf jump;
+	bool jump_armed;
+};
+
+/* ---- stats.c: pure ---------------------------------------------------------- */
+
+/* Statistics of column `ev` of region r (n may be 0: all zero). */
+void pmc__stats_of(const struct pmc__region *r, size_t ev, struct pmc__stats *s);
+/* Figure named by stat. */
+double pmc__stat_pick(const struct pmc__stats *s, enum pmc_stat stat);
+const char *pmc__stat_name(enum pmc_stat stat);
+/* Append one sample row; returns 0 or -ENOMEM. */
+int pmc__region_append(struct pmc__region *r, const struct pmc_measurement *m);
+void pmc__region_release(struct pmc__region *r);
+
+/*
+ * Judge one expectation against region r.  ev / per are column indices
+ * (per is -1 unless a ratio).  budget is the resolved budget for BUDGET
+ * kinds (NULL when unbudgeted).  Fills c->status, measured, bounds, message.
+ */
+void pmc__judge(struct pmc__check *c, const struct pmc__region *r, int ev, int per,
+		enum pmc_stat stat, const struct pmc_budget *budget);
+
+/* Case verdict from its checks (no immediate failure happened). */
+enum pmc_verdict pmc__verdict_from_checks(const struct pmc__check *c, size_t n,
+					  bool strict, char *reason, size_t size);
+
+/* Run exit status from verdict counts (index enum pmc_verdict). */
+int pmc__exit_status(const size_t counts[PMC_ERROR + 1]);
+
+/* ---- report.c --------------------------------------------------------------- */
+
+struct pmc__run_info {
+	const char *program;
+	const char *backend;
+	int argc;
+	char **argv;
+	double duration_s;
+};
+
+/* The environment object of a results document. */
+json_t *pmc__environment(const char *backend);
+/* Whole document: {schema, environment, cases, summary}. Steals cases. */
+json_t *pmc__results_doc(json_t *cases, const struct pmc__run_info *info);
+/* Summary object counting verdicts of an array of case results. */
+json_t *pmc__summary(json_t *cases);
+/* JUnit XML text (malloc'd). */
+char *pmc__junit(json_t *doc);
+/* Write a JSON document atomically. */
+int pmc__write_json(const char *path, json_t *doc);
+/* One console line for a case result (no newline). */
+void pmc__print_case_line(FILE *f, json_t *res, size_t idx, size_t total, bool color);
+/* Details of a non-passing (or verbose) case: checks, notes, output. */
+void pmc__print_case_details(FILE *f, json_t *res, bool verbose);
+/* Summary block. */
+void pmc__print_summary(FILE *f, json_t *summary, double seconds);
+/* TAP line(s) for a case. */
+void pmc__print_tap(FILE *f, json_t *res, size_t idx);
+/* <CTestMeasurement> lines for a case. */
+void pmc__print_ctest_measurements(FILE *f, json_t *res);
+/* Verdict from its name, -1 if unknown. */
+int pmc__verdict_from_name(const char *s);
+/* `pmcheck results`: merge result files and guard against all-skipped. */
+int pmc__results_command(int argc, char **argv);
+
+/* ---- case.c ------------------------------------------------------------------ */
+
+/* Run one case in this process and return its result object. */
+json_t *pmc__run_case(const struct pmc_test_def *def, const struct pmc_test_options *opt,
+		      enum pmc_backend backend, bool strict);
+/* Effective options: defaults applied, then overrides (reps > 0, timeout > 0). */
+void pmc__effective_options(const struct pmc_test_def *def, unsigned reps,
+			    double timeout, struct pmc_test_options *out);
+/* Is this case a hardware case (hardware events or requirements)? */
+bool pmc__case_is_hardware(const struct pmc_test_def *def);
+
+/* ---- registry.c -------------------------------------------------------------- */
+
+size_t pmc__ncases(void);
+const struct pmc_test_def *pmc__case(size_t i);
+/* "suite.name" into buf. */
+void pmc__full_name(const struct pmc_test_def *def, char *buf, size_t size);
+/* Comma-separated globs; a leading '-' excludes.  NULL/empty matches all. */
+bool pmc__filter_match(const char *filter, const char *full_name);
+
+#endif

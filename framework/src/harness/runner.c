@@ -1,0 +1,600 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The runner: command line, case selection, one child process per case with
+ * a deadline, console/TAP/JSON/JUnit output, exit status.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <math.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "harness_int.h"
+
+#define OUTPUT_KEEP (64 * 1024) /* bytes of a case's output kept in results */
+
+static const char usage_text[] =
+	"usage: %s [options]\n"
+	"\n"
+	"Runs this suite's cases, each in its own process with a timeout.\n"
+	"\n"
+	"selection:\n"
+	"  --list[=tsv]        list the cases (tsv: name, labels, resource lock, timeout,\n"
+	"                      backends)\n"
+	"  --filter=GLOBS      run cases whose suite.name matches a comma-separated glob;\n"
+	"                      a glob starting with '-' excludes (e.g. 'bp.*,-bp.slow')\n"
+	"running:\n"
+	"  --repeat=N          measured repetitions of every case (overrides .reps)\n"
+	"  --timeout=S         seconds per case (overrides .timeout; default 30)\n"
+	"  --backend=perf|sim  where counts come from (default perf)\n"
+	"  --strict            an unbudgeted expectation fails\n"
+	"  --no-fork           run cases in this process (debugging; a crash ends the\n"
+	"                      run and timeouts kill it)\n"
+	"output:\n"
+	"  --verbose, -v       statistics and captured output of every case\n"
+	"  --tap               TAP 13 on stdout instead of the console format\n"
+	"  --json=FILE         results as JSON (schema: results.schema.json), atomically\n"
+	"  --junit=FILE        JUnit XML, atomically\n"
+	"  --results-dir=DIR   also write DIR/<case or program>.json (env\n"
+	"                      PMCHECK_RESULTS_DIR; `pmcheck results` merges them)\n"
+	"  --ctest             print <CTestMeasurement> lines for CDash\n"
+	"  --color=auto|always|never\n"
+	"  --help              this text\n"
+	"\n"
+	"exit status: 0 all passed, 1 a case failed, 2 a case could not run (error),\n"
+	"3 regression, 4 inconclusive (partial counts), 64 usage, 77 all skipped.\n";
+
+struct runner {
+	const char *prog;
+	const char *filter;
+	const char *list;      /* NULL, "", or "tsv" */
+	unsigned repeat;
+	double timeout;
+	enum pmc_backend backend;
+	bool strict, no_fork, verbose, tap, ctest, color;
+	const char *json_path, *junit_path, *results_dir;
+};
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static int parse_args(struct runner *r, int argc, char **argv)
+{
+	enum { O_LIST = 256, O_FILTER, O_REPEAT, O_TIMEOUT, O_BACKEND, O_STRICT, O_NOFORK,
+	       O_TAP, O_JSON, O_JUNIT, O_RESDIR, O_CTEST, O_COLOR, O_HELP };
+	static const struct option opts[] = {
+		{ "list", optional_argument, NULL, O_LIST },
+		{ "filter", required_argument, NULL, O_FILTER },
+		{ "repeat", required_argument, NULL, O_REPEAT },
+		{ "timeout", required_argument, NULL, O_TIMEOUT },
+		{ "backend", required_argument, NULL, O_BACKEND },
+		{ "strict", no_argument, NULL, O_STRICT },
+		{ "no-fork", no_argument, NULL, O_NOFORK },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "tap", no_argument, NULL, O_TAP },
+		{ "json", required_argument, NULL, O_JSON },
+		{ "junit", required_argument, NULL, O_JUNIT },
+		{ "results-dir", required_argument, NULL, O_RESDIR },
+		{ "ctest", no_argument, NULL, O_CTEST },
+		{ "color", required_argument, NULL, O_COLOR },
+		{ "help", no_argument, NULL, O_HELP },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *color = "auto";
+	int c;
+
+	r->backend = PMC_BACKEND_PERF;
+	r->results_dir = getenv("PMCHECK_RESULTS_DIR");
+	if (r->results_dir && !*r->results_dir)
+		r->results_dir = NULL;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "v", opts, NULL)) != -1) {
+		char *end;
+
+		switch (c) {
+		case O_LIST:
+			r->list = optarg ? optarg : "";
+			if (*r->list && strcmp(r->list, "tsv")) {
+				fprintf(stderr, "%s: --list=%s: unknown format (use --list or --list=tsv)\n", r->prog, r->list);
+				return -1;
+			}
+			break;
+		case O_FILTER:
+			r->filter = optarg;
+			break;
+		case O_REPEAT: {
+			unsigned long v = strtoul(optarg, &end, 10);
+
+			if (*end || v == 0 || v > 1000000) {
+				fprintf(stderr, "%s: --repeat=%s: expected a count from 1 to 1000000\n", r->prog, optarg);
+				return -1;
+			}
+			r->repeat = (unsigned)v;
+			break;
+		}
+		case O_TIMEOUT:
+			r->timeout = strtod(optarg, &end);
+			if (*end || !(r->timeout > 0) || r->timeout > 86400) {
+				fprintf(stderr, "%s: --timeout=%s: expected seconds, more than 0\n", r->prog, optarg);
+				return -1;
+			}
+			break;
+		case O_BACKEND:
+			if (!strcmp(optarg, "perf")) {
+				r->backend = PMC_BACKEND_PERF;
+			} else if (!strcmp(optarg, "sim")) {
+				fprintf(stderr,
+					"%s: --backend=sim: the sim backend (valgrind callgrind) is not part of this build yet; use --backend=perf\n",
+					r->prog);
+				return -1;
+			} else {
+				fprintf(stderr, "%s: --backend=%s: unknown backend (perf or sim)\n", r->prog, optarg);
+				return -1;
+			}
+			break;
+		case O_STRICT:
+			r->strict = true;
+			break;
+		case O_NOFORK:
+			r->no_fork = true;
+			break;
+		case 'v':
+			r->verbose = true;
+			break;
+		case O_TAP:
+			r->tap = true;
+			break;
+		case O_JSON:
+			r->json_path = optarg;
+			break;
+		case O_JUNIT:
+			r->junit_path = optarg;
+			break;
+		case O_RESDIR:
+			r->results_dir = optarg;
+			break;
+		case O_CTEST:
+			r->ctest = true;
+			break;
+		case O_COLOR:
+			color = optarg;
+			if (strcmp(color, "auto") && strcmp(color, "always") && strcmp(color, "never")) {
+				fprintf(stderr, "%s: --color=%s: expected auto, always or never\n", r->prog, optarg);
+				return -1;
+			}
+			break;
+		case O_HELP:
+			printf(usage_text, r->prog);
+			return 1;
+		default:
+			fprintf(stderr, "%s: unknown option '%s' (see --help)\n", r->prog, argv[optind - 1]);
+			return -1;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "%s: unexpected argument '%s' (select cases with --filter)\n", r->prog, argv[optind]);
+		return -1;
+	}
+	r->color = !strcmp(color, "always") ||
+		   (!strcmp(color, "auto") && isatty(STDOUT_FILENO) && !getenv("NO_COLOR"));
+	return 0;
+}
+
+/* ---- listing --------------------------------------------------------------------- */
+
+static int list_cases(struct runner *r)
+{
+	size_t i, shown = 0;
+
+	for (i = 0; i < pmc__ncases(); i++) {
+		const struct pmc_test_def *d = pmc__case(i);
+		struct pmc_test_options o;
+		char name[256];
+
+		pmc__full_name(d, name, sizeof(name));
+		if (!pmc__filter_match(r->filter, name))
+			continue;
+		shown++;
+		if (!*r->list) {
+			puts(name);
+			continue;
+		}
+		pmc__effective_options(d, r->repeat, r->timeout, &o);
+		{
+			bool hw = pmc__case_is_hardware(d);
+			unsigned b = o.backends ? o.backends : PMC_BACKEND_PERF | PMC_BACKEND_SIM;
+
+			char labels[256];
+			size_t k;
+
+			/* name, labels (','-separated), resource lock, timeout, backends */
+			snprintf(labels, sizeof(labels), "%s%s%s%s", d->suite, hw ? ",hardware" : "",
+				 o.labels && *o.labels ? "," : "", o.labels ? o.labels : "");
+			for (k = 0; labels[k]; k++)
+				if (labels[k] == ';')
+					labels[k] = ',';
+			printf("%s\t%s\t%s\t%g\t%s%s%s\n", name, labels, hw ? "pmcheck_pmu" : "-",
+			       o.timeout, b & PMC_BACKEND_PERF ? "perf" : "",
+			       (b & PMC_BACKEND_PERF) && (b & PMC_BACKEND_SIM) ? "," : "",
+			       b & PMC_BACKEND_SIM ? "sim" : "");
+		}
+	}
+	if (shown == 0 && r->filter) {
+		fprintf(stderr, "%s: no case matches --filter=%s\n", r->prog, r->filter);
+		return PMC_EXIT_USAGE;
+	}
+	return 0;
+}
+
+/* ---- running one case in a child ---------------------------------------------------- */
+
+static pid_t current_child;
+
+static void forward_signal(int sig)
+{
+	if (current_child > 0)
+		kill(-current_child, SIGKILL);
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+static int make_memfd(const char *name)
+{
+	int fd = (int)syscall(SYS_memfd_create, name, 1u /* MFD_CLOEXEC */);
+
+	if (fd < 0) {
+		char tmpl[] = "/tmp/pmcheck-XXXXXX";
+
+		fd = mkostemp(tmpl, O_CLOEXEC);
+		if (fd >= 0)
+			unlink(tmpl);
+	}
+	return fd;
+}
+
+static char *slurp_fd(int fd, size_t keep, size_t *total)
+{
+	off_t size = lseek(fd, 0, SEEK_END);
+	off_t from;
+	char *buf;
+	ssize_t n;
+
+	*total = size > 0 ? (size_t)size : 0;
+	if (size <= 0)
+		return NULL;
+	from = (size_t)size > keep ? size - (off_t)keep : 0;
+	buf = malloc((size_t)(size - from) + 1);
+	if (!buf)
+		return NULL;
+	n = pread(fd, buf, (size_t)(size - from), from);
+	buf[n > 0 ? n : 0] = '\0';
+	return buf;
+}
+
+/* Wait for pid up to `timeout` seconds; returns 1 exited (status set), 0 timed out. */
+static int wait_deadline(pid_t pid, double timeout, int *status)
+{
+	int pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+	double deadline = now_s() + timeout;
+
+	for (;;) {
+		pid_t w = waitpid(pid, status, WNOHANG);
+		double left;
+
+		if (w == pid) {
+			if (pidfd >= 0)
+				close(pidfd);
+			return 1;
+		}
+		if (w < 0 && errno != EINTR) {
+			*status = 0;
+			if (pidfd >= 0)
+				close(pidfd);
+			return 1;
+		}
+		left = deadline - now_s();
+		if (left <= 0)
+			break;
+		if (pidfd >= 0) {
+			struct pollfd p = { .fd = pidfd, .events = POLLIN };
+
+			poll(&p, 1, (int)ceil(left * 1000));
+		} else {
+			/* Kernels before 5.3: poll the child at 5 ms. */
+			struct timespec ts = { 0, 5 * 1000 * 1000 };
+
+			nanosleep(&ts, NULL);
+		}
+	}
+	if (pidfd >= 0)
+		close(pidfd);
+	return 0;
+}
+
+static json_t *error_result(const struct pmc_test_def *d, const char *reason)
+{
+	char name[256];
+
+	pmc__full_name(d, name, sizeof(name));
+	return json_pack("{s:s, s:s, s:s, s:s, s:i, s:s, s:s, s:[], s:[], s:[], s:[]}", "name",
+			 name, "suite", d->suite, "test", d->name, "file", d->file, "line", d->line,
+			 "verdict", "ERROR", "reason", reason, "events", "regions", "checks",
+			 "notes");
+}
+
+static json_t *run_forked(struct runner *r, const struct pmc_test_def *d,
+			  const struct pmc_test_options *o, double *seconds)
+{
+	int outfd = make_memfd("pmcheck-output"), resfd = make_memfd("pmcheck-result");
+	double t0 = now_s();
+	char reason[512], *out = NULL;
+	json_t *res = NULL;
+	size_t out_total = 0;
+	int status = 0;
+	pid_t pid;
+
+	if (outfd < 0 || resfd < 0) {
+		snprintf(reason, sizeof(reason), "cannot create the result buffer: %s", strerror(errno));
+		res = error_result(d, reason);
+		goto out;
+	}
+	fflush(NULL);
+	pid = fork();
+	if (pid < 0) {
+		snprintf(reason, sizeof(reason), "fork: %s", strerror(errno));
+		res = error_result(d, reason);
+		goto out;
+	}
+	if (pid == 0) {
+		json_t *cr;
+		char *text;
+		int rc = 1;
+
+		/* Own process group: a timeout kills the case and its children. */
+		setpgid(0, 0);
+		signal(SIGINT, SIG_DFL);
+		signal(SIGTERM, SIG_DFL);
+		dup2(outfd, STDOUT_FILENO);
+		dup2(outfd, STDERR_FILENO);
+		setvbuf(stdout, NULL, _IOLBF, 0);
+		cr = pmc__run_case(d, o, r->backend, r->strict);
+		text = cr ? json_dumps(cr, JSON_COMPACT) : NULL;
+		if (text) {
+			size_t len = strlen(text), off = 0;
+
+			while (off < len) {
+				ssize_t n = write(resfd, text + off, len - off);
+
+				if (n <= 0)
+					break;
+				off += (size_t)n;
+			}
+			rc = off == len ? 0 : 1;
+		}
+		free(text);
+		json_decref(cr);
+		fflush(NULL);
+		exit(rc);
+	}
+	setpgid(pid, pid);
+	current_child = pid;
+	if (!wait_deadline(pid, o->timeout, &status)) {
+		kill(-pid, SIGKILL);
+		kill(pid, SIGKILL);
+		waitpid(pid, &status, 0);
+		current_child = 0;
+		snprintf(reason, sizeof(reason), "timed out after %g s (set .timeout or --timeout)", o->timeout);
+		res = error_result(d, reason);
+		json_object_set_new(res, "timeout", json_true());
+		goto out;
+	}
+	kill(-pid, SIGKILL); /* leftovers of the case */
+	current_child = 0;
+	{
+		size_t len;
+		char *text = slurp_fd(resfd, SIZE_MAX / 2, &len);
+
+		if (text && WIFEXITED(status) && WEXITSTATUS(status) == 0) {
+			json_error_t jerr;
+
+			res = json_loads(text, 0, &jerr);
+			if (!res) {
+				snprintf(reason, sizeof(reason), "unreadable result from the case: %s", jerr.text);
+				res = error_result(d, reason);
+			}
+		} else if (WIFSIGNALED(status)) {
+			snprintf(reason, sizeof(reason), "crashed: killed by signal %d (%s)", WTERMSIG(status),
+				 strsignal(WTERMSIG(status)));
+			res = error_result(d, reason);
+		} else {
+			snprintf(reason, sizeof(reason),
+				 "the case exited with status %d before reporting a result (exit() in the test, or a sanitizer report; see output)",
+				 WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+			res = error_result(d, reason);
+		}
+		free(text);
+	}
+out:
+	*seconds = now_s() - t0;
+	if (outfd >= 0)
+		out = slurp_fd(outfd, OUTPUT_KEEP, &out_total);
+	if (res && out) {
+		json_object_set_new(res, "output", json_string(out));
+		if (out_total > OUTPUT_KEEP)
+			json_object_set_new(res, "output_truncated_bytes",
+					    json_integer((json_int_t)(out_total - OUTPUT_KEEP)));
+	}
+	free(out);
+	if (outfd >= 0)
+		close(outfd);
+	if (resfd >= 0)
+		close(resfd);
+	return res;
+}
+
+static json_t *run_one(struct runner *r, const struct pmc_test_def *d, double *seconds)
+{
+	struct pmc_test_options o;
+	json_t *res;
+
+	pmc__effective_options(d, r->repeat, r->timeout, &o);
+	if (r->no_fork) {
+		double t0 = now_s();
+
+		alarm((unsigned)ceil(o.timeout));
+		res = pmc__run_case(d, &o, r->backend, r->strict);
+		alarm(0);
+		*seconds = now_s() - t0;
+	} else {
+		res = run_forked(r, d, &o, seconds);
+	}
+	if (!res)
+		res = error_result(d, "out of memory building the result");
+	json_object_set_new(res, "duration_s", json_real(*seconds));
+	json_object_set_new(res, "timeout_s", json_real(o.timeout));
+	return res;
+}
+
+/* ---- main ------------------------------------------------------------------------------ */
+
+static const char *base_name(const char *p)
+{
+	const char *s = strrchr(p, '/');
+
+	return s ? s + 1 : p;
+}
+
+static int write_results_dir(struct runner *r, json_t *doc, json_t *cases)
+{
+	char path[PATH_MAX];
+	const char *stem = r->prog;
+
+	if (mkdir(r->results_dir, 0755) != 0 && errno != EEXIST) {
+		fprintf(stderr, "%s: --results-dir=%s: %s\n", r->prog, r->results_dir, strerror(errno));
+		return -1;
+	}
+	if (json_array_size(cases) == 1)
+		stem = json_string_value(json_object_get(json_array_get(cases, 0), "name"));
+	if (snprintf(path, sizeof(path), "%s/%s.json", r->results_dir, stem) >= (int)sizeof(path))
+		return -1;
+	int rc = pmc__write_json(path, doc);
+
+	if (rc != 0) {
+		fprintf(stderr, "%s: cannot write %s: %s\n", r->prog, path, strerror(-rc));
+		return -1;
+	}
+	return 0;
+}
+
+int pmc_main(int argc, char **argv)
+{
+	struct runner r = { .prog = base_name(argc > 0 ? argv[0] : "pmcheck-suite") };
+	size_t counts[PMC_ERROR + 1] = { 0 };
+	size_t i, total = 0, idx = 0;
+	json_t *cases, *doc, *summary;
+	double t0 = now_s();
+	int rc, status;
+
+	rc = parse_args(&r, argc, argv);
+	if (rc)
+		return rc > 0 ? 0 : PMC_EXIT_USAGE;
+	if (r.list)
+		return list_cases(&r);
+	for (i = 0; i < pmc__ncases(); i++) {
+		char name[256];
+
+		pmc__full_name(pmc__case(i), name, sizeof(name));
+		total += pmc__filter_match(r.filter, name);
+	}
+	if (total == 0) {
+		fprintf(stderr, "%s: no case matches%s%s (see --list)\n", r.prog,
+			r.filter ? " --filter=" : "", r.filter ? r.filter : "");
+		return PMC_EXIT_USAGE;
+	}
+	signal(SIGINT, forward_signal);
+	signal(SIGTERM, forward_signal);
+	if (r.tap)
+		printf("TAP version 13\n1..%zu\n", total);
+	cases = json_array();
+	for (i = 0; i < pmc__ncases(); i++) {
+		const struct pmc_test_def *d = pmc__case(i);
+		char name[256];
+		double secs;
+		json_t *res;
+		int v;
+
+		pmc__full_name(d, name, sizeof(name));
+		if (!pmc__filter_match(r.filter, name))
+			continue;
+		idx++;
+		if (!r.tap && !r.verbose && isatty(STDOUT_FILENO)) {
+			printf("[%zu/%zu] %s ...\r", idx, total, name);
+			fflush(stdout);
+		}
+		res = run_one(&r, d, &secs);
+		v = pmc__verdict_from_name(json_string_value(json_object_get(res, "verdict")));
+		counts[v < 0 ? PMC_ERROR : v]++;
+		if (r.tap) {
+			pmc__print_tap(stdout, res, idx);
+		} else {
+			if (isatty(STDOUT_FILENO) && !r.verbose)
+				printf("\033[K");
+			pmc__print_case_line(stdout, res, idx, total, r.color);
+			pmc__print_case_details(stdout, res, r.verbose);
+		}
+		if (r.ctest)
+			pmc__print_ctest_measurements(stdout, res);
+		fflush(stdout);
+		json_array_append_new(cases, res);
+	}
+	status = pmc__exit_status(counts);
+	{
+		struct pmc__run_info info = { r.prog, r.backend == PMC_BACKEND_SIM ? "sim" : "perf",
+					      argc, argv, now_s() - t0 };
+
+		json_incref(cases);
+		doc = pmc__results_doc(cases, &info);
+	}
+	summary = json_object_get(doc, "summary");
+	if (!r.tap)
+		pmc__print_summary(stdout, summary, now_s() - t0);
+	else
+		printf("# %s\n", json_string_value(json_object_get(summary, "line")));
+	if (r.json_path && (rc = pmc__write_json(r.json_path, doc)) != 0) {
+		fprintf(stderr, "%s: cannot write --json=%s: %s\n", r.prog, r.json_path, strerror(-rc));
+		status = PMC_EXIT_ERROR;
+	}
+	if (r.junit_path) {
+		char *xml = pmc__junit(doc);
+		int wrc = xml ? pmc_write_file_atomic(r.junit_path, xml, strlen(xml)) : -ENOMEM;
+
+		if (wrc) {
+			fprintf(stderr, "%s: cannot write --junit=%s: %s\n", r.prog, r.junit_path, strerror(-wrc));
+			status = PMC_EXIT_ERROR;
+		}
+		free(xml);
+	}
+	if (r.results_dir && write_results_dir(&r, doc, cases) != 0)
+		status = PMC_EXIT_ERROR;
+	json_decref(cases);
+	json_decref(doc);
+	return status;
+}

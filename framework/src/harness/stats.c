@@ -1,0 +1,401 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Pure logic of the harness: sample statistics, judging expectations, the
+ * case verdict and the run's exit status.  No I/O, no kernel: unit-tested
+ * with synthetic samples (multiplexed, never counted, empty).
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "harness_int.h"
+
+int pmc__region_append(struct pmc__region *r, const struct pmc_measurement *m)
+{
+	size_t i;
+
+	if (r->n == r->cap) {
+		size_t cap = r->cap ? r->cap * 2 : 16;
+		uint64_t *v = realloc(r->value, cap * r->nev * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		r->value = v;
+		v = realloc(r->enabled_ns, cap * r->nev * sizeof(*v));
+		if (!v)
+			return -ENOMEM;
+		r->enabled_ns = v;
+		v = realloc(r->running_ns, cap * r->nev * sizeof(*v));
+		if (!v)
+			return -ENOMEM;
+		r->running_ns = v;
+		unsigned *f = realloc(r->flags, cap * r->nev * sizeof(*f));
+		if (!f)
+			return -ENOMEM;
+		r->flags = f;
+		r->cap = cap;
+	}
+	for (i = 0; i < r->nev; i++) {
+		size_t k = r->n * r->nev + i;
+
+		r->value[k] = i < m->n ? m->d[i].value : 0;
+		r->flags[k] = i < m->n ? m->d[i].flags : PMC_DELTA_NOT_COUNTED;
+		r->enabled_ns[k] = i < m->n ? m->d[i].enabled_ns : 0;
+		r->running_ns[k] = i < m->n ? m->d[i].running_ns : 0;
+	}
+	r->n++;
+	return 0;
+}
+
+void pmc__region_release(struct pmc__region *r)
+{
+	free(r->value);
+	free(r->flags);
+	free(r->enabled_ns);
+	free(r->running_ns);
+	memset(r, 0, sizeof(*r));
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+void pmc__stats_of(const struct pmc__region *r, size_t ev, struct pmc__stats *s)
+{
+	uint64_t small[64];
+	uint64_t *v = r->n <= 64 ? small : malloc(r->n * sizeof(*v));
+	double sum = 0;
+	size_t i;
+
+	memset(s, 0, sizeof(*s));
+	s->running_share = 1.0;
+	if (r->n == 0 || ev >= r->nev)
+		goto out;
+	if (!v) {
+		/* Out of memory for the sort: report min/max/mean only. */
+		v = NULL;
+	}
+	s->n = r->n;
+	s->min = UINT64_MAX;
+	for (i = 0; i < r->n; i++) {
+		size_t k = i * r->nev + ev;
+		uint64_t x = r->value[k];
+
+		if (v)
+			v[i] = x;
+		sum += (double)x;
+		if (x < s->min)
+			s->min = x;
+		if (x > s->max)
+			s->max = x;
+		if (r->flags[k] & PMC_DELTA_NOT_COUNTED)
+			s->not_counted++;
+		else if (r->flags[k] & PMC_DELTA_MULTIPLEXED)
+			s->multiplexed++;
+		if (r->enabled_ns[k] > 0) {
+			double share = (double)r->running_ns[k] / (double)r->enabled_ns[k];
+
+			if (share < s->running_share)
+				s->running_share = share;
+		}
+	}
+	s->mean = sum / (double)r->n;
+	if (v) {
+		qsort(v, r->n, sizeof(*v), cmp_u64);
+		s->median = r->n % 2 ? (double)v[r->n / 2]
+				     : ((double)v[r->n / 2 - 1] + (double)v[r->n / 2]) / 2.0;
+	} else {
+		s->median = s->mean;
+	}
+out:
+	if (v && v != small)
+		free(v);
+}
+
+double pmc__stat_pick(const struct pmc__stats *s, enum pmc_stat stat)
+{
+	switch (stat) {
+	case PMC_STAT_MEDIAN:
+		return s->median;
+	case PMC_STAT_MAX:
+		return (double)s->max;
+	case PMC_STAT_MIN:
+	default:
+		return (double)s->min;
+	}
+}
+
+const char *pmc__stat_name(enum pmc_stat stat)
+{
+	return stat == PMC_STAT_MEDIAN ? "median" : stat == PMC_STAT_MAX ? "max" : "min";
+}
+
+/* Ratio samples event/per, with the chosen statistic. */
+static double ratio_pick(const struct pmc__region *r, int ev, int per, enum pmc_stat stat,
+			 bool *div0)
+{
+	double best = 0, *v = malloc(r->n * sizeof(*v));
+	size_t i, n = 0;
+
+	*div0 = false;
+	if (!v)
+		return NAN;
+	for (i = 0; i < r->n; i++) {
+		uint64_t den = r->value[i * r->nev + (size_t)per];
+
+		if (den == 0) {
+			*div0 = true;
+			continue;
+		}
+		v[n++] = (double)r->value[i * r->nev + (size_t)ev] / (double)den;
+	}
+	if (n > 0) {
+		/* Small n: insertion sort keeps this free of another comparator. */
+		for (i = 1; i < n; i++) {
+			double x = v[i];
+			size_t j = i;
+
+			while (j > 0 && v[j - 1] > x) {
+				v[j] = v[j - 1];
+				j--;
+			}
+			v[j] = x;
+		}
+		best = stat == PMC_STAT_MAX ? v[n - 1]
+		       : stat == PMC_STAT_MEDIAN ? (n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2)
+						 : v[0];
+	} else {
+		best = NAN;
+	}
+	free(v);
+	return best;
+}
+
+static void fmt_num(char *buf, size_t size, double x)
+{
+	if (x == floor(x) && fabs(x) < 1e18)
+		snprintf(buf, size, "%.0f", x);
+	else
+		snprintf(buf, size, "%.6g", x);
+}
+
+/* "<= 1200", "1000..1100", "= 600023", ">= 5" */
+static void fmt_bound(char *buf, size_t size, double lo, double hi)
+{
+	char a[48], b[48];
+
+	fmt_num(a, sizeof(a), lo);
+	fmt_num(b, sizeof(b), hi);
+	if (isnan(lo))
+		snprintf(buf, size, "<= %s", b);
+	else if (isnan(hi))
+		snprintf(buf, size, ">= %s", a);
+	else if (lo == hi)
+		snprintf(buf, size, "= %s", a);
+	else
+		snprintf(buf, size, "%s..%s", a, b);
+}
+
+/* vsnprintf is not subject to -Wformat-truncation: messages are cut at the
+ * buffer's size by design. */
+static void set_msg(struct pmc__check *c, const char *fmt, ...) PMC__FMT(2, 3);
+static void set_msg(struct pmc__check *c, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(c->message, sizeof(c->message), fmt, ap);
+	va_end(ap);
+}
+
+static const char *describe_column(const struct pmc__check *c)
+{
+	return c->e.event ? c->e.event : "?";
+}
+
+void pmc__judge(struct pmc__check *c, const struct pmc__region *r, int ev, int per,
+		enum pmc_stat stat, const struct pmc_budget *budget)
+{
+	const struct pmc_expectation *e = &c->e;
+	struct pmc__stats s, sp;
+	bool ratio = e->kind == PMC_EXPECT_KIND_RATIO_LE || e->kind == PMC_EXPECT_KIND_RATIO_GE ||
+		     e->kind == PMC_EXPECT_KIND_RATIO_RANGE;
+	char bound[128], meas[48], what[300];
+	double x, lo = NAN, hi = NAN;
+	bool ok;
+
+	c->stat = pmc__stat_name(stat);
+	c->measured = NAN;
+	c->bound_lo = c->bound_hi = NAN;
+	snprintf(what, sizeof(what), "region \"%s\", %s%s%s", e->region, describe_column(c),
+		 ratio ? " per " : "", ratio ? e->per : "");
+	if (!r || r->n == 0) {
+		c->status = PMC__CHECK_ERROR;
+		set_msg(c, "%s: no samples (the region ran only in warm-up runs, or never)", what);
+		return;
+	}
+	c->samples = r->n;
+	pmc__stats_of(r, (size_t)ev, &s);
+	if (ratio)
+		pmc__stats_of(r, (size_t)per, &sp);
+	/* A partial count cannot be judged: it is not the code's count. */
+	if (s.not_counted || s.multiplexed || (ratio && (sp.not_counted || sp.multiplexed))) {
+		size_t nc = s.not_counted + (ratio ? sp.not_counted : 0);
+		size_t mx = s.multiplexed + (ratio ? sp.multiplexed : 0);
+
+		c->status = PMC__CHECK_INCONCLUSIVE;
+		set_msg(c,
+			 "%s: cannot judge: %zu of %zu samples never counted, %zu multiplexed (counter ran %.0f%% of the time); reduce the events per case or free counters (e.g. the NMI watchdog)",
+			 what, nc, r->n, mx, 100.0 * (ratio && sp.running_share < s.running_share ? sp.running_share : s.running_share));
+		return;
+	}
+	if (ratio) {
+		bool div0;
+
+		x = ratio_pick(r, ev, per, stat, &div0);
+		if (isnan(x)) {
+			c->status = PMC__CHECK_ERROR;
+			set_msg(c, "%s: the denominator %s is 0 in every sample", what, e->per);
+			return;
+		}
+	} else {
+		x = pmc__stat_pick(&s, stat);
+	}
+	switch (e->kind) {
+	case PMC_EXPECT_KIND_LE:
+		hi = (double)e->hi;
+		break;
+	case PMC_EXPECT_KIND_GE:
+		lo = (double)e->lo;
+		break;
+	case PMC_EXPECT_KIND_RANGE:
+	case PMC_EXPECT_KIND_EQ:
+		lo = (double)e->lo;
+		hi = (double)e->hi;
+		break;
+	case PMC_EXPECT_KIND_RATIO_LE:
+		hi = e->rhi;
+		break;
+	case PMC_EXPECT_KIND_RATIO_GE:
+		lo = e->rlo;
+		break;
+	case PMC_EXPECT_KIND_RATIO_RANGE:
+		lo = e->rlo;
+		hi = e->rhi;
+		break;
+	case PMC_EXPECT_KIND_BUDGET:
+		if (!budget) {
+			c->status = PMC__CHECK_UNBUDGETED;
+			c->measured = x;
+			fmt_num(meas, sizeof(meas), x);
+			set_msg(c,
+				 "%s: unbudgeted: no budget recorded for this machine (measured %s); record one with --calibrate",
+				 what, meas);
+			return;
+		}
+		snprintf(c->budget_source, sizeof(c->budget_source), "%s", budget->source);
+		if (budget->per_iteration && r->iterations > 1)
+			x /= (double)r->iterations;
+		if (budget->kind != PMC_EXPECT_KIND_LE)
+			lo = (double)budget->lo;
+		if (budget->kind != PMC_EXPECT_KIND_GE)
+			hi = (double)budget->hi;
+		break;
+	}
+	c->measured = x;
+	c->bound_lo = lo;
+	c->bound_hi = hi;
+	ok = (isnan(lo) || x >= lo) && (isnan(hi) || x <= hi);
+	fmt_bound(bound, sizeof(bound), lo, hi);
+	fmt_num(meas, sizeof(meas), x);
+	if (ok) {
+		c->status = PMC__CHECK_PASS;
+		set_msg(c, "%s: %s (%s of %zu) within %s", what, meas,
+			 c->stat, r->n, bound);
+		return;
+	}
+	{
+		double edge = !isnan(hi) && x > hi ? hi : lo;
+		double delta = x - edge;
+		char d[48];
+
+		fmt_num(d, sizeof(d), fabs(delta));
+		c->status = PMC__CHECK_FAIL;
+		if (edge != 0)
+			set_msg(c,
+				 "%s: measured %s (%s of %zu samples), expected %s: %s by %s (%+.2f%%)%s%s",
+				 what, meas, c->stat, r->n, bound, delta > 0 ? "over" : "under", d,
+				 100.0 * delta / edge, c->budget_source[0] ? "; budget from " : "",
+				 c->budget_source);
+		else
+			set_msg(c,
+				 "%s: measured %s (%s of %zu samples), expected %s: over by %s%s%s",
+				 what, meas, c->stat, r->n, bound, d,
+				 c->budget_source[0] ? "; budget from " : "", c->budget_source);
+	}
+}
+
+enum pmc_verdict pmc__verdict_from_checks(const struct pmc__check *c, size_t n, bool strict,
+					  char *reason, size_t size)
+{
+	enum pmc__check_status worst = PMC__CHECK_PASS;
+	const struct pmc__check *first = NULL;
+	size_t i, count = 0;
+
+	for (i = 0; i < n; i++) {
+		enum pmc__check_status st = c[i].status;
+
+		if (st == PMC__CHECK_UNBUDGETED && strict)
+			st = PMC__CHECK_FAIL;
+		if (st > worst) {
+			worst = st;
+			first = &c[i];
+			count = 0;
+		}
+		if (st == worst)
+			count++;
+	}
+	if (reason && size)
+		reason[0] = '\0';
+	if (first && worst != PMC__CHECK_UNBUDGETED && reason)
+		snprintf(reason, size, "%s%s", first->message,
+			 count > 1 ? " (and more, see checks)" : "");
+	switch (worst) {
+	case PMC__CHECK_ERROR:
+		return PMC_ERROR;
+	case PMC__CHECK_FAIL:
+		if (first && first->status == PMC__CHECK_UNBUDGETED && reason)
+			snprintf(reason, size, "--strict: %s", first->message);
+		return PMC_FAIL;
+	case PMC__CHECK_INCONCLUSIVE:
+		return PMC_INCONCLUSIVE;
+	default:
+		return PMC_PASS;
+	}
+}
+
+int pmc__exit_status(const size_t counts[PMC_ERROR + 1])
+{
+	size_t total = 0;
+	int v;
+
+	for (v = 0; v <= PMC_ERROR; v++)
+		total += counts[v];
+	if (counts[PMC_ERROR])
+		return PMC_EXIT_ERROR;
+	if (counts[PMC_FAIL])
+		return PMC_EXIT_FAIL;
+	if (counts[PMC_INCONCLUSIVE])
+		return PMC_EXIT_INCONCLUSIVE;
+	if (total > 0 && counts[PMC_SKIP] == total)
+		return PMC_EXIT_SKIP;
+	return PMC_EXIT_PASS;
+}

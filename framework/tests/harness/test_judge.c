@@ -1,0 +1,265 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The harness's pure logic with synthetic samples: statistics, every
+ * expectation kind at and beyond its edges, multiplexed and never-counted
+ * samples (inconclusive, never pass), budgets (unbudgeted, per iteration),
+ * the case verdict and the run's exit status.
+ */
+#include <math.h>
+
+#include "../t.h"
+#include "harness_int.h"
+
+/* A region of one or two events from value arrays; flags/times optional. */
+static void region_of(struct pmc__region *r, size_t nev, size_t n, const uint64_t *a,
+		      const uint64_t *b, const unsigned *flags_a)
+{
+	size_t i;
+
+	memset(r, 0, sizeof(*r));
+	r->name = "r";
+	r->iterations = 1;
+	r->nev = nev;
+	for (i = 0; i < n; i++) {
+		struct pmc_measurement m = { .n = nev };
+
+		m.d[0] = (struct pmc_delta){ a[i], 1000, 1000, flags_a ? flags_a[i] : 0 };
+		if (flags_a && (flags_a[i] & PMC_DELTA_MULTIPLEXED))
+			m.d[0].running_ns = 250;
+		if (flags_a && (flags_a[i] & PMC_DELTA_NOT_COUNTED))
+			m.d[0].running_ns = 0;
+		if (nev > 1)
+			m.d[1] = (struct pmc_delta){ b[i], 1000, 1000, 0 };
+		pmc__region_append(r, &m);
+	}
+}
+
+static struct pmc__check expect(enum pmc_expect_kind k, uint64_t lo, uint64_t hi)
+{
+	struct pmc__check c;
+
+	memset(&c, 0, sizeof(c));
+	c.e = (struct pmc_expectation){ .kind = k, .region = "r", .event = "ev", .lo = lo,
+					.hi = hi, .file = "x.c", .line = 1 };
+	return c;
+}
+
+T_CASE(stats_odd_even_and_large)
+{
+	static const uint64_t odd[] = { 5, 1, 3 }, even[] = { 4, 1, 3, 2 };
+	uint64_t many[200];
+	struct pmc__region r;
+	struct pmc__stats s;
+
+	region_of(&r, 1, 3, odd, NULL, NULL);
+	pmc__stats_of(&r, 0, &s);
+	T_EQ_U64(s.min, 1, "min");
+	T_EQ_U64(s.max, 5, "max");
+	T_CHECK(s.median == 3 && s.mean == 3, "median %g mean %g", s.median, s.mean);
+	pmc__region_release(&r);
+	region_of(&r, 1, 4, even, NULL, NULL);
+	pmc__stats_of(&r, 0, &s);
+	T_CHECK(s.median == 2.5, "even median %g", s.median);
+	pmc__region_release(&r);
+	/* More samples than the on-stack sort buffer holds. */
+	for (size_t i = 0; i < 200; i++)
+		many[i] = 1000 - i;
+	region_of(&r, 1, 200, many, NULL, NULL);
+	pmc__stats_of(&r, 0, &s);
+	T_EQ_U64(s.min, 801, "min of 200");
+	T_CHECK(s.median == 900.5, "median of 200: %g", s.median);
+	pmc__region_release(&r);
+	/* An empty region has n = 0 and no figure. */
+	memset(&r, 0, sizeof(r));
+	r.nev = 1;
+	pmc__stats_of(&r, 0, &s);
+	T_EQ_U64(s.n, 0, "empty n");
+}
+
+T_CASE(bounds_at_and_past_the_edges)
+{
+	static const uint64_t v[] = { 1000, 1010, 1200 };
+	struct pmc__region r;
+	struct pmc__check c;
+
+	region_of(&r, 1, 3, v, NULL, NULL);
+	/* min is the judged figure by default: 1000. */
+	c = expect(PMC_EXPECT_KIND_LE, 0, 1000);
+	pmc__judge(&c, &r, 0, -1, PMC_STAT_MIN, NULL);
+	T_CHECK(c.status == PMC__CHECK_PASS, "LE at the edge passes: %s", c.message);
+	c = expect(PMC_EXPECT_KIND_LE, 0, 999);
+	pmc__judge(&c, &r, 0, -1, PMC_STAT_MIN, NULL);
+	T_CHECK(c.status == PMC__CHECK_FAIL, "LE one past fails");
+	T_CHECK(strstr(c.message, "measured 1000") && strstr(c.message, "<= 999") &&
+			strstr(c.message, "over by 1") && strstr(c.message, "region \"r\"") &&
+			strstr(c.message, "ev"),
+		"message has region, event, bound, value, delta: %s", c.message);
+	c = expect(PMC_EXPECT_KIND_LE, 0, 1100);
+	pmc__judge(&c, &r, 0, -1, PMC_STAT_MAX, NULL);
+	T_CHECK(c.status == PMC__CHECK_FAIL && c.measured == 1200, "max judged: %g", c.measured);
+	c = expect(PMC_EXPECT_KIND_GE, 1001, 0);
+	pmc__judge(&c, &r, 0, -1, PMC_STAT_MIN, NULL);
+	T_CHECK(c.status == PMC__CHECK_FAIL && strstr(c.message, "under by 1"), "%s", c.message);
+	c = expect(PMC_EXPECT_KIND_GE, 1010, 0);
+	pmc__judge(&c, &r, 0, -1, PMC_STAT_MEDIAN, NULL);
+	T_CHECK(c.status == PMC__CHECK_PASS, "GE median at the edge: %s", c.message);
+	c = expect(PMC_EXPECT_KIND_RANGE, 990, 1000);
+	pmc__judge(&c, &r, 0, -1, PMC_STAT_MIN, NULL);
+	T_CHECK(c.status == PMC__CHECK_PASS, "RANGE inclusive");
+	c = expect(PMC_EXPECT_KIND_EQ, 1001, 1001);
+	pmc__judge(&c, &r, 0, -1, PMC_STAT_MIN, NULL);
+	T_CHECK(c.status == PMC__CHECK_FAIL && strstr(c.message, "= 1001"), "%s", c.message);
+	/* A zero bound: no percentage (division by zero), still a delta. */
+	c = expect(PMC_EXPECT_KIND_LE, 0, 0);
+	pmc__judge(&c, &r, 0, -1, PMC_STAT_MIN, NULL);
+	T_CHECK(c.status == PMC__CHECK_FAIL && strstr(c.message, "over by 1000") &&
+			!strstr(c.message, "inf"),
+		"%s", c.message);
+	pmc__region_release(&r);
+}
+
+T_CASE(large_counts_stay_exact)
+{
+	/* 2^53 + 1 is not a double; the judged figure is, so bounds up to 2^53
+	 * are exact and the counts in samples stay integers. */
+	static const uint64_t v[] = { 1ULL << 40, (1ULL << 40) + 1 };
+	struct pmc__region r;
+	struct pmc__check c;
+
+	region_of(&r, 1, 2, v, NULL, NULL);
+	c = expect(PMC_EXPECT_KIND_EQ, 1ULL << 40, 1ULL << 40);
+	pmc__judge(&c, &r, 0, -1, PMC_STAT_MIN, NULL);
+	T_CHECK(c.status == PMC__CHECK_PASS, "%s", c.message);
+	c = expect(PMC_EXPECT_KIND_EQ, 1ULL << 40, 1ULL << 40);
+	pmc__judge(&c, &r, 0, -1, PMC_STAT_MAX, NULL);
+	T_CHECK(c.status == PMC__CHECK_FAIL, "one count off at 2^40 is seen");
+	pmc__region_release(&r);
+}
+
+T_CASE(ratios)
+{
+	static const uint64_t miss[] = { 10, 30 }, inst[] = { 1000, 1000 }, zero[] = { 0, 0 };
+	struct pmc__region r;
+	struct pmc__check c;
+
+	region_of(&r, 2, 2, miss, inst, NULL);
+	c = expect(PMC_EXPECT_KIND_RATIO_LE, 0, 0);
+	c.e.per = "inst";
+	c.e.rhi = 0.01;
+	pmc__judge(&c, &r, 0, 1, PMC_STAT_MIN, NULL);
+	T_CHECK(c.status == PMC__CHECK_PASS && c.measured == 0.01, "min ratio %g", c.measured);
+	pmc__judge(&c, &r, 0, 1, PMC_STAT_MAX, NULL);
+	T_CHECK(c.status == PMC__CHECK_FAIL && strstr(c.message, "ev per inst"), "%s", c.message);
+	c = expect(PMC_EXPECT_KIND_RATIO_RANGE, 0, 0);
+	c.e.per = "inst";
+	c.e.rlo = 0.015;
+	c.e.rhi = 0.025;
+	pmc__judge(&c, &r, 0, 1, PMC_STAT_MEDIAN, NULL);
+	T_CHECK(c.status == PMC__CHECK_PASS && fabs(c.measured - 0.02) < 1e-12, "median ratio %g",
+		c.measured);
+	pmc__region_release(&r);
+	region_of(&r, 2, 2, miss, zero, NULL);
+	c = expect(PMC_EXPECT_KIND_RATIO_GE, 0, 0);
+	c.e.per = "inst";
+	pmc__judge(&c, &r, 0, 1, PMC_STAT_MIN, NULL);
+	T_CHECK(c.status == PMC__CHECK_ERROR && strstr(c.message, "denominator"), "%s", c.message);
+	pmc__region_release(&r);
+}
+
+T_CASE(multiplexed_and_never_counted_are_inconclusive)
+{
+	static const uint64_t v[] = { 100, 100, 100 };
+	static const unsigned mux[] = { 0, PMC_DELTA_MULTIPLEXED, 0 };
+	static const unsigned never[] = { PMC_DELTA_NOT_COUNTED, 0, 0 };
+	struct pmc__region r;
+	struct pmc__check c;
+
+	/* Even a value that is within bounds must not pass. */
+	region_of(&r, 1, 3, v, NULL, mux);
+	c = expect(PMC_EXPECT_KIND_EQ, 100, 100);
+	pmc__judge(&c, &r, 0, -1, PMC_STAT_MIN, NULL);
+	T_CHECK(c.status == PMC__CHECK_INCONCLUSIVE, "multiplexed: %s", c.message);
+	T_CHECK(strstr(c.message, "1 multiplexed") && strstr(c.message, "25%"), "%s", c.message);
+	pmc__region_release(&r);
+	region_of(&r, 1, 3, v, NULL, never);
+	c = expect(PMC_EXPECT_KIND_LE, 0, 1000);
+	pmc__judge(&c, &r, 0, -1, PMC_STAT_MIN, NULL);
+	T_CHECK(c.status == PMC__CHECK_INCONCLUSIVE && strstr(c.message, "1 of 3 samples never counted"),
+		"never counted: %s", c.message);
+	T_CHECK(pmc__verdict_from_checks(&c, 1, false, NULL, 0) == PMC_INCONCLUSIVE, "verdict");
+	pmc__region_release(&r);
+}
+
+T_CASE(budgets)
+{
+	static const uint64_t v[] = { 6000, 6000 };
+	struct pmc_budget b = { .kind = PMC_EXPECT_KIND_RANGE, .lo = 550, .hi = 600,
+				.per_iteration = 1, .source = "hwdb/x.ini:12" };
+	struct pmc__region r;
+	struct pmc__check c;
+
+	region_of(&r, 1, 2, v, NULL, NULL);
+	c = expect(PMC_EXPECT_KIND_BUDGET, 0, 0);
+	pmc__judge(&c, &r, 0, -1, PMC_STAT_MIN, NULL);
+	T_CHECK(c.status == PMC__CHECK_UNBUDGETED && strstr(c.message, "unbudgeted"), "%s",
+		c.message);
+	T_CHECK(pmc__verdict_from_checks(&c, 1, false, NULL, 0) == PMC_PASS, "unbudgeted passes");
+	T_CHECK(pmc__verdict_from_checks(&c, 1, true, NULL, 0) == PMC_FAIL, "--strict fails");
+	r.iterations = 10; /* 600 per iteration */
+	pmc__judge(&c, &r, 0, -1, PMC_STAT_MIN, &b);
+	T_CHECK(c.status == PMC__CHECK_PASS && c.measured == 600, "per iteration: %s", c.message);
+	b.hi = 599;
+	pmc__judge(&c, &r, 0, -1, PMC_STAT_MIN, &b);
+	T_CHECK(c.status == PMC__CHECK_FAIL && strstr(c.message, "hwdb/x.ini:12"),
+		"budget source named: %s", c.message);
+	pmc__region_release(&r);
+}
+
+T_CASE(verdict_and_exit_status)
+{
+	struct pmc__check c[3];
+	size_t counts[PMC_ERROR + 1] = { 0 };
+	char reason[600];
+
+	memset(c, 0, sizeof(c));
+	c[0].status = PMC__CHECK_PASS;
+	c[1].status = PMC__CHECK_INCONCLUSIVE;
+	c[2].status = PMC__CHECK_FAIL;
+	strcpy(c[2].message, "the failing one");
+	T_CHECK(pmc__verdict_from_checks(c, 3, false, reason, sizeof(reason)) == PMC_FAIL, "fail wins");
+	T_EQ_STR(reason, "the failing one", "reason is the worst check");
+	c[2].status = PMC__CHECK_ERROR;
+	T_CHECK(pmc__verdict_from_checks(c, 3, false, NULL, 0) == PMC_ERROR, "error wins");
+	T_CHECK(pmc__verdict_from_checks(c, 0, false, NULL, 0) == PMC_PASS, "no checks: pass");
+
+	T_EQ_U64(pmc__exit_status(counts), PMC_EXIT_PASS, "empty run");
+	counts[PMC_SKIP] = 2;
+	T_EQ_U64(pmc__exit_status(counts), PMC_EXIT_SKIP, "only skips");
+	counts[PMC_PASS] = 1;
+	T_EQ_U64(pmc__exit_status(counts), PMC_EXIT_PASS, "pass + skip");
+	counts[PMC_KNOWN_ISSUE] = 1;
+	T_EQ_U64(pmc__exit_status(counts), PMC_EXIT_PASS, "known issues pass");
+	counts[PMC_INCONCLUSIVE] = 1;
+	T_EQ_U64(pmc__exit_status(counts), PMC_EXIT_INCONCLUSIVE, "inconclusive");
+	counts[PMC_FAIL] = 1;
+	T_EQ_U64(pmc__exit_status(counts), PMC_EXIT_FAIL, "fail");
+	counts[PMC_ERROR] = 1;
+	T_EQ_U64(pmc__exit_status(counts), PMC_EXIT_ERROR, "error");
+}
+
+T_CASE(filters)
+{
+	T_CHECK(pmc__filter_match(NULL, "a.b"), "no filter");
+	T_CHECK(pmc__filter_match("a.*", "a.b"), "glob");
+	T_CHECK(!pmc__filter_match("a.*", "b.a"), "glob miss");
+	T_CHECK(pmc__filter_match("x.y,a.b", "a.b"), "list");
+	T_CHECK(!pmc__filter_match("*,-a.b", "a.b"), "exclusion");
+	T_CHECK(pmc__filter_match("-a.b", "c.d"), "only exclusions include the rest");
+	T_CHECK(!pmc__filter_match("-a.*", "a.z"), "exclusion glob");
+	T_CHECK(pmc__filter_match("a.b,", "a.b"), "trailing comma");
+}
+
+int main(int argc, char **argv)
+{
+	return t_main(argc, argv);
+}
