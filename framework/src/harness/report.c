@@ -610,7 +610,8 @@ static int load_dir(const char *dir, json_t *cases, json_t **env, size_t *files)
 		n++;
 	}
 	closedir(d);
-	qsort(names, n, sizeof(*names), cmp_str);
+	if (n > 1)
+		qsort(names, n, sizeof(*names), cmp_str);
 	for (i = 0; i < n; i++) {
 		rc |= load_into(names[i], cases, env);
 		free(names[i]);
