@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <pmcheck/pmcheck.h>
@@ -34,6 +35,15 @@ static const char usage[] =
 	"                      the summary with grouped skip reasons; --require-measured\n"
 	"                      fails when no case measured anything (all skipped);\n"
 	"                      --clear DIR empties DIR of result files\n"
+	"  hwdb lookup [SIG]   which hwdb model a signature (default: this CPU) maps to,\n"
+	"                      from which file:line, its facts and the budget keys\n"
+	"  hwdb budget SUITE.TEST REGION EVENT [--signature=S] [--backend=B]\n"
+	"                      the budget that applies, and its file:line\n"
+	"  hwdb check          parse every hwdb file (map, models, budgets)\n"
+	"                      (hwdb commands take --hwdb=DIR, and PMCHECK_HWDB)\n"
+	"  compare OLD.json NEW.json [--tolerance=PCT] [--force] [--json=F] [--markdown=F]\n"
+	"                      regression report between two result files (exit 3\n"
+	"                      on a regression)\n"
 	"  version             print the version\n"
 	"  help                this text\n";
 
@@ -87,6 +97,165 @@ static int cmd_probe(int argc, char **argv)
 	return 0;
 }
 
+/* ---- pmcheck hwdb ------------------------------------------------------------- */
+
+static int open_hwdb_from_args(int *argc, char **argv, struct pmc_hwdb **db, char **env_copy)
+{
+	const char *dirs[PMC_HWDB_MAX_DIRS];
+	size_t n = 0;
+	struct pmc_error err;
+	int i, j = 0;
+
+	for (i = 0; i < *argc; i++) {
+		if (!strncmp(argv[i], "--hwdb=", 7) && n < PMC_HWDB_MAX_DIRS)
+			dirs[n++] = argv[i] + 7;
+		else
+			argv[j++] = argv[i];
+	}
+	*argc = j;
+	*env_copy = getenv("PMCHECK_HWDB") ? strdup(getenv("PMCHECK_HWDB")) : NULL;
+	if (*env_copy) {
+		char *save = NULL, *d;
+
+		for (d = strtok_r(*env_copy, ":", &save); d && n < PMC_HWDB_MAX_DIRS;
+		     d = strtok_r(NULL, ":", &save))
+			dirs[n++] = d;
+	}
+	if (pmc_hwdb_open(db, dirs, n, &err)) {
+		fprintf(stderr, "pmcheck hwdb: %s\n", err.message);
+		return 2;
+	}
+	return 0;
+}
+
+static void print_model(const struct pmc_hwdb_model *m)
+{
+	printf("  model         %s: %s (%s, %s)  [%s]\n", m->id, m->name, m->vendor, m->arch, m->where);
+	printf("  counters      %d general x %d bits, %d fixed x %d bits; %d breakpoint slots\n",
+	       m->general_counters, m->general_width, m->fixed_counters, m->fixed_width,
+	       m->breakpoint_slots);
+	printf("  deterministic %s\n", m->deterministic[0] ? m->deterministic : "(none listed)");
+	if (m->errata[0]) {
+		const char *p = m->errata;
+
+		while (*p) {
+			size_t n = strcspn(p, "\n");
+
+			printf("  erratum       %.*s\n", (int)n, p);
+			p += n + (p[n] == '\n');
+		}
+	}
+}
+
+static int cmd_hwdb(int argc, char **argv)
+{
+	struct pmc_hwdb *db = NULL;
+	char *env_copy = NULL;
+	int rc;
+
+	if (argc < 1) {
+		fprintf(stderr, "usage: pmcheck hwdb lookup [SIGNATURE] | budget SUITE.TEST REGION EVENT [--signature=S] [--backend=perf|sim] | check   [--hwdb=DIR]...\n");
+		return 64;
+	}
+	rc = open_hwdb_from_args(&argc, argv, &db, &env_copy);
+	if (rc)
+		goto out;
+	if (!strcmp(argv[0], "lookup")) {
+		char keys[PMC_HWDB_MAX_KEYS][PMC_HWDB_KEY_MAX];
+		struct pmc_cpu_id cpu;
+		struct pmc_hwdb_match m;
+		struct pmc_hwdb_model model;
+		const char *sig;
+		size_t i, n, d;
+
+		pmc_cpu_identify(&cpu);
+		sig = argc > 1 ? argv[1] : cpu.signature;
+		printf("pmcheck hwdb lookup %s%s\n", sig, argc > 1 ? "" : "  (this machine)");
+		for (d = 0; d < pmc_hwdb_ndirs(db); d++)
+			printf("  directory %zu   %s\n", d + 1, pmc_hwdb_dir(db, d));
+		rc = pmc_hwdb_match(db, sig, &m, &model);
+		if (m.model[0]) {
+			printf("  matched       %s = %s  [%s]\n", m.pattern, m.model, m.where);
+			if (rc == 0)
+				print_model(&model);
+			else
+				printf("  model         %s has no section in any models.ini\n", m.model);
+		} else {
+			printf("  matched       nothing: no map.ini line matches \"%s\"; budgets fall back to vendor/arch/any keys\n", sig);
+		}
+		n = pmc_hwdb_keys(db, "perf", sig, keys, PMC_HWDB_MAX_KEYS);
+		printf("  budget keys   (most specific first)\n");
+		for (i = 0; i < n; i++) {
+			printf("    %-28s", keys[i]);
+			for (d = 0; d < pmc_hwdb_ndirs(db); d++) {
+				char path[4096];
+				struct stat st;
+
+				snprintf(path, sizeof(path), "%s/budgets/%s", pmc_hwdb_dir(db, d), keys[i]);
+				if (stat(path, &st) == 0)
+					printf(" %s", path);
+			}
+			printf("\n");
+		}
+		rc = 0;
+	} else if (!strcmp(argv[0], "budget") && argc >= 4) {
+		struct pmc_budget_key key = { 0 };
+		struct pmc_budget b;
+		struct pmc_error err;
+		struct pmc_cpu_id cpu;
+		char suite[256], *dot;
+		int i;
+
+		pmc_cpu_identify(&cpu);
+		snprintf(suite, sizeof(suite), "%s", argv[1]);
+		dot = strchr(suite, '.');
+		if (!dot) {
+			fprintf(stderr, "pmcheck hwdb budget: \"%s\": expected SUITE.TEST\n", argv[1]);
+			rc = 64;
+			goto out;
+		}
+		*dot = '\0';
+		key = (struct pmc_budget_key){ suite, dot + 1, argv[2], argv[3], "perf", cpu.signature };
+		for (i = 4; i < argc; i++) {
+			if (!strncmp(argv[i], "--signature=", 12))
+				key.signature = argv[i] + 12;
+			else if (!strncmp(argv[i], "--backend=", 10))
+				key.backend = argv[i] + 10;
+		}
+		rc = pmc_hwdb_budget(db, &key, &b, &err);
+		if (rc == 0) {
+			printf("%s %s %s: %s%s  (key %s, %s)\n", argv[1], argv[2], argv[3], b.text,
+			       b.per_iteration ? "" : "", b.key, b.source);
+		} else if (rc == -ENOENT) {
+			printf("%s %s %s: unbudgeted for %s (%s backend)\n", argv[1], argv[2], argv[3],
+			       key.signature, key.backend);
+			rc = 1;
+		} else {
+			fprintf(stderr, "pmcheck hwdb budget: %s\n", err.message);
+			rc = 2;
+		}
+	} else if (!strcmp(argv[0], "check")) {
+		struct pmc_error err;
+		size_t budgets = 0;
+
+		rc = pmc_hwdb_check(db, &budgets, &err);
+		if (rc) {
+			fprintf(stderr, "pmcheck hwdb check: %s\n", err.message);
+			rc = 2;
+		} else {
+			printf("hwdb OK: %zu director%s, %zu budget line(s)\n", pmc_hwdb_ndirs(db),
+			       pmc_hwdb_ndirs(db) == 1 ? "y" : "ies", budgets);
+		}
+	} else {
+		fprintf(stderr, "pmcheck hwdb: unknown or incomplete subcommand \"%s\" (lookup, budget, check)\n", argv[0]);
+		rc = 64;
+	}
+out:
+	pmc_hwdb_free(db);
+	free(env_copy);
+	return rc;
+}
+
 static int cmd_events(int argc, char **argv)
 {
 	struct pmc_event_spec specs[PMC_MAX_EVENTS];
@@ -135,6 +304,10 @@ int main(int argc, char **argv)
 		return cmd_events(argc - 2, argv + 2);
 	if (!strcmp(argv[1], "results"))
 		return pmc__results_command(argc - 2, argv + 2);
+	if (!strcmp(argv[1], "compare"))
+		return pmc__compare_command(argc - 2, argv + 2);
+	if (!strcmp(argv[1], "hwdb"))
+		return cmd_hwdb(argc - 2, argv + 2);
 	if (!strcmp(argv[1], "version") || !strcmp(argv[1], "--version")) {
 		printf("pmcheck %d.%d.%d\n", PMCHECK_VERSION_MAJOR, PMCHECK_VERSION_MINOR,
 		       PMCHECK_VERSION_PATCH);

@@ -196,3 +196,37 @@ PMC_TEST(hardware, counted_loop_instructions, .events = "instructions:u")
 	}
 	PMC_EXPECT_RANGE(t, "loop", "instructions:u", 20000, 20008);
 }
+
+/* ---- budgets from hwdb ------------------------------------------------------------------ */
+
+/*
+ * The same counts gated by recorded budgets instead of literals: the
+ * numbers live in hwdb/budgets/<key>/budget.ini, the file named after the
+ * case's suite, section [hash_and_touch] (calls are the same on
+ * every machine, so they are filed under "any"; a hardware event would be
+ * filed per model).  Re-record with:
+ *   pmcheck_examples --filter=budget.* --calibrate --calibrate-key=any --hwdb=hwdb
+ */
+PMC_TEST(budget, hash_and_touch, .events = "calls:example_hash,calls:example_touch,page-faults")
+{
+	const size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	char *m = mmap(NULL, 16 * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	uint64_t keys[50], h;
+
+	PMC_CHECK(t, m != MAP_FAILED);
+	madvise(m, 16 * page, MADV_NOHUGEPAGE);
+	for (size_t i = 0; i < 50; i++)
+		keys[i] = i;
+	PMC_REGION(t, "hash") {
+		h = hash_all(keys, 50);
+		PMC_DO_NOT_OPTIMIZE(h);
+	}
+	PMC_REGION_N(t, "touch", 16) {
+		for (size_t i = 0; i < 16; i++)
+			example_touch(m + i * page);
+	}
+	munmap(m, 16 * page);
+	PMC_EXPECT_BUDGET(t, "hash", "calls:example_hash");
+	PMC_EXPECT_BUDGET(t, "touch", "calls:example_touch");
+	PMC_EXPECT_BUDGET(t, "touch", "page-faults");
+}

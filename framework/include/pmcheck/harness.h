@@ -58,6 +58,7 @@
 #include <pmcheck/counters.h>
 #include <pmcheck/event.h>
 #include <pmcheck/export.h>
+#include <pmcheck/hwdb.h>
 #include <pmcheck/region.h>
 
 #ifdef __cplusplus
@@ -340,31 +341,18 @@ PMC_API void pmc_test_expect(struct pmc_test *t, const struct pmc_expectation *e
 
 /* ---- budgets: the hook hwdb fills ------------------------------------------- */
 
-/* What a budget is looked up by. */
-struct pmc_budget_key {
-	const char *suite, *test, *region;
-	const char *event;      /* canonical event name */
-	const char *backend;    /* "perf" or "sim" */
-	const char *signature;  /* CPU signature (struct pmc_cpu_id) */
-};
-
-/* A budget: bounds on a count (or on count per iteration). */
-struct pmc_budget {
-	enum pmc_expect_kind kind; /* LE, GE, RANGE or EQ */
-	uint64_t lo, hi;
-	int per_iteration;         /* bounds apply to count / iterations */
-	char source[256];          /* "file:line" it came from, for reports */
-	char model[64];            /* hwdb entry that matched */
-};
+/* struct pmc_budget_key and struct pmc_budget are in <pmcheck/hwdb.h>. */
 
 /*
  * A budget source: fill *out and return 0, return -ENOENT when no budget
  * is recorded for the key (reported as "unbudgeted"; a failure under
- * --strict), or another negative errno on error (ERROR).
+ * --strict), or another negative code with *err filled (the check is an
+ * ERROR with that message).  The runner installs one over the hwdb
+ * directories (--hwdb, PMCHECK_HWDB, the built-in hwdb) by default.
  */
 struct pmc_budget_source {
 	int (*lookup)(void *ctx, const struct pmc_budget_key *key,
-		      struct pmc_budget *out);
+		      struct pmc_budget *out, struct pmc_error *err);
 	void *ctx;
 };
 

@@ -9,6 +9,7 @@
 #include <pmcheck/counters.h>
 #include <pmcheck/region.h>
 #include <pmcheck/machine.h>
+#include <pmcheck/hwdb.h>
 
 #define PMCHECK_VERSION_MAJOR 0
 #define PMCHECK_VERSION_MINOR 1

@@ -18,6 +18,7 @@
 #include "harness_int.h"
 
 static const struct pmc_budget_source *budget_source;
+const char *pmc__program;
 
 /* Bounded copy (labels and names are cut at their buffer's size). */
 static void copy_str(char *dst, size_t size, const char *src)
@@ -33,6 +34,11 @@ static void copy_str(char *dst, size_t size, const char *src)
 void pmc_harness_set_budget_source(const struct pmc_budget_source *src)
 {
 	budget_source = src;
+}
+
+const struct pmc_budget_source *pmc__budget_source(void)
+{
+	return budget_source;
 }
 
 const char *pmc_verdict_name(enum pmc_verdict v)
@@ -458,6 +464,7 @@ static void judge_all(struct pmc_test *t)
 		int ev = column_of(t, c->e.event);
 		int per = c->e.per ? column_of(t, c->e.per) : -1;
 		struct pmc_budget budget, *b = NULL;
+		struct pmc_error berr;
 		char names[512];
 
 		if (ev < 0 || (c->e.per && per < 0)) {
@@ -480,23 +487,36 @@ static void judge_all(struct pmc_test *t)
 
 			if (!have_cpu)
 				pmc_cpu_identify(&cpu), have_cpu = true;
+			/* Budget files spell events as the expectations do. */
 			key = (struct pmc_budget_key){ t->def->suite, t->def->name, c->e.region,
-						       t->spec[ev].name,
+						       c->e.event,
 						       t->backend == PMC_BACKEND_SIM ? "sim" : "perf",
 						       cpu.signature };
 			memset(&budget, 0, sizeof(budget));
-			rc = budget_source->lookup(budget_source->ctx, &key, &budget);
+			pmc_error_clear(&berr);
+			rc = budget_source->lookup(budget_source->ctx, &key, &budget, &berr);
 			if (rc == 0) {
 				b = &budget;
 			} else if (rc != -ENOENT) {
 				c->status = PMC__CHECK_ERROR;
-				set_msg(c,
-					 "budget lookup for region \"%s\", %s failed: %s", c->e.region,
-					 c->e.event, strerror(-rc));
+				set_msg(c, "budget for region \"%s\", %s: %s", c->e.region, c->e.event,
+					berr.message[0] ? berr.message : pmc_strerror(rc));
 				continue;
 			}
 		}
 		pmc__judge(c, r, ev, per, t->opt.stat, b);
+		if (c->status == PMC__CHECK_UNBUDGETED) {
+			char meas[48];
+
+			if (!have_cpu)
+				pmc_cpu_identify(&cpu), have_cpu = true;
+			snprintf(meas, sizeof(meas), "%.0f", c->measured);
+			set_msg(c,
+				"region \"%s\", %s: unbudgeted: no budget for this machine (%s, %s backend; measured %s); record one with: %s --filter=%s.%s --calibrate --hwdb=DIR",
+				c->e.region, c->e.event, have_cpu ? cpu.signature : "?",
+				t->backend == PMC_BACKEND_SIM ? "sim" : "perf", meas,
+				pmc__program ? pmc__program : "<suite>", t->def->suite, t->def->name);
+		}
 	}
 }
 
@@ -545,6 +565,14 @@ static void run_phases(struct pmc_test *t)
 	judge_all(t);
 	t->verdict = pmc__verdict_from_checks(t->check, t->nexpect, t->strict, t->reason,
 					      sizeof(t->reason));
+}
+
+static const char *kind_label(enum pmc_event_kind k)
+{
+	static const char *const names[] = { "?", "hardware", "cache", "raw", "pmu", "libpfm4",
+					     "software", "breakpoint", "uprobe" };
+
+	return (unsigned)k <= PMC_KIND_UPROBE ? names[k] : "?";
 }
 
 static const char *kind_name(enum pmc_expect_kind k)
@@ -616,6 +644,7 @@ static json_t *result_json(struct pmc_test *t)
 		if (t->set)
 			json_object_set_new(e, "group", json_integer(pmc_counters_group_of(t->set, i)));
 		json_object_set_new(e, "hardware", json_boolean(t->spec[i].uses_hw_counter));
+		json_object_set_new(e, "kind", json_string(kind_label(t->spec[i].kind)));
 		json_array_append_new(events, e);
 		if (t->set)
 			json_object_set_new(overhead, t->label[i],

@@ -64,7 +64,7 @@ struct pmc__check {
 	double bound_lo, bound_hi; /* as judged (budgets resolved), NAN if open */
 	const char *stat;        /* "min", "median", "max" */
 	size_t samples;
-	char budget_source[256];
+	char budget_source[PMC_HWDB_WHERE_MAX];
 	char message[512];
 };
 
@@ -179,6 +179,25 @@ void pmc__effective_options(const struct pmc_test_def *def, unsigned reps,
 			    double timeout, struct pmc_test_options *out);
 /* Is this case a hardware case (hardware events or requirements)? */
 bool pmc__case_is_hardware(const struct pmc_test_def *def);
+
+/* Program name for hints ("record one with: <program> ..."). */
+extern const char *pmc__program;
+/* The installed budget source, or NULL. */
+const struct pmc_budget_source *pmc__budget_source(void);
+
+/* ---- gate.c: hwdb, calibration, comparison ----------------------------------------- */
+
+int pmc__hwdb_setup(const char *const *dirs, size_t n, struct pmc_error *err);
+struct pmc_hwdb *pmc__hwdb(void);
+void pmc__hwdb_teardown(void);
+int pmc__calibration_key(const char *backend, const char *choice, char *key, size_t size,
+			 char *why, size_t why_size);
+int pmc__calibrate_case(json_t **runs, size_t nruns, const char *dir, const char *key,
+			double margin_pct, FILE *out);
+json_t *pmc__compare(json_t *old, json_t *new, double tol_pct, bool force);
+void pmc__print_compare(FILE *f, json_t *report);
+char *pmc__compare_markdown(json_t *report);
+int pmc__compare_command(int argc, char **argv);
 
 /* ---- registry.c -------------------------------------------------------------- */
 

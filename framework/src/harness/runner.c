@@ -41,6 +41,19 @@ static const char usage_text[] =
 	"  --timeout=S         seconds per case (overrides .timeout; default 30)\n"
 	"  --backend=perf|sim  where counts come from (default perf)\n"
 	"  --strict            an unbudgeted expectation fails\n"
+	"budgets and baselines:\n"
+	"  --hwdb=DIR          a hwdb directory searched before the built-in one\n"
+	"                      (repeatable; also PMCHECK_HWDB=DIR:DIR)\n"
+	"  --calibrate[=N]     run each selected case N times (default 5) and write\n"
+	"                      budgets for this machine into the first hwdb directory\n"
+	"  --calibrate-margin=PCT  margin over the observed maximum for noisy events\n"
+	"                      (default 10)\n"
+	"  --calibrate-key=signature|model|vendor|arch|any  where budgets are filed\n"
+	"                      (default: the model, or the signature if none matches)\n"
+	"  --save-baseline=FILE  write the results as a baseline (same as --json)\n"
+	"  --baseline=FILE     compare with a saved baseline; exit 3 on a regression\n"
+	"  --tolerance=PCT     noisy-event tolerance for --baseline (default 2)\n"
+	"  --report-md=FILE    the comparison as Markdown (CI job summary)\n"
 	"  --no-fork           run cases in this process (debugging; a crash ends the\n"
 	"                      run and timeouts kill it)\n"
 	"output:\n"
@@ -66,6 +79,12 @@ struct runner {
 	enum pmc_backend backend;
 	bool strict, no_fork, verbose, tap, ctest, color;
 	const char *json_path, *junit_path, *results_dir;
+	const char *hwdb[PMC_HWDB_MAX_DIRS];
+	size_t nhwdb;
+	unsigned calibrate;
+	double margin, tolerance;
+	const char *calibrate_key, *baseline, *save_baseline, *report_md;
+	char *hwdb_env;
 };
 
 static double now_s(void)
@@ -79,7 +98,8 @@ static double now_s(void)
 static int parse_args(struct runner *r, int argc, char **argv)
 {
 	enum { O_LIST = 256, O_FILTER, O_REPEAT, O_TIMEOUT, O_BACKEND, O_STRICT, O_NOFORK,
-	       O_TAP, O_JSON, O_JUNIT, O_RESDIR, O_CTEST, O_COLOR, O_HELP };
+	       O_TAP, O_JSON, O_JUNIT, O_RESDIR, O_CTEST, O_COLOR, O_HELP, O_HWDB, O_CALIBRATE,
+	       O_MARGIN, O_CALKEY, O_SAVEBASE, O_BASELINE, O_TOLERANCE, O_REPORTMD };
 	static const struct option opts[] = {
 		{ "list", optional_argument, NULL, O_LIST },
 		{ "filter", required_argument, NULL, O_FILTER },
@@ -96,12 +116,22 @@ static int parse_args(struct runner *r, int argc, char **argv)
 		{ "ctest", no_argument, NULL, O_CTEST },
 		{ "color", required_argument, NULL, O_COLOR },
 		{ "help", no_argument, NULL, O_HELP },
+		{ "hwdb", required_argument, NULL, O_HWDB },
+		{ "calibrate", optional_argument, NULL, O_CALIBRATE },
+		{ "calibrate-margin", required_argument, NULL, O_MARGIN },
+		{ "calibrate-key", required_argument, NULL, O_CALKEY },
+		{ "save-baseline", required_argument, NULL, O_SAVEBASE },
+		{ "baseline", required_argument, NULL, O_BASELINE },
+		{ "tolerance", required_argument, NULL, O_TOLERANCE },
+		{ "report-md", required_argument, NULL, O_REPORTMD },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *color = "auto";
 	int c;
 
 	r->backend = PMC_BACKEND_PERF;
+	r->margin = 10;
+	r->tolerance = 2;
 	r->results_dir = getenv("PMCHECK_RESULTS_DIR");
 	if (r->results_dir && !*r->results_dir)
 		r->results_dir = NULL;
@@ -184,6 +214,51 @@ static int parse_args(struct runner *r, int argc, char **argv)
 		case O_HELP:
 			printf(usage_text, r->prog);
 			return 1;
+		case O_HWDB:
+			if (r->nhwdb >= PMC_HWDB_MAX_DIRS) {
+				fprintf(stderr, "%s: more than %d --hwdb directories\n", r->prog, PMC_HWDB_MAX_DIRS);
+				return -1;
+			}
+			r->hwdb[r->nhwdb++] = optarg;
+			break;
+		case O_CALIBRATE: {
+			unsigned long v = optarg ? strtoul(optarg, &end, 10) : 5;
+
+			if ((optarg && *end) || v < 1 || v > 1000) {
+				fprintf(stderr, "%s: --calibrate=%s: expected a number of runs from 1 to 1000\n", r->prog, optarg);
+				return -1;
+			}
+			r->calibrate = (unsigned)v;
+			break;
+		}
+		case O_MARGIN:
+		case O_TOLERANCE: {
+			double v = strtod(optarg, &end);
+
+			if (*end == '%')
+				end++;
+			if (*end || !(v >= 0) || v > 1000) {
+				fprintf(stderr, "%s: %s: expected a percentage (e.g. 10 or 10%%)\n", r->prog, argv[optind - 1]);
+				return -1;
+			}
+			if (c == O_MARGIN)
+				r->margin = v;
+			else
+				r->tolerance = v;
+			break;
+		}
+		case O_CALKEY:
+			r->calibrate_key = optarg;
+			break;
+		case O_SAVEBASE:
+			r->save_baseline = optarg;
+			break;
+		case O_BASELINE:
+			r->baseline = optarg;
+			break;
+		case O_REPORTMD:
+			r->report_md = optarg;
+			break;
 		default:
 			fprintf(stderr, "%s: unknown option '%s' (see --help)\n", r->prog, argv[optind - 1]);
 			return -1;
@@ -191,6 +266,22 @@ static int parse_args(struct runner *r, int argc, char **argv)
 	}
 	if (optind < argc) {
 		fprintf(stderr, "%s: unexpected argument '%s' (select cases with --filter)\n", r->prog, argv[optind]);
+		return -1;
+	}
+	/* PMCHECK_HWDB directories come after the command line's. */
+	if (getenv("PMCHECK_HWDB") && *getenv("PMCHECK_HWDB")) {
+		char *save = NULL, *dir;
+
+		r->hwdb_env = strdup(getenv("PMCHECK_HWDB"));
+		for (dir = r->hwdb_env ? strtok_r(r->hwdb_env, ":", &save) : NULL; dir;
+		     dir = strtok_r(NULL, ":", &save)) {
+			if (r->nhwdb >= PMC_HWDB_MAX_DIRS)
+				break;
+			r->hwdb[r->nhwdb++] = dir;
+		}
+	}
+	if (r->calibrate && r->nhwdb == 0) {
+		fprintf(stderr, "%s: --calibrate: say where budgets go with --hwdb=DIR (or PMCHECK_HWDB)\n", r->prog);
 		return -1;
 	}
 	r->color = !strcmp(color, "always") ||
@@ -504,6 +595,83 @@ static int write_results_dir(struct runner *r, json_t *doc, json_t *cases)
 	return 0;
 }
 
+/* --calibrate: N runs per selected case, then budgets into the first hwdb dir. */
+static int calibrate(struct runner *r, size_t total)
+{
+	char key[PMC_HWDB_KEY_MAX], why[512];
+	const char *backend = r->backend == PMC_BACKEND_SIM ? "sim" : "perf";
+	size_t i, idx = 0, written = 0;
+	int status = PMC_EXIT_PASS;
+
+	if (pmc__calibration_key(backend, r->calibrate_key, key, sizeof(key), why, sizeof(why))) {
+		fprintf(stderr, "%s: --calibrate: %s\n", r->prog, why);
+		return PMC_EXIT_USAGE;
+	}
+	printf("calibrating %zu case(s), %u runs each, into %s/budgets/%s/ (margin %.3g%% for noisy events)\n",
+	       total, r->calibrate, r->hwdb[0], key, r->margin);
+	for (i = 0; i < pmc__ncases(); i++) {
+		const struct pmc_test_def *d = pmc__case(i);
+		json_t **runs;
+		char name[256];
+		unsigned k;
+		int n;
+
+		pmc__full_name(d, name, sizeof(name));
+		if (!pmc__filter_match(r->filter, name))
+			continue;
+		printf("[%zu/%zu] %s\n", ++idx, total, name);
+		fflush(stdout);
+		runs = calloc(r->calibrate, sizeof(*runs));
+		if (!runs)
+			return PMC_EXIT_ERROR;
+		for (k = 0; k < r->calibrate; k++) {
+			double secs;
+
+			runs[k] = run_one(r, d, &secs);
+		}
+		n = pmc__calibrate_case(runs, r->calibrate, r->hwdb[0], key, r->margin, stdout);
+		if (n < 0)
+			status = PMC_EXIT_ERROR;
+		else
+			written += (size_t)n;
+		for (k = 0; k < r->calibrate; k++)
+			json_decref(runs[k]);
+		free(runs);
+	}
+	printf("\n%zu budget(s) written; review them with git diff before committing\n", written);
+	return status;
+}
+
+/* --baseline: compare, print, Markdown; returns an exit status. */
+static int compare_baseline(struct runner *r, json_t *doc)
+{
+	json_error_t jerr;
+	json_t *old = json_load_file(r->baseline, 0, &jerr), *rep;
+	int status;
+
+	if (!old) {
+		fprintf(stderr, "%s: --baseline=%s: %s (line %d)\n", r->prog, r->baseline, jerr.text, jerr.line);
+		return PMC_EXIT_ERROR;
+	}
+	rep = pmc__compare(old, doc, r->tolerance, false);
+	printf("\ncompared with baseline %s:\n", r->baseline);
+	pmc__print_compare(stdout, rep);
+	status = json_integer_value(json_object_get(json_object_get(rep, "summary"), "regression"))
+			 ? PMC_EXIT_REGRESSION : PMC_EXIT_PASS;
+	if (r->report_md) {
+		char *md = pmc__compare_markdown(rep);
+
+		if (!md || pmc_write_file_atomic(r->report_md, md, strlen(md)) != 0) {
+			fprintf(stderr, "%s: cannot write --report-md=%s\n", r->prog, r->report_md);
+			status = PMC_EXIT_ERROR;
+		}
+		free(md);
+	}
+	json_decref(rep);
+	json_decref(old);
+	return status;
+}
+
 int pmc_main(int argc, char **argv)
 {
 	struct runner r = { .prog = base_name(argc > 0 ? argv[0] : "pmcheck-suite") };
@@ -514,10 +682,14 @@ int pmc_main(int argc, char **argv)
 	int rc, status;
 
 	rc = parse_args(&r, argc, argv);
-	if (rc)
+	if (rc) {
+		free(r.hwdb_env);
 		return rc > 0 ? 0 : PMC_EXIT_USAGE;
-	if (r.list)
+	}
+	if (r.list) {
+		free(r.hwdb_env);
 		return list_cases(&r);
+	}
 	for (i = 0; i < pmc__ncases(); i++) {
 		char name[256];
 
@@ -527,10 +699,27 @@ int pmc_main(int argc, char **argv)
 	if (total == 0) {
 		fprintf(stderr, "%s: no case matches%s%s (see --list)\n", r.prog,
 			r.filter ? " --filter=" : "", r.filter ? r.filter : "");
+		free(r.hwdb_env);
 		return PMC_EXIT_USAGE;
+	}
+	{
+		struct pmc_error err;
+
+		pmc__program = r.prog;
+		if (pmc__hwdb_setup(r.hwdb, r.nhwdb, &err) != 0) {
+			fprintf(stderr, "%s: hwdb: %s\n", r.prog, err.message);
+			free(r.hwdb_env);
+			return PMC_EXIT_ERROR;
+		}
 	}
 	signal(SIGINT, forward_signal);
 	signal(SIGTERM, forward_signal);
+	if (r.calibrate) {
+		status = calibrate(&r, total);
+		pmc__hwdb_teardown();
+		free(r.hwdb_env);
+		return status;
+	}
 	if (r.tap)
 		printf("TAP version 13\n1..%zu\n", total);
 	cases = json_array();
@@ -594,6 +783,18 @@ int pmc_main(int argc, char **argv)
 	}
 	if (r.results_dir && write_results_dir(&r, doc, cases) != 0)
 		status = PMC_EXIT_ERROR;
+	if (r.save_baseline && (rc = pmc__write_json(r.save_baseline, doc)) != 0) {
+		fprintf(stderr, "%s: cannot write --save-baseline=%s: %s\n", r.prog, r.save_baseline, strerror(-rc));
+		status = PMC_EXIT_ERROR;
+	}
+	if (r.baseline) {
+		int cs = compare_baseline(&r, doc);
+
+		if (cs == PMC_EXIT_ERROR || (cs == PMC_EXIT_REGRESSION && status == PMC_EXIT_PASS))
+			status = cs;
+	}
+	pmc__hwdb_teardown();
+	free(r.hwdb_env);
 	json_decref(cases);
 	json_decref(doc);
 	return status;

@@ -304,10 +304,10 @@ void pmc__judge(struct pmc__check *c, const struct pmc__region *r, int ev, int p
 		snprintf(c->budget_source, sizeof(c->budget_source), "%s", budget->source);
 		if (budget->per_iteration && r->iterations > 1)
 			x /= (double)r->iterations;
-		if (budget->kind != PMC_EXPECT_KIND_LE)
-			lo = (double)budget->lo;
-		if (budget->kind != PMC_EXPECT_KIND_GE)
-			hi = (double)budget->hi;
+		if (budget->kind != PMC_BOUND_LE)
+			lo = budget->lo;
+		if (budget->kind != PMC_BOUND_GE)
+			hi = budget->hi;
 		break;
 	}
 	c->measured = x;

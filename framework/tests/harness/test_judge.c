@@ -193,7 +193,7 @@ T_CASE(multiplexed_and_never_counted_are_inconclusive)
 T_CASE(budgets)
 {
 	static const uint64_t v[] = { 6000, 6000 };
-	struct pmc_budget b = { .kind = PMC_EXPECT_KIND_RANGE, .lo = 550, .hi = 600,
+	struct pmc_budget b = { .kind = PMC_BOUND_RANGE, .lo = 550, .hi = 600,
 				.per_iteration = 1, .source = "hwdb/x.ini:12" };
 	struct pmc__region r;
 	struct pmc__check c;

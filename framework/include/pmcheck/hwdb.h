@@ -1,0 +1,192 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * hwdb: CPU signature -> model, model facts, and budgets.
+ *
+ * A hwdb directory holds (see hwdb/README.md for the formats):
+ *   map.ini                     [map] anchored regex over signatures = model id,
+ *                               first match wins (most specific lines first)
+ *   models.ini                  [<model id>] facts: name, vendor, arch, counters,
+ *                               widths, breakpoint slots, deterministic events,
+ *                               errata, with their sources in comments
+ *   budgets/<key>/<suite>.ini   [<test>] <region> = <event> <bound> [per iteration]
+ *
+ * Budget keys are tried most specific first: the exact signature, the model,
+ * the vendor, the architecture, then "any" (architecture-independent counts
+ * such as uprobe calls).  The sim backend uses its profile key alone.  At
+ * each key, directories are tried in the order given (users' first, the
+ * built-in one last), so user entries override built-in ones.
+ */
+#ifndef PMCHECK_HWDB_H
+#define PMCHECK_HWDB_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <pmcheck/error.h>
+#include <pmcheck/export.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define PMC_HWDB_MAX_DIRS 16
+#define PMC_HWDB_MAX_KEYS 6
+#define PMC_HWDB_KEY_MAX 128
+#define PMC_HWDB_WHERE_MAX 512
+
+/* ---- budgets ------------------------------------------------------------------ */
+
+/* Forms of a bound. */
+enum pmc_bound_kind {
+	PMC_BOUND_LE = 1,   /* "<= 1200" */
+	PMC_BOUND_GE,       /* ">= 5" */
+	PMC_BOUND_RANGE,    /* "1000..1100" (inclusive), and "1050000 +-0.5%" */
+	PMC_BOUND_EQ,       /* "= 600023" */
+};
+
+/* A budget: bounds on a count, or on count per iteration. */
+struct pmc_budget {
+	enum pmc_bound_kind kind;
+	double lo, hi;             /* lo unused for LE, hi unused for GE */
+	int per_iteration;         /* bounds apply to count / iterations */
+	char text[96];             /* the bound as written, e.g. "1050000 +-0.5%" */
+	char source[PMC_HWDB_WHERE_MAX]; /* "file:line" it came from */
+	char key[PMC_HWDB_KEY_MAX];      /* the budget key that matched */
+};
+
+/* What a budget is looked up by. */
+struct pmc_budget_key {
+	const char *suite, *test, *region;
+	const char *event;      /* the event as the budget file spells it */
+	const char *backend;    /* "perf" or "sim" */
+	const char *signature;  /* perf: CPU signature; sim: the sim profile key */
+};
+
+/*
+ * Parse a bound: "<= N", ">= N", "= N", "A..B", "N +-T" or "N +-P%", each
+ * optionally followed by "per iteration".  Numbers are decimal, fractions
+ * allowed (per-iteration budgets).  On error returns PMC_E_SYNTAX and *err
+ * says where and what was expected.
+ */
+PMC_API int pmc_budget_parse(const char *text, struct pmc_budget *out,
+			     struct pmc_error *err);
+
+/* Does x satisfy b?  (x is already divided by iterations if per_iteration.) */
+PMC_API int pmc_budget_holds(const struct pmc_budget *b, double x);
+
+/* ---- the database ---------------------------------------------------------------- */
+
+struct pmc_hwdb; /* opaque */
+
+/* Model facts from models.ini.  Absent numbers are -1, absent text "". */
+struct pmc_hwdb_model {
+	char id[64];
+	char name[128];
+	char vendor[32];
+	char arch[16];
+	int general_counters, general_width;
+	int fixed_counters, fixed_width;
+	int breakpoint_slots;
+	char deterministic[512];   /* comma-separated canonical event names */
+	char errata[2048];         /* one per line */
+	char where[PMC_HWDB_WHERE_MAX]; /* models.ini:line of the section */
+};
+
+/* How a signature matched. */
+struct pmc_hwdb_match {
+	char model[64];
+	char pattern[256];
+	char where[PMC_HWDB_WHERE_MAX]; /* map.ini:line */
+};
+
+/*
+ * Open the hwdb directories `dirs` (highest priority first; may be NULL /
+ * 0) followed by the built-in one (pmc_hwdb_builtin_dir(), unless absent).
+ * Every map.ini and models.ini is parsed now: a malformed line is
+ * PMC_E_SYNTAX with "file:line: what was expected" in *err.  A directory
+ * that does not exist is -ENOENT naming it.
+ */
+PMC_API int pmc_hwdb_open(struct pmc_hwdb **out, const char *const *dirs, size_t ndirs,
+			  struct pmc_error *err);
+PMC_API void pmc_hwdb_free(struct pmc_hwdb *db);
+
+/* Where the built-in hwdb is (source tree in a build tree, else the
+ * installed share/pmcheck/hwdb); NULL if neither exists. */
+PMC_API const char *pmc_hwdb_builtin_dir(void);
+
+/* Number of directories in use and the i-th one. */
+PMC_API size_t pmc_hwdb_ndirs(const struct pmc_hwdb *db);
+PMC_API const char *pmc_hwdb_dir(const struct pmc_hwdb *db, size_t i);
+
+/*
+ * The model of a signature: first matching map line over all directories
+ * (users' first).  Fills *m and, if model is not NULL, its facts.  Returns
+ * 0, or -ENOENT when no line matches (or the model has no facts section:
+ * then m is filled and model->id is empty).
+ */
+PMC_API int pmc_hwdb_match(const struct pmc_hwdb *db, const char *signature,
+			   struct pmc_hwdb_match *m, struct pmc_hwdb_model *model);
+
+/* Facts of a model by id; -ENOENT when absent. */
+PMC_API int pmc_hwdb_model(const struct pmc_hwdb *db, const char *id,
+			   struct pmc_hwdb_model *model);
+
+/*
+ * Budget keys for a backend and signature, most specific first (see the
+ * top of this file).  Returns how many were stored.
+ */
+PMC_API size_t pmc_hwdb_keys(const struct pmc_hwdb *db, const char *backend,
+			     const char *signature,
+			     char keys[][PMC_HWDB_KEY_MAX], size_t max);
+
+/*
+ * Look a budget up.  Returns 0 with *out filled (source names file:line),
+ * -ENOENT when no file has one, or PMC_E_SYNTAX when a budget file on the
+ * way is malformed (*err says file:line).
+ */
+PMC_API int pmc_hwdb_budget(const struct pmc_hwdb *db, const struct pmc_budget_key *key,
+			    struct pmc_budget *out, struct pmc_error *err);
+
+/*
+ * Parse every file under the directories (map, models, all budget files)
+ * and report the first error; for `pmcheck hwdb check` and CI.  Stores the
+ * number of budget lines seen in *budgets.
+ */
+PMC_API int pmc_hwdb_check(const struct pmc_hwdb *db, size_t *budgets,
+			   struct pmc_error *err);
+
+/*
+ * Is the event deterministic on this model (listed in its facts)?  Events
+ * that count program actions (breakpoints, uprobes) are deterministic on
+ * every model; callers decide those from the event kind.
+ */
+PMC_API int pmc_hwdb_model_deterministic(const struct pmc_hwdb_model *model,
+					 const char *event);
+
+/*
+ * Set (or replace) one budget line in dir/budgets/<key>/<suite>.ini,
+ * section [test]: "region = event bound".  Keeps every other line and
+ * comment as it was; creates the directories and file as needed; writes
+ * atomically.  *old_line receives the replaced line ("" if new).
+ */
+PMC_API int pmc_hwdb_write_budget(const char *dir, const char *key, const char *suite,
+				  const char *test, const char *region, const char *event,
+				  const char *bound, char *old_line, size_t old_size,
+				  struct pmc_error *err);
+
+/*
+ * Parse an INI text with line numbers (the parser used for every hwdb
+ * file): calls handler(user, section, name, value, line) per entry.  For
+ * the fuzzer and tests.  Returns 0 or PMC_E_SYNTAX with *err filled
+ * ("name:line: ...").
+ */
+typedef int (*pmc_ini_handler)(void *user, const char *section, const char *name,
+			       const char *value, int line, struct pmc_error *err);
+PMC_API int pmc_ini_parse_text(const char *name, const char *text, size_t len,
+			       pmc_ini_handler handler, void *user, struct pmc_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,533 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Gates: the hwdb as the runner's budget source, calibration (recording
+ * budgets from measurements), and baseline comparison with its reports.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <pmcheck/pmcheck.h>
+
+#include "harness_int.h"
+
+/* ---- hwdb as budget source --------------------------------------------------------- */
+
+static struct pmc_hwdb *gate_db;
+static struct pmc_budget_source gate_source;
+
+static int hwdb_lookup(void *ctx, const struct pmc_budget_key *key, struct pmc_budget *out,
+		       struct pmc_error *err)
+{
+	return pmc_hwdb_budget(ctx, key, out, err);
+}
+
+int pmc__hwdb_setup(const char *const *dirs, size_t n, struct pmc_error *err)
+{
+	int rc = pmc_hwdb_open(&gate_db, dirs, n, err);
+
+	if (rc)
+		return rc;
+	gate_source.lookup = hwdb_lookup;
+	gate_source.ctx = gate_db;
+	if (!pmc__budget_source())
+		pmc_harness_set_budget_source(&gate_source);
+	return 0;
+}
+
+struct pmc_hwdb *pmc__hwdb(void)
+{
+	return gate_db;
+}
+
+void pmc__hwdb_teardown(void)
+{
+	if (pmc__budget_source() == &gate_source)
+		pmc_harness_set_budget_source(NULL);
+	pmc_hwdb_free(gate_db);
+	gate_db = NULL;
+}
+
+/* ---- calibration -------------------------------------------------------------------- */
+
+static const char *jstr(json_t *o, const char *k)
+{
+	const char *s = json_string_value(json_object_get(o, k));
+
+	return s ? s : "";
+}
+
+/* Kind of the event an expectation names, from a result's events list. */
+static const char *event_kind(json_t *res, const char *event)
+{
+	json_t *e;
+	size_t i;
+
+	json_array_foreach(json_object_get(res, "events"), i, e)
+		if (!strcmp(jstr(e, "label"), event) || !strcmp(jstr(e, "name"), event))
+			return jstr(e, "kind");
+	return "";
+}
+
+int pmc__calibration_key(const char *backend, const char *choice, char *key, size_t size,
+			 char *why, size_t why_size)
+{
+	char keys[PMC_HWDB_MAX_KEYS][PMC_HWDB_KEY_MAX];
+	struct pmc_cpu_id cpu;
+	struct pmc_hwdb_match m;
+	size_t n;
+	bool model;
+	int idx;
+
+	pmc_cpu_identify(&cpu);
+	n = pmc_hwdb_keys(gate_db, backend, cpu.signature, keys, PMC_HWDB_MAX_KEYS);
+	model = pmc_hwdb_match(gate_db, cpu.signature, &m, NULL) == 0 || m.model[0];
+	if (n == 0) {
+		snprintf(why, why_size, "no budget key for CPU signature \"%s\"", cpu.signature);
+		return -ENOENT;
+	}
+	if (!choice || !*choice)
+		choice = model ? "model" : "signature";
+	if (!strcmp(choice, "signature"))
+		idx = 0;
+	else if (!strcmp(choice, "model"))
+		idx = model ? 1 : -1;
+	else if (!strcmp(choice, "vendor"))
+		idx = model ? 2 : 1;
+	else if (!strcmp(choice, "arch"))
+		idx = model ? 3 : 2;
+	else if (!strcmp(choice, "any"))
+		idx = (int)n - 1;
+	else {
+		snprintf(why, why_size, "--calibrate-key=%s: expected signature, model, vendor, arch or any", choice);
+		return -EINVAL;
+	}
+	if (idx < 0) {
+		snprintf(why, why_size,
+			 "no hwdb model matches \"%s\": add a line to a map.ini, or use --calibrate-key=signature",
+			 cpu.signature);
+		return -ENOENT;
+	}
+	if ((size_t)idx >= n || (!strcmp(choice, "any") && strcmp(keys[idx], "any"))) {
+		snprintf(why, why_size, "no %s key for \"%s\"", choice, cpu.signature);
+		return -ENOENT;
+	}
+	snprintf(key, size, "%s", keys[idx]);
+	return 0;
+}
+
+/*
+ * Record budgets for every budget expectation of one case from `nruns`
+ * results of it.  Policy (documented in hwdb/README.md): an event that is
+ * deterministic (breakpoint and uprobe counts; the model's deterministic
+ * list) and gave the same figure in every run gets "= N"; anything else
+ * gets "<= ceil(max * (1 + margin))".  Returns the number of budgets
+ * written, or -1 on error.
+ */
+int pmc__calibrate_case(json_t **runs, size_t nruns, const char *dir, const char *key,
+			double margin_pct, FILE *out)
+{
+	struct pmc_hwdb_model model;
+	struct pmc_hwdb_match m;
+	struct pmc_cpu_id cpu;
+	json_t *first = runs[0], *chk;
+	const char *verdict = jstr(first, "verdict");
+	size_t i, r;
+	int written = 0;
+	bool have_model;
+
+	pmc_cpu_identify(&cpu);
+	have_model = pmc_hwdb_match(gate_db, cpu.signature, &m, &model) == 0;
+	if (!strcmp(verdict, "SKIP") || !strcmp(verdict, "ERROR")) {
+		fprintf(out, "  %s: not calibrated: %s: %s\n", jstr(first, "name"), verdict,
+			jstr(first, "reason"));
+		return 0;
+	}
+	json_array_foreach(json_object_get(first, "checks"), i, chk) {
+		const char *region = jstr(chk, "region"), *event = jstr(chk, "event");
+		const char *kind = event_kind(first, event);
+		double lo = INFINITY, hi = -INFINITY;
+		bool det, usable = true;
+		char bound[96], old[1024];
+		struct pmc_error err;
+
+		if (strcmp(jstr(chk, "kind"), "budget"))
+			continue;
+		for (r = 0; r < nruns; r++) {
+			json_t *c = json_array_get(json_object_get(runs[r], "checks"), i);
+			json_t *x = json_object_get(c, "measured");
+			const char *st = jstr(c, "status");
+
+			if (!json_is_number(x) || !strcmp(st, "inconclusive") || !strcmp(st, "error")) {
+				fprintf(out, "  %s %s %s: not calibrated: run %zu: %s\n",
+					jstr(first, "name"), region, event, r + 1, jstr(c, "message"));
+				usable = false;
+				break;
+			}
+			/* A budgeted check judged per iteration reports a
+			 * per-iteration figure; recording needs the region total. */
+			lo = fmin(lo, json_number_value(x));
+			hi = fmax(hi, json_number_value(x));
+		}
+		if (!usable)
+			continue;
+		det = !strcmp(kind, "breakpoint") || !strcmp(kind, "uprobe") ||
+		      (have_model && pmc_hwdb_model_deterministic(&model, event)) ||
+		      !strcmp(jstr(first, "backend"), "sim");
+		if (det && lo == hi) {
+			snprintf(bound, sizeof(bound), "= %.0f", lo);
+		} else {
+			snprintf(bound, sizeof(bound), "<= %.0f", ceil(hi * (1.0 + margin_pct / 100.0)));
+			if (det)
+				fprintf(out, "  warning: %s %s %s is listed as deterministic but varied over %zu runs (%.0f..%.0f)\n",
+					jstr(first, "name"), region, event, nruns, lo, hi);
+		}
+		if (pmc_hwdb_write_budget(dir, key, jstr(first, "suite"), jstr(first, "test"), region,
+					  event, bound, old, sizeof(old), &err) != 0) {
+			fprintf(out, "  error: %s\n", err.message);
+			return -1;
+		}
+		if (written == 0)
+			fprintf(out, "  %s/budgets/%s/%s.ini [%s]\n", dir, key, jstr(first, "suite"),
+				jstr(first, "test"));
+		if (old[0])
+			fprintf(out, "  - %s\n", old);
+		fprintf(out, "  + %s = %s %s   (%zu runs: %.0f..%.0f%s)\n", region, event, bound, nruns,
+			lo, hi, det ? ", deterministic" : "");
+		written++;
+	}
+	return written;
+}
+
+/* ---- comparison ---------------------------------------------------------------------- */
+
+static json_t *find_case(json_t *doc, const char *name)
+{
+	json_t *c;
+	size_t i;
+
+	json_array_foreach(json_object_get(doc, "cases"), i, c)
+		if (!strcmp(jstr(c, "name"), name))
+			return c;
+	return NULL;
+}
+
+static json_t *find_region(json_t *c, const char *name)
+{
+	json_t *r;
+	size_t i;
+
+	json_array_foreach(json_object_get(c, "regions"), i, r)
+		if (!strcmp(jstr(r, "name"), name))
+			return r;
+	return NULL;
+}
+
+static double num(json_t *o, const char *k)
+{
+	return json_number_value(json_object_get(o, k));
+}
+
+/*
+ * One row: verdict for an event of a region present in both.
+ *   deterministic (every sample equal, both sides): any change counts;
+ *   noisy: needs 3+ samples a side; regression when the minimum grew by
+ *   more than the tolerance AND the new minimum is above the old maximum
+ *   (the distributions do not overlap); improvement symmetrically; the
+ *   tolerance is max(--tolerance, twice the larger relative spread).
+ */
+static json_t *compare_row(const char *cname, const char *rname, const char *ev, json_t *os,
+			   json_t *ns, double tol_pct, const char *blocked)
+{
+	double omin = num(os, "min"), omax = num(os, "max"), nmin = num(ns, "min"),
+	       nmax = num(ns, "max");
+	size_t on = (size_t)num(os, "n"), nn = (size_t)num(ns, "n");
+	bool det = omin == omax && nmin == nmax;
+	double change = omin > 0 ? 100.0 * (nmin - omin) / omin : (nmin > 0 ? INFINITY : 0);
+	double spread = 0, tol;
+	const char *verdict;
+	char reason[256] = "";
+	json_t *row;
+
+	if (omin > 0)
+		spread = fmax(spread, (omax - omin) / omin);
+	if (nmin > 0)
+		spread = fmax(spread, (nmax - nmin) / nmin);
+	tol = fmax(tol_pct, 200.0 * spread);
+	if (blocked) {
+		verdict = "no-verdict";
+		snprintf(reason, sizeof(reason), "%s", blocked);
+	} else if (num(os, "multiplexed") + num(os, "not_counted") + num(ns, "multiplexed") +
+			   num(ns, "not_counted") > 0) {
+		verdict = "no-verdict";
+		snprintf(reason, sizeof(reason), "partial counts (multiplexed or never counted)");
+	} else if (det) {
+		verdict = nmin > omin ? "regression" : nmin < omin ? "improvement" : "same";
+		snprintf(reason, sizeof(reason), "deterministic: every sample equal on both sides");
+	} else if (on < 3 || nn < 3) {
+		verdict = "no-verdict";
+		snprintf(reason, sizeof(reason), "noisy and only %zu/%zu samples (need 3 a side): run with --repeat", on, nn);
+	} else if (change > tol && nmin > omax) {
+		verdict = "regression";
+		snprintf(reason, sizeof(reason), "min +%.2f%% > tolerance %.2f%%, no overlap", change, tol);
+	} else if (change < -tol && nmax < omin) {
+		verdict = "improvement";
+		snprintf(reason, sizeof(reason), "min %.2f%% beyond tolerance %.2f%%, no overlap", change, tol);
+	} else {
+		verdict = "noise";
+		snprintf(reason, sizeof(reason), "within tolerance %.2f%% or overlapping", tol);
+	}
+	row = json_pack("{s:s, s:s, s:s, s:{s:f, s:f, s:I}, s:{s:f, s:f, s:I}, s:s, s:s, s:b}",
+			"case", cname, "region", rname, "event", ev, "old", "min", omin, "max", omax,
+			"n", (json_int_t)on, "new", "min", nmin, "max", nmax, "n", (json_int_t)nn,
+			"verdict", verdict, "reason", reason, "deterministic", det);
+	json_object_set_new(row, "change_pct", isfinite(change) ? json_real(change) : json_null());
+	if (!strcmp(verdict, "improvement"))
+		json_object_set_new(row, "hint", json_string("improved: a budget for it can be tightened (--calibrate)"));
+	return row;
+}
+
+json_t *pmc__compare(json_t *old, json_t *new, double tol_pct, bool force)
+{
+	json_t *rows = json_array(), *c, *oe = json_object_get(old, "environment"),
+	       *ne = json_object_get(new, "environment");
+	const char *osig = jstr(json_object_get(oe, "cpu"), "signature");
+	const char *nsig = jstr(json_object_get(ne, "cpu"), "signature");
+	char mismatch[512] = "";
+	size_t i, counts[7] = { 0 };
+	static const char *const names[] = { "regression", "improvement", "same", "noise",
+					     "no-verdict", "new", "gone" };
+	json_t *summary;
+
+	if (strcmp(osig, nsig))
+		snprintf(mismatch, sizeof(mismatch), "different CPUs: baseline %s, this run %s", osig, nsig);
+	else if (strcmp(jstr(oe, "backend"), jstr(ne, "backend")))
+		snprintf(mismatch, sizeof(mismatch), "different backends: baseline %s, this run %s",
+			 jstr(oe, "backend"), jstr(ne, "backend"));
+	json_array_foreach(json_object_get(new, "cases"), i, c) {
+		json_t *oc = find_case(old, jstr(c, "name")), *r;
+		size_t j;
+
+		json_array_foreach(json_object_get(c, "regions"), j, r) {
+			json_t *or = oc ? find_region(oc, jstr(r, "name")) : NULL, *st;
+			const char *ev;
+
+			json_object_foreach(json_object_get(r, "events"), ev, st) {
+				json_t *os = or ? json_object_get(json_object_get(or, "events"), ev) : NULL;
+
+				if (!os || num(os, "n") == 0 || num(st, "n") == 0) {
+					if (num(st, "n") > 0)
+						json_array_append_new(rows, json_pack("{s:s, s:s, s:s, s:n, s:{s:f, s:f, s:I}, s:s, s:s}",
+							"case", jstr(c, "name"), "region", jstr(r, "name"), "event", ev,
+							"old", "new", "min", num(st, "min"), "max", num(st, "max"),
+							"n", (json_int_t)num(st, "n"), "verdict", "new", "reason",
+							"not in the baseline"));
+					continue;
+				}
+				json_array_append_new(rows, compare_row(jstr(c, "name"), jstr(r, "name"), ev, os, st, tol_pct,
+									 mismatch[0] && !force ? mismatch : NULL));
+			}
+		}
+	}
+	/* What the baseline measured and this run did not. */
+	json_array_foreach(json_object_get(old, "cases"), i, c) {
+		json_t *nc = find_case(new, jstr(c, "name")), *r;
+		size_t j;
+
+		json_array_foreach(json_object_get(c, "regions"), j, r) {
+			json_t *nr = nc ? find_region(nc, jstr(r, "name")) : NULL, *st;
+			const char *ev;
+
+			json_object_foreach(json_object_get(r, "events"), ev, st) {
+				json_t *ns = nr ? json_object_get(json_object_get(nr, "events"), ev) : NULL;
+
+				if ((!ns || num(ns, "n") == 0) && num(st, "n") > 0)
+					json_array_append_new(rows, json_pack("{s:s, s:s, s:s, s:{s:f, s:f, s:I}, s:n, s:s, s:s}",
+						"case", jstr(c, "name"), "region", jstr(r, "name"), "event", ev,
+						"old", "min", num(st, "min"), "max", num(st, "max"), "n",
+						(json_int_t)num(st, "n"), "new", "verdict", "gone", "reason",
+						nc ? "not measured by this run" : "case not in this run"));
+			}
+		}
+	}
+	json_array_foreach(rows, i, c) {
+		const char *v = jstr(c, "verdict");
+
+		for (size_t k = 0; k < 7; k++)
+			counts[k] += !strcmp(v, names[k]);
+	}
+	summary = json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I}", "regression",
+			    (json_int_t)counts[0], "improvement", (json_int_t)counts[1], "same",
+			    (json_int_t)counts[2], "noise", (json_int_t)counts[3], "no_verdict",
+			    (json_int_t)counts[4], "new", (json_int_t)counts[5], "gone",
+			    (json_int_t)counts[6]);
+	return json_pack("{s:s, s:{s:s, s:s}, s:{s:s, s:s}, s:s?, s:f, s:o, s:o}", "schema",
+			 "pmcheck-compare/1", "old", "signature", osig, "backend", jstr(oe, "backend"),
+			 "new", "signature", nsig, "backend", jstr(ne, "backend"), "mismatch",
+			 mismatch[0] ? mismatch : NULL, "tolerance_pct", tol_pct, "summary", summary,
+			 "rows", rows);
+}
+
+static void fmt_change(char *buf, size_t size, json_t *row)
+{
+	json_t *ch = json_object_get(row, "change_pct");
+
+	if (json_is_number(ch))
+		snprintf(buf, size, "%+.2f%%", json_number_value(ch));
+	else
+		snprintf(buf, size, "%s", json_object_get(row, "old") && json_is_object(json_object_get(row, "old")) &&
+						  json_is_object(json_object_get(row, "new")) ? "from 0" : "-");
+}
+
+static void fmt_side(char *buf, size_t size, json_t *side)
+{
+	if (!json_is_object(side))
+		snprintf(buf, size, "-");
+	else if (num(side, "min") == num(side, "max"))
+		snprintf(buf, size, "%.0f", num(side, "min"));
+	else
+		snprintf(buf, size, "%.0f..%.0f", num(side, "min"), num(side, "max"));
+}
+
+void pmc__print_compare(FILE *f, json_t *rep)
+{
+	json_t *row, *s = json_object_get(rep, "summary");
+	size_t i;
+
+	if (json_object_get(rep, "mismatch"))
+		fprintf(f, "warning: %s: no verdicts (use --force to compare anyway)\n",
+			jstr(rep, "mismatch"));
+	fprintf(f, "%-40s %-14s %-24s | %-16s | %-26s | %s\n", "case", "region", "event", "new",
+		"old (change)", "verdict");
+	json_array_foreach(json_object_get(rep, "rows"), i, row) {
+		char n[48], o[48], ch[32], old[96];
+
+		fmt_side(n, sizeof(n), json_object_get(row, "new"));
+		fmt_side(o, sizeof(o), json_object_get(row, "old"));
+		fmt_change(ch, sizeof(ch), row);
+		snprintf(old, sizeof(old), "%s (%s)", o, ch);
+		fprintf(f, "%-40s %-14s %-24s | %-16s | %-26s | %s%s%s\n", jstr(row, "case"),
+			jstr(row, "region"), jstr(row, "event"), n, old, jstr(row, "verdict"),
+			json_object_get(row, "hint") ? ": " : "", jstr(row, "hint"));
+	}
+	fprintf(f, "\n%" JSON_INTEGER_FORMAT " regressions, %" JSON_INTEGER_FORMAT " improvements, %" JSON_INTEGER_FORMAT " same, %" JSON_INTEGER_FORMAT " noise, %" JSON_INTEGER_FORMAT " without verdict, %" JSON_INTEGER_FORMAT " new, %" JSON_INTEGER_FORMAT " gone\n",
+		json_integer_value(json_object_get(s, "regression")),
+		json_integer_value(json_object_get(s, "improvement")),
+		json_integer_value(json_object_get(s, "same")),
+		json_integer_value(json_object_get(s, "noise")),
+		json_integer_value(json_object_get(s, "no_verdict")),
+		json_integer_value(json_object_get(s, "new")),
+		json_integer_value(json_object_get(s, "gone")));
+}
+
+char *pmc__compare_markdown(json_t *rep)
+{
+	json_t *row, *s = json_object_get(rep, "summary");
+	char *buf = NULL;
+	size_t len = 0, i;
+	FILE *f = open_memstream(&buf, &len);
+
+	if (!f)
+		return NULL;
+	fprintf(f, "### pmcheck: %" JSON_INTEGER_FORMAT " regression(s), %" JSON_INTEGER_FORMAT " improvement(s)\n\n",
+		json_integer_value(json_object_get(s, "regression")),
+		json_integer_value(json_object_get(s, "improvement")));
+	fprintf(f, "Baseline `%s` (%s) vs this run `%s` (%s), tolerance %.2f%%.\n\n",
+		jstr(json_object_get(rep, "old"), "signature"), jstr(json_object_get(rep, "old"), "backend"),
+		jstr(json_object_get(rep, "new"), "signature"), jstr(json_object_get(rep, "new"), "backend"),
+		json_number_value(json_object_get(rep, "tolerance_pct")));
+	if (json_object_get(rep, "mismatch"))
+		fprintf(f, "> **Not comparable:** %s.\n\n", jstr(rep, "mismatch"));
+	fprintf(f, "| case | region | event | new | old (change) | verdict |\n");
+	fprintf(f, "| --- | --- | --- | ---: | ---: | --- |\n");
+	json_array_foreach(json_object_get(rep, "rows"), i, row) {
+		char n[48], o[48], ch[32];
+		const char *v = jstr(row, "verdict");
+
+		fmt_side(n, sizeof(n), json_object_get(row, "new"));
+		fmt_side(o, sizeof(o), json_object_get(row, "old"));
+		fmt_change(ch, sizeof(ch), row);
+		fprintf(f, "| `%s` | %s | `%s` | %s | %s (%s) | %s%s%s |\n", jstr(row, "case"),
+			jstr(row, "region"), jstr(row, "event"), n, o, ch,
+			!strcmp(v, "regression") ? "**regression**" : v,
+			json_object_get(row, "hint") ? " — " : "", jstr(row, "hint"));
+	}
+	fclose(f);
+	return buf;
+}
+
+/* `pmcheck compare OLD.json NEW.json [--tolerance=PCT] [--force] [--json=F] [--markdown=F]` */
+int pmc__compare_command(int argc, char **argv)
+{
+	const char *files[2] = { NULL, NULL }, *json_path = NULL, *md_path = NULL;
+	double tol = 2.0;
+	bool force = false;
+	json_t *docs[2] = { NULL, NULL }, *rep;
+	int i, nfiles = 0, status;
+
+	for (i = 0; i < argc; i++) {
+		char *end;
+
+		if (!strncmp(argv[i], "--tolerance=", 12)) {
+			tol = strtod(argv[i] + 12, &end);
+			if (*end == '%')
+				end++;
+			if (*end || !(tol >= 0)) {
+				fprintf(stderr, "pmcheck compare: %s: expected a percentage\n", argv[i]);
+				return PMC_EXIT_USAGE;
+			}
+		} else if (!strcmp(argv[i], "--force")) {
+			force = true;
+		} else if (!strncmp(argv[i], "--json=", 7)) {
+			json_path = argv[i] + 7;
+		} else if (!strncmp(argv[i], "--markdown=", 11)) {
+			md_path = argv[i] + 11;
+		} else if (argv[i][0] == '-' || nfiles == 2) {
+			fprintf(stderr, "pmcheck compare: unexpected '%s'\nusage: pmcheck compare OLD.json NEW.json [--tolerance=PCT] [--force] [--json=FILE] [--markdown=FILE]\n", argv[i]);
+			return PMC_EXIT_USAGE;
+		} else {
+			files[nfiles++] = argv[i];
+		}
+	}
+	if (nfiles != 2) {
+		fprintf(stderr, "usage: pmcheck compare OLD.json NEW.json [--tolerance=PCT] [--force] [--json=FILE] [--markdown=FILE]\n");
+		return PMC_EXIT_USAGE;
+	}
+	for (i = 0; i < 2; i++) {
+		json_error_t jerr;
+
+		docs[i] = json_load_file(files[i], 0, &jerr);
+		if (!docs[i] || strcmp(jstr(docs[i], "schema"), "pmcheck-results/1")) {
+			fprintf(stderr, "pmcheck compare: %s: %s\n", files[i],
+				docs[i] ? "not a pmcheck results file (schema pmcheck-results/1)" : jerr.text);
+			json_decref(docs[0]);
+			json_decref(docs[1]);
+			return PMC_EXIT_ERROR;
+		}
+	}
+	rep = pmc__compare(docs[0], docs[1], tol, force);
+	pmc__print_compare(stdout, rep);
+	status = json_integer_value(json_object_get(json_object_get(rep, "summary"), "regression"))
+			 ? PMC_EXIT_REGRESSION : PMC_EXIT_PASS;
+	if (json_path && pmc__write_json(json_path, rep) != 0) {
+		fprintf(stderr, "pmcheck compare: cannot write %s\n", json_path);
+		status = PMC_EXIT_ERROR;
+	}
+	if (md_path) {
+		char *md = pmc__compare_markdown(rep);
+
+		if (!md || pmc_write_file_atomic(md_path, md, strlen(md)) != 0) {
+			fprintf(stderr, "pmcheck compare: cannot write %s\n", md_path);
+			status = PMC_EXIT_ERROR;
+		}
+		free(md);
+	}
+	json_decref(rep);
+	json_decref(docs[0]);
+	json_decref(docs[1]);
+	return status;
+}
