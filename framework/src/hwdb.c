@@ -173,9 +173,18 @@ static const char *parse_number(const char *p, double *out)
 		while (isdigit((unsigned char)*p))
 			p++;
 	}
-	*out = strtod(s, &end);
-	if (end != p || !isfinite(*out))
-		return NULL;
+	{
+		char buf[64];
+		size_t len = (size_t)(p - s);
+
+		if (len >= sizeof(buf))
+			return NULL;
+		memcpy(buf, s, len);
+		buf[len] = '\0';
+		*out = strtod(buf, &end);
+		if (*end || !isfinite(*out))
+			return NULL;
+	}
 	return p;
 }
 

@@ -246,7 +246,8 @@ static json_t *compare_row(const char *cname, const char *rname, const char *ev,
 	double omin = num(os, "min"), omax = num(os, "max"), nmin = num(ns, "min"),
 	       nmax = num(ns, "max");
 	size_t on = (size_t)num(os, "n"), nn = (size_t)num(ns, "n");
-	bool det = omin == omax && nmin == nmax;
+	/* One sample cannot show that an event repeats exactly. */
+	bool det = omin == omax && nmin == nmax && on >= 2 && nn >= 2;
 	double change = omin > 0 ? 100.0 * (nmin - omin) / omin : (nmin > 0 ? INFINITY : 0);
 	double spread = 0, tol;
 	const char *verdict;
@@ -267,7 +268,7 @@ static json_t *compare_row(const char *cname, const char *rname, const char *ev,
 		snprintf(reason, sizeof(reason), "partial counts (multiplexed or never counted)");
 	} else if (det) {
 		verdict = nmin > omin ? "regression" : nmin < omin ? "improvement" : "same";
-		snprintf(reason, sizeof(reason), "deterministic: every sample equal on both sides");
+		snprintf(reason, sizeof(reason), "deterministic: every sample equal on each side");
 	} else if (on < 3 || nn < 3) {
 		verdict = "no-verdict";
 		snprintf(reason, sizeof(reason), "noisy and only %zu/%zu samples (need 3 a side): run with --repeat", on, nn);

@@ -1,0 +1,301 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: MIT
+"""Gates end to end: calibrate, re-run, change the code, baselines, compare.
+
+usage: test_gate.py CHECK GATE_EXE PMCHECK_CLI      (exit 0 pass, 1 fail)
+"""
+import copy
+import json
+import math
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+CHECK, EXE, CLI = sys.argv[1:4]
+failures = []
+
+
+def check(cond, what):
+    if not cond:
+        failures.append(what)
+        print("FAIL:", what)
+
+
+def run(*args, extra=None, env=None):
+    e = dict(os.environ)
+    for k in ("PMCHECK_RESULTS_DIR", "PMCHECK_HWDB", "GATE_EXTRA"):
+        e.pop(k, None)
+    e["NO_COLOR"] = "1"
+    if extra is not None:
+        e["GATE_EXTRA"] = str(extra)
+    if env:
+        e.update(env)
+    return subprocess.run([EXE, *args], capture_output=True, text=True, env=e, timeout=120)
+
+
+def cli(*args):
+    return subprocess.run([CLI, *args], capture_output=True, text=True, timeout=60)
+
+
+def this_model():
+    p = cli("hwdb", "lookup")
+    m = re.search(r"matched\s+\S+ = (\S+)", p.stdout)
+    sig = re.search(r"lookup (\S+)", p.stdout).group(1)
+    return (m.group(1) if m else sig), sig
+
+
+def t_calibrate_round_trip():
+    with tempfile.TemporaryDirectory() as d:
+        p = run("--filter=gate.budgeted", "--strict", "--hwdb=" + d)
+        check(p.returncode == 1 and "unbudgeted" in p.stdout and "--calibrate" in p.stdout,
+              f"unbudgeted fails under --strict with the command to record it: {p.stdout}")
+        p = run("--filter=gate.budgeted", "--calibrate=3", "--calibrate-margin=400", "--hwdb=" + d)
+        check(p.returncode == 0, f"calibrate exit {p.returncode}: {p.stdout}{p.stderr}")
+        key, sig = this_model()
+        path = os.path.join(d, "budgets", key, "gate.ini")
+        check(os.path.exists(path), f"{path} written ({os.listdir(d)})")
+        text = open(path).read()
+        check("work = calls:gate_step = 20" in text, f"exact budget for a uprobe count: {text}")
+        m = re.search(r"work = task-clock <= (\d+)", text)
+        check(m is not None, f"noisy event gets an upper bound with margin: {text}")
+        check("+ work = calls:gate_step = 20" in p.stdout, f"diff-like summary: {p.stdout}")
+        # The margin policy: ceil(max observed * (1 + 400%)).
+        observed = re.search(r"\+ work = task-clock <= (\d+)\s+\(3 runs: (\d+)\.\.(\d+)\)", p.stdout)
+        check(observed and int(observed.group(1)) == math.ceil(int(observed.group(3)) * 5),
+              f"margin arithmetic: {observed and observed.groups()}")
+        # Re-run: everything passes against the recorded budgets.
+        p = run("--filter=gate.budgeted", "--strict", "--hwdb=" + d)
+        check(p.returncode == 0, f"re-run passes: {p.stdout}")
+        # Comments and unrelated entries survive a second calibration.
+        with open(path, "a") as f:
+            f.write("; kept comment\n[other_test]\nregion = some-event <= 5 ; unrelated\n")
+        with open(path) as f:
+            lines = f.read().splitlines()
+        lines.insert(0, "; header comment written by a person")
+        with open(path, "w") as f:
+            f.write("\n".join(lines) + "\n")
+        p = run("--filter=gate.budgeted", "--calibrate=2", "--hwdb=" + d, extra=2)
+        text = open(path).read()
+        check(text.startswith("; header comment written by a person\n"), "header comment kept")
+        check("; kept comment" in text and "region = some-event <= 5 ; unrelated" in text,
+              f"unrelated entries kept: {text}")
+        check("work = calls:gate_step = 22" in text and "= 20" not in text,
+              f"budget line replaced in place: {text}")
+        check("- work = calls:gate_step = 20" in p.stdout and "+ work = calls:gate_step = 22" in p.stdout,
+              f"summary shows old and new: {p.stdout}")
+        check(text.count("[budgeted]") == 1, "no duplicate section")
+        check(not [f for f in os.listdir(os.path.dirname(path)) if ".tmp" in f], "no temporaries")
+        # The key is selectable.
+        p = run("--filter=gate.budgeted", "--calibrate=1", "--calibrate-key=any", "--hwdb=" + d)
+        check(os.path.exists(os.path.join(d, "budgets", "any", "gate.ini")), "--calibrate-key=any")
+        p = run("--filter=gate.budgeted", "--calibrate=1", "--calibrate-key=planet", "--hwdb=" + d)
+        check(p.returncode == 64 and "expected signature, model, vendor, arch or any" in p.stderr,
+              p.stderr)
+        p = run("--filter=gate.budgeted", "--calibrate")
+        check(p.returncode == 64 and "--hwdb=DIR" in p.stderr, "calibrate needs a target")
+
+
+def t_regression_message():
+    with tempfile.TemporaryDirectory() as d:
+        run("--filter=gate.budgeted", "--calibrate=2", "--calibrate-margin=400", "--hwdb=" + d)
+        key, _ = this_model()
+        p = run("--filter=gate.budgeted", "--hwdb=" + d, extra=1)
+        check(p.returncode == 1, f"one more call fails the gate: exit {p.returncode}")
+        path = os.path.join(d, "budgets", key, "gate.ini")
+        line = [i + 1 for i, l in enumerate(open(path).read().splitlines())
+                if l.startswith("work = calls:gate_step")][0]
+        for part in ('region "work"', "calls:gate_step", "measured 21", "= 20", "over by 1",
+                     "+5.00%", f"{path}:{line}"):
+            check(part in p.stdout, f"report lacks {part!r}: {p.stdout}")
+        # Users' directories override the built-in one; PMCHECK_HWDB works too.
+        p = run("--filter=gate.budgeted", env={"PMCHECK_HWDB": d})
+        check(p.returncode == 0, f"PMCHECK_HWDB: {p.stdout}")
+        p = run("--filter=gate.budgeted", "--hwdb=/no/such/dir")
+        check(p.returncode == 2 and "/no/such/dir" in p.stderr and "does not exist" in p.stderr,
+              p.stderr)
+
+
+def t_baseline():
+    with tempfile.TemporaryDirectory() as d:
+        base = os.path.join(d, "base.json")
+        p = run("--filter=gate.baseline_only", "--save-baseline=" + base)
+        check(p.returncode == 0 and os.path.exists(base), "baseline saved")
+        p = run("--filter=gate.baseline_only", "--baseline=" + base)
+        check(p.returncode == 0 and "same" in p.stdout, f"unchanged: {p.stdout}")
+        md = os.path.join(d, "report.md")
+        p = run("--filter=gate.baseline_only", "--baseline=" + base, "--report-md=" + md, extra=5)
+        check(p.returncode == 3, f"regression exits 3: {p.returncode}\n{p.stdout}")
+        check(re.search(r"gate\.baseline_only\s+work\s+calls:gate_step\s+\| 25\s+\| 20 \(\+25\.00%\)\s+\| regression", p.stdout),
+              f"console table: {p.stdout}")
+        text = open(md).read()
+        check("| `gate.baseline_only` | work | `calls:gate_step` | 25 | 20 (+25.00%) | **regression** |" in text,
+              f"markdown row: {text}")
+        p = run("--filter=gate.baseline_only", "--baseline=" + base, extra=-5)
+        check(p.returncode == 0 and "improvement" in p.stdout and "tightened" in p.stdout,
+              f"improvement reported with a hint: {p.stdout}")
+        p = run("--filter=gate.baseline_only", "--baseline=" + os.path.join(d, "missing.json"))
+        check(p.returncode == 2 and "missing.json" in p.stderr, p.stderr)
+
+
+def doc(sig="AuthenticAMD-25-11-1", backend="perf", cases=None):
+    return {"schema": "pmcheck-results/1", "program": "x", "command": [],
+            "environment": {"cpu": {"signature": sig}, "backend": backend},
+            "summary": {}, "cases": cases or []}
+
+
+def case(name, regions):
+    return {"name": name, "suite": name.split(".")[0], "test": name.split(".")[1],
+            "verdict": "PASS", "regions": [
+                {"name": r, "iterations": 1, "samples": len(next(iter(evs.values()))),
+                 "events": {e: stats(v) for e, v in evs.items()}} for r, evs in regions.items()]}
+
+
+def stats(values, mux=0):
+    s = sorted(values)
+    return {"n": len(s), "min": s[0], "max": s[-1], "median": s[len(s) // 2],
+            "mean": sum(s) / len(s), "multiplexed": mux, "not_counted": 0, "values": values}
+
+
+def compare(old, new, *args):
+    with tempfile.TemporaryDirectory() as d:
+        a, b, out, md = (os.path.join(d, n) for n in ("a.json", "b.json", "r.json", "r.md"))
+        json.dump(old, open(a, "w"))
+        json.dump(new, open(b, "w"))
+        p = cli("compare", a, b, "--json=" + out, "--markdown=" + md, *args)
+        rep = json.load(open(out)) if os.path.exists(out) else None
+        mdtext = open(md).read() if os.path.exists(md) else ""
+        return p, rep, mdtext
+
+
+def verdicts(rep):
+    return {(r["case"], r["region"], r["event"]): r["verdict"] for r in rep["rows"]}
+
+
+def t_compare_crafted():
+    old = doc(cases=[
+        case("s.exact", {"r": {"calls:f": [100] * 3, "calls:g": [7] * 3}}),
+        case("s.noisy", {"r": {"cycles": [1000, 1010, 1020], "task-clock": [500, 520, 510]}}),
+        case("s.few", {"r": {"cycles": [1000]}}),
+        case("s.gone", {"r": {"calls:f": [1] * 3}}),
+        case("s.mux", {"r": {"cycles": [10, 10, 10]}}),
+    ])
+    new = doc(cases=[
+        case("s.exact", {"r": {"calls:f": [101] * 3, "calls:g": [6] * 3}}),
+        case("s.noisy", {"r": {"cycles": [1200, 1210, 1220], "task-clock": [505, 530, 500]}}),
+        case("s.few", {"r": {"cycles": [1500]}}),
+        case("s.new", {"r": {"calls:h": [3] * 3}}),
+        case("s.mux", {"r": {"cycles": [20, 20, 20]}}),
+    ])
+    new["cases"][4]["regions"][0]["events"]["cycles"]["multiplexed"] = 3
+    p, rep, md = compare(old, new)
+    v = verdicts(rep)
+    check(v[("s.exact", "r", "calls:f")] == "regression", "deterministic +1 is a regression")
+    check(v[("s.exact", "r", "calls:g")] == "improvement", "deterministic -1 is an improvement")
+    check(v[("s.noisy", "r", "cycles")] == "regression", "noisy, separated, +19% is a regression")
+    check(v[("s.noisy", "r", "task-clock")] == "noise", "overlapping noisy samples are noise")
+    check(v[("s.few", "r", "cycles")] == "no-verdict", "one noisy sample gives no verdict")
+    check(v[("s.new", "r", "calls:h")] == "new", "new event")
+    check(v[("s.gone", "r", "calls:f")] == "gone", "missing event")
+    check(v[("s.mux", "r", "cycles")] == "no-verdict", "multiplexed gives no verdict")
+    check(p.returncode == 3, f"regression exit 3, got {p.returncode}")
+    check(rep["summary"]["regression"] == 2 and rep["summary"]["improvement"] == 1, rep["summary"])
+    check("**regression**" in md and "| --- |" in md, md)
+    check("tightened" in p.stdout, "improvement hint on the console")
+    # Same data, different CPU: refused unless forced.
+    p, rep, md = compare(old, doc(sig="GenuineIntel-6-CF-2", cases=new["cases"]))
+    check(p.returncode == 0 and rep["mismatch"].startswith("different CPUs"), "mismatch refused")
+    check(set(verdicts(rep).values()) <= {"no-verdict", "new", "gone"}, verdicts(rep))
+    check("Not comparable" in md and "warning: different CPUs" in p.stdout, "mismatch reported")
+    p, rep, md = compare(old, doc(sig="GenuineIntel-6-CF-2", cases=new["cases"]), "--force")
+    check(p.returncode == 3, "--force compares anyway")
+    p, rep, md = compare(old, doc(backend="sim", cases=new["cases"]))
+    check("different backends" in rep["mismatch"], "backend mismatch")
+    # A tolerance wide enough turns the noisy regression into noise.
+    p, rep, md = compare(old, new, "--tolerance=25")
+    check(verdicts(rep)[("s.noisy", "r", "cycles")] == "noise", "tolerance applies to noisy")
+    check(verdicts(rep)[("s.exact", "r", "calls:f")] == "regression", "not to deterministic")
+    p = cli("compare", "only-one.json")
+    check(p.returncode == 64, "usage")
+
+
+def t_hwdb_cli():
+    p = cli("hwdb", "lookup", "GenuineIntel-6-55-4")
+    check("= skylake-x" in p.stdout and "map.ini:" in p.stdout, p.stdout)
+    p = cli("hwdb", "lookup", "GenuineIntel-6-55-7")
+    check("= cascadelake-x" in p.stdout, "stepping-specific line first")
+    p = cli("hwdb", "lookup", "GenuineIntel-6-1-1")
+    check("matched       nothing" in p.stdout and "GenuineIntel" in p.stdout and "any" in p.stdout,
+          f"no match falls back to generic keys: {p.stdout}")
+    p = cli("hwdb", "check")
+    check(p.returncode == 0 and "hwdb OK" in p.stdout, p.stdout + p.stderr)
+    p = cli("hwdb", "budget", "budget.hash_and_touch", "hash", "calls:example_hash")
+    check(p.returncode == 0 and "= 50" in p.stdout and "budgets/any/budget.ini:" in p.stdout,
+          f"budget and its source: {p.stdout}{p.stderr}")
+    p = cli("hwdb", "budget", "budget.hash_and_touch", "hash", "calls:nothing")
+    check(p.returncode == 1 and "unbudgeted" in p.stdout, p.stdout)
+    with tempfile.TemporaryDirectory() as d:
+        os.makedirs(os.path.join(d, "budgets", "any"))
+        with open(os.path.join(d, "map.ini"), "w") as f:
+            f.write("[map]\n^AuthenticAMD-25-11-1$ = my-box\n")
+        with open(os.path.join(d, "models.ini"), "w") as f:
+            f.write("[my-box]\nname = my box\nvendor = AuthenticAMD\narch = x86_64\n")
+        with open(os.path.join(d, "budgets", "any", "budget.ini"), "w") as f:
+            f.write("[hash_and_touch]\nhash = calls:example_hash <= 60\n")
+        p = cli("hwdb", "lookup", "AuthenticAMD-25-11-1", "--hwdb=" + d)
+        check(f"= my-box  [{d}/map.ini:2]" in p.stdout, f"user map first: {p.stdout}")
+        p = cli("hwdb", "budget", "budget.hash_and_touch", "hash", "calls:example_hash", "--hwdb=" + d)
+        check("<= 60" in p.stdout and d in p.stdout, f"user budget overrides built-in: {p.stdout}")
+
+
+def t_malformed():
+    cases = [
+        ("map.ini", "[map]\nGenuineIntel-6-55 = x\n", "map.ini:2", "anchored"),
+        ("map.ini", "[map]\n^(unclosed$ = x\n", "map.ini:2", "Unmatched"),
+        ("map.ini", "[other]\n^a$ = x\n", "map.ini:2", "[map]"),
+        ("models.ini", "[m]\nname = x\ncolour = blue\n", "models.ini:3", "unknown fact"),
+        ("models.ini", "[m]\ngeneral_counters = six\n", "models.ini:2", "whole number"),
+        ("models.ini", "[m]\nthis line has no equals sign\n", "models.ini:2", "expected"),
+        ("models.ini", "[m]\nname = " + "x" * 300 + "\n", "models.ini:2", "too long"),
+    ]
+    for name, text, where, what in cases:
+        with tempfile.TemporaryDirectory() as d:
+            with open(os.path.join(d, name), "w") as f:
+                f.write(text)
+            p = cli("hwdb", "lookup", "--hwdb=" + d)
+            check(p.returncode == 2 and where in p.stderr and what in p.stderr,
+                  f"{name} {text[:30]!r}: {p.returncode} {p.stderr}")
+    budget_cases = [
+        ("[t]\nr = calls:f <== 5\n", "gate.ini:2", "column"),
+        ("[t]\nr = calls:f\n", "gate.ini:2", "region = event bound"),
+        ("[t]\nr = calls:f 10..5\n", "gate.ini:2", "empty"),
+        ("r = calls:f <= 5\n", "gate.ini:1", "outside a [test] section"),
+        ("[t]\nr = calls:f <= 5\nr = calls:f <= 6\n", "gate.ini:3", "second budget"),
+    ]
+    for text, where, what in budget_cases:
+        with tempfile.TemporaryDirectory() as d:
+            os.makedirs(os.path.join(d, "budgets", "any"))
+            with open(os.path.join(d, "budgets", "any", "gate.ini"), "w") as f:
+                f.write(text)
+            p = cli("hwdb", "check", "--hwdb=" + d)
+            check(p.returncode == 2 and where in p.stderr and what in p.stderr,
+                  f"budget {text!r}: {p.returncode} {p.stderr}")
+            if "second" in what:
+                continue
+            # The gate reports the same error as an ERROR, naming file:line.
+            with open(os.path.join(d, "budgets", "any", "gate.ini"), "w") as f:
+                f.write(text.replace("[t]", "[budgeted]").replace("r = calls:f", "work = calls:gate_step"))
+            p = run("--filter=gate.budgeted", "--hwdb=" + d)
+            check(p.returncode == 2 and where in p.stdout, f"gate ERROR names {where}: {p.stdout}")
+
+
+CHECKS = {n[2:]: f for n, f in globals().items() if n.startswith("t_")}
+
+if __name__ == "__main__":
+    try:
+        CHECKS[CHECK]()
+    except Exception as e:  # noqa: BLE001 - any exception is a failure here
+        failures.append(f"{type(e).__name__}: {e}")
+        print("FAIL:", type(e).__name__, e)
+    sys.exit(1 if failures else 0)

@@ -1,0 +1,354 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * hwdb with the built-in database and fixture directories: signature
+ * matching (real signatures, stepping-specific lines, fallbacks, no match),
+ * bound expressions, the key chain and override order, INI errors with
+ * file:line, and the budget writer.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <math.h>
+#include <sys/stat.h>
+
+#include <pmcheck/pmcheck.h>
+
+#include "../t.h"
+
+static void write_file(const char *dir, const char *name, const char *text)
+{
+	char path[4096], cmd[4200];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	snprintf(cmd, sizeof(cmd), "mkdir -p \"$(dirname '%s')\"", path);
+	if (system(cmd) != 0)
+		abort();
+	f = fopen(path, "w");
+	if (!f)
+		abort();
+	fputs(text, f);
+	fclose(f);
+}
+
+static char *read_file(const char *dir, const char *name)
+{
+	static char buf[8192];
+	char path[4096];
+	FILE *f;
+	size_t n;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	f = fopen(path, "r");
+	if (!f)
+		return NULL;
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	buf[n] = '\0';
+	fclose(f);
+	return buf;
+}
+
+static char *tmpdir(void)
+{
+	static char dir[64];
+
+	strcpy(dir, "/tmp/pmcheck-hwdb-XXXXXX");
+	if (!mkdtemp(dir))
+		abort();
+	return dir;
+}
+
+T_CASE(signatures_to_models)
+{
+	static const struct {
+		const char *sig, *model;
+	} table[] = {
+		{ "GenuineIntel-6-5E-3", "skylake" },
+		{ "GenuineIntel-6-9E-A", "kabylake" },
+		{ "GenuineIntel-6-97-2", "alderlake" },
+		{ "GenuineIntel-6-55-4", "skylake-x" },     /* stepping 4: Skylake-SP */
+		{ "GenuineIntel-6-55-7", "cascadelake-x" }, /* stepping 7: Cascade Lake */
+		{ "GenuineIntel-6-55-B", "cascadelake-x" }, /* Cooper Lake */
+		{ "GenuineIntel-6-6A-6", "icelake-x" },
+		{ "GenuineIntel-6-8F-8", "sapphirerapids" },
+		{ "GenuineIntel-6-CF-2", "emeraldrapids" },
+		{ "GenuineIntel-6-AD-1", "graniterapids" },
+		{ "AuthenticAMD-23-8-2", "zen1" },
+		{ "AuthenticAMD-23-31-0", "zen2" },
+		{ "AuthenticAMD-25-1-1", "zen3" },
+		{ "AuthenticAMD-25-21-0", "zen3" },
+		{ "AuthenticAMD-25-11-1", "zen4" },          /* this project's VMs */
+		{ "AuthenticAMD-25-61-2", "zen4" },
+		{ "AuthenticAMD-26-2-0", "zen5" },
+		{ "ARM-0x41-0xd0c", "neoverse-n1" },
+		{ "ARM-0x41-0xd40", "neoverse-v1" },
+		{ "ARM-0x41-0xd49", "neoverse-n2" },
+		{ "ARM-0x41-0xd4f", "neoverse-v2" },
+		{ "ARM-0x0-0x51", "qemu-max" },
+		/* no match */
+		{ "GenuineIntel-6-1-1", NULL },
+		{ "ARM-0x41-0xd0c0", NULL }, /* anchored: no prefix matches */
+		{ "xARM-0x41-0xd0c", NULL },
+		{ "unknown", NULL },
+		{ "", NULL },
+	};
+	struct pmc_hwdb *db;
+	struct pmc_error err;
+	size_t i;
+
+	T_CHECK(pmc_hwdb_open(&db, NULL, 0, &err) == 0, "open built-in: %s", err.message);
+	T_CHECK(pmc_hwdb_builtin_dir() != NULL, "built-in hwdb found");
+	for (i = 0; i < sizeof(table) / sizeof(table[0]); i++) {
+		struct pmc_hwdb_match m;
+		struct pmc_hwdb_model model;
+		int rc = pmc_hwdb_match(db, table[i].sig, &m, &model);
+
+		if (!table[i].model) {
+			T_CHECK(rc == -ENOENT && !m.model[0], "%s must not match (got %s)", table[i].sig,
+				m.model);
+			continue;
+		}
+		T_CHECK(rc == 0, "%s: no match", table[i].sig);
+		T_EQ_STR(m.model, table[i].model, table[i].sig);
+		T_EQ_STR(model.id, table[i].model, "facts found");
+		T_CHECK(model.name[0] && model.vendor[0] && model.arch[0] && model.general_counters > 0,
+			"%s: facts complete", table[i].model);
+		T_CHECK(strstr(m.where, "map.ini:") != NULL, "where: %s", m.where);
+	}
+	pmc_hwdb_free(db);
+}
+
+T_CASE(key_chain)
+{
+	char keys[PMC_HWDB_MAX_KEYS][PMC_HWDB_KEY_MAX];
+	struct pmc_hwdb *db;
+	struct pmc_error err;
+	size_t n;
+
+	T_CHECK(pmc_hwdb_open(&db, NULL, 0, &err) == 0, "%s", err.message);
+	n = pmc_hwdb_keys(db, "perf", "AuthenticAMD-25-11-1", keys, PMC_HWDB_MAX_KEYS);
+	T_EQ_U64(n, 5, "signature, model, vendor, arch, any");
+	T_EQ_STR(keys[0], "AuthenticAMD-25-11-1", "key 0");
+	T_EQ_STR(keys[1], "zen4", "key 1");
+	T_EQ_STR(keys[2], "AuthenticAMD", "key 2");
+	T_EQ_STR(keys[3], "x86_64", "key 3");
+	T_EQ_STR(keys[4], "any", "key 4");
+	n = pmc_hwdb_keys(db, "perf", "GenuineIntel-6-1-1", keys, PMC_HWDB_MAX_KEYS);
+	T_EQ_U64(n, 4, "no model: signature, vendor, arch, any");
+	T_EQ_STR(keys[1], "GenuineIntel", "vendor from the signature");
+	n = pmc_hwdb_keys(db, "perf", "ARM-0x0-0x51", keys, PMC_HWDB_MAX_KEYS);
+	T_EQ_STR(keys[1], "qemu-max", "arm model");
+	T_EQ_STR(keys[3], "aarch64", "arm arch");
+	n = pmc_hwdb_keys(db, "sim", "sim-3.19.0-gcc12", keys, PMC_HWDB_MAX_KEYS);
+	T_EQ_U64(n, 1, "sim: its profile only");
+	T_EQ_U64(pmc_hwdb_keys(db, "perf", "../etc", keys, PMC_HWDB_MAX_KEYS), 1,
+		 "a signature with '/' is never a directory key");
+	T_EQ_STR(keys[0], "any", "only the generic key is left");
+	pmc_hwdb_free(db);
+}
+
+T_CASE(bounds)
+{
+	static const struct {
+		const char *text;
+		int kind;
+		double lo, hi;
+		int per_iteration;
+	} ok[] = {
+		{ "<= 1200", PMC_BOUND_LE, 0, 1200, 0 },
+		{ "<=1200", PMC_BOUND_LE, 0, 1200, 0 },
+		{ ">= 5", PMC_BOUND_GE, 5, 0, 0 },
+		{ "= 600023", PMC_BOUND_EQ, 600023, 600023, 0 },
+		{ "1000..1100", PMC_BOUND_RANGE, 1000, 1100, 0 },
+		{ "1000 .. 1100", PMC_BOUND_RANGE, 1000, 1100, 0 },
+		{ "1050000 +-0.5%", PMC_BOUND_RANGE, 1044750, 1055250, 0 },
+		{ "100 +- 3", PMC_BOUND_RANGE, 97, 103, 0 },
+		{ "2 +-5", PMC_BOUND_RANGE, 0, 7, 0 }, /* clamped at zero */
+		{ "<= 2.5 per iteration", PMC_BOUND_LE, 0, 2.5, 1 },
+		{ "= 6 per iteration", PMC_BOUND_EQ, 6, 6, 1 },
+		{ "  = 0  ", PMC_BOUND_EQ, 0, 0, 0 },
+	};
+	static const struct {
+		const char *text;
+		int position;
+	} bad[] = {
+		{ "", 0 }, { "1200", 4 }, { "<=", 2 }, { "< 5", 0 }, { "<= -5", 3 },
+		{ "= 5 apples", 4 }, { "10..5", 2 }, { "10..", 4 }, { "5 +-", 4 },
+		{ "<= 1e9", 4 }, { "<= 12 per", 6 }, { "= 0x10", 3 }, { "== 5", 1 },
+	};
+	struct pmc_budget b;
+	struct pmc_error err;
+	size_t i;
+
+	for (i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
+		T_CHECK(pmc_budget_parse(ok[i].text, &b, &err) == 0, "\"%s\": %s", ok[i].text,
+			err.message);
+		T_CHECK((int)b.kind == ok[i].kind, "\"%s\": kind %d", ok[i].text, b.kind);
+		if (ok[i].kind != PMC_BOUND_LE)
+			T_CHECK(fabs(b.lo - ok[i].lo) < 1e-9, "\"%s\": lo %g", ok[i].text, b.lo);
+		if (ok[i].kind != PMC_BOUND_GE)
+			T_CHECK(fabs(b.hi - ok[i].hi) < 1e-9, "\"%s\": hi %g", ok[i].text, b.hi);
+		T_CHECK(b.per_iteration == ok[i].per_iteration, "\"%s\": per iteration", ok[i].text);
+	}
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		T_CHECK(pmc_budget_parse(bad[i].text, &b, &err) == PMC_E_SYNTAX, "\"%s\" must fail",
+			bad[i].text);
+		T_CHECK(err.position == bad[i].position, "\"%s\": position %d, expected %d (%s)",
+			bad[i].text, err.position, bad[i].position, err.message);
+		T_CHECK(strstr(err.message, "expected") != NULL, "message says what was expected");
+	}
+	pmc_budget_parse("1000..1100", &b, NULL);
+	T_CHECK(!pmc_budget_holds(&b, 999) && pmc_budget_holds(&b, 1000) &&
+			pmc_budget_holds(&b, 1100) && !pmc_budget_holds(&b, 1100.5),
+		"range edges inclusive");
+	pmc_budget_parse("<= 0", &b, NULL);
+	T_CHECK(pmc_budget_holds(&b, 0) && !pmc_budget_holds(&b, 1), "<= 0");
+	pmc_budget_parse(">= 3", &b, NULL);
+	T_CHECK(!pmc_budget_holds(&b, 2.999) && pmc_budget_holds(&b, 3), ">= 3");
+}
+
+T_CASE(override_order_and_sources)
+{
+	const char *dir = tmpdir();
+	struct pmc_budget_key key = { "s", "t", "r", "calls:f", "perf", "AuthenticAMD-25-11-1" };
+	struct pmc_budget b;
+	struct pmc_error err;
+	struct pmc_hwdb *db;
+	const char *dirs[1] = { dir };
+
+	/* Users' generic entry vs a user model entry: the more specific key
+	 * wins; at one key the user's directory wins over the built-in. */
+	write_file(dir, "budgets/any/s.ini", "[t]\nr = calls:f <= 10\n");
+	write_file(dir, "budgets/zen4/s.ini", "; comment\n[t]\n\nr = calls:f = 7\nr = other <= 1\n");
+	T_CHECK(pmc_hwdb_open(&db, dirs, 1, &err) == 0, "%s", err.message);
+	T_CHECK(pmc_hwdb_budget(db, &key, &b, &err) == 0, "found: %s", err.message);
+	T_EQ_STR(b.text, "= 7", "model key before any");
+	T_EQ_STR(b.key, "zen4", "matched key");
+	T_CHECK(strstr(b.source, "budgets/zen4/s.ini:4") != NULL, "source %s", b.source);
+	key.signature = "GenuineIntel-6-8F-8";
+	T_CHECK(pmc_hwdb_budget(db, &key, &b, &err) == 0 && !strcmp(b.text, "<= 10"),
+		"another model falls back to any");
+	key.event = "calls:g";
+	T_CHECK(pmc_hwdb_budget(db, &key, &b, &err) == -ENOENT, "unbudgeted event");
+	key.event = "calls:f";
+	key.suite = "../s";
+	T_CHECK(pmc_hwdb_budget(db, &key, &b, &err) == -ENOENT, "suite names are not paths");
+	pmc_hwdb_free(db);
+}
+
+T_CASE(ini_errors_name_file_and_line)
+{
+	static const struct {
+		const char *file, *text, *line, *what;
+	} table[] = {
+		{ "map.ini", "[map]\n; ok\n^a$ = m\nGenuine = x\n", "map.ini:4", "anchored" },
+		{ "map.ini", "[map]\n^a[$ = m\n", "map.ini:2", "^a[$" },
+		{ "map.ini", "[map]\n^a$ = two words\n", "map.ini:2", "model id" },
+		{ "map.ini", "[map\n", "map.ini:1", "expected" },
+		{ "models.ini", "[m]\n\n\nfixed_width = -1\n", "models.ini:4", "whole number" },
+		{ "models.ini", "[m]\n   indented = 1\n", "models.ini:2", "unknown fact" },
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(table) / sizeof(table[0]); i++) {
+		const char *dir = tmpdir();
+		const char *dirs[1] = { dir };
+		struct pmc_hwdb *db = NULL;
+		struct pmc_error err;
+
+		write_file(dir, table[i].file, table[i].text);
+		T_CHECK(pmc_hwdb_open(&db, dirs, 1, &err) == PMC_E_SYNTAX, "%s must fail", table[i].text);
+		T_CHECK(strstr(err.message, table[i].line) && strstr(err.message, table[i].what),
+			"%s: \"%s\" lacks %s / %s", table[i].text, err.message, table[i].line,
+			table[i].what);
+		T_CHECK(db == NULL, "nothing returned on error");
+	}
+	{
+		const char *dirs[1] = { "/nonexistent/hwdb" };
+		struct pmc_hwdb *db;
+		struct pmc_error err;
+
+		T_CHECK(pmc_hwdb_open(&db, dirs, 1, &err) == -ENOENT &&
+				strstr(err.message, "/nonexistent/hwdb"),
+			"missing directory named: %s", err.message);
+	}
+}
+
+T_CASE(writer_keeps_everything_else)
+{
+	const char *dir = tmpdir();
+	char old[256];
+	struct pmc_error err;
+	const char *text;
+
+	/* New file, new section. */
+	T_CHECK(pmc_hwdb_write_budget(dir, "zen4", "s", "t1", "r", "calls:f", "= 5", old,
+				      sizeof(old), &err) == 0, "%s", err.message);
+	T_EQ_STR(read_file(dir, "budgets/zen4/s.ini"), "[t1]\nr = calls:f = 5\n", "created");
+	T_EQ_STR(old, "", "nothing replaced");
+	/* Existing file with comments, two sections: replace in place. */
+	write_file(dir, "budgets/zen4/s.ini",
+		   "; header\n[t1]\n; why 5\nr = calls:f = 5 ; inline\nr = cycles <= 9\n\n[t2]\nx = y <= 1\n");
+	T_CHECK(pmc_hwdb_write_budget(dir, "zen4", "s", "t1", "r", "calls:f", "= 6", old,
+				      sizeof(old), &err) == 0, "%s", err.message);
+	T_EQ_STR(read_file(dir, "budgets/zen4/s.ini"),
+		 "; header\n[t1]\n; why 5\nr = calls:f = 6\nr = cycles <= 9\n\n[t2]\nx = y <= 1\n",
+		 "replaced in place");
+	T_EQ_STR(old, "r = calls:f = 5 ; inline", "old line returned");
+	/* A new region in t1 goes after t1's last line, before [t2]. */
+	T_CHECK(pmc_hwdb_write_budget(dir, "zen4", "s", "t1", "q", "calls:g", "<= 3", old,
+				      sizeof(old), &err) == 0, "%s", err.message);
+	text = read_file(dir, "budgets/zen4/s.ini");
+	T_EQ_STR(text,
+		 "; header\n[t1]\n; why 5\nr = calls:f = 6\nr = cycles <= 9\nq = calls:g <= 3\n\n[t2]\nx = y <= 1\n",
+		 "inserted at the end of its section");
+	/* A new section goes at the end. */
+	T_CHECK(pmc_hwdb_write_budget(dir, "zen4", "s", "t3", "r", "calls:f", "1..2", old,
+				      sizeof(old), &err) == 0, "%s", err.message);
+	text = read_file(dir, "budgets/zen4/s.ini");
+	T_CHECK(strstr(text, "x = y <= 1\n\n[t3]\nr = calls:f 1..2\n") != NULL, "appended: %s", text);
+	/* What cannot be written is refused before touching the file. */
+	T_CHECK(pmc_hwdb_write_budget(dir, "zen4", "s", "t1", "a:b", "calls:f", "= 1", old,
+				      sizeof(old), &err) == -EINVAL, "region with ':'");
+	T_CHECK(pmc_hwdb_write_budget(dir, "../x", "s", "t1", "r", "calls:f", "= 1", old,
+				      sizeof(old), &err) == -EINVAL, "key with '/'");
+	T_CHECK(pmc_hwdb_write_budget(dir, "zen4", "s", "t1", "r", "calls:f", "about 5", old,
+				      sizeof(old), &err) == PMC_E_SYNTAX, "bad bound");
+	T_CHECK(!strcmp(read_file(dir, "budgets/zen4/s.ini"), text), "file untouched by refusals");
+}
+
+T_CASE(check_finds_duplicates_and_counts)
+{
+	const char *dir = tmpdir();
+	const char *dirs[1] = { dir };
+	struct pmc_hwdb *db;
+	struct pmc_error err;
+	size_t n = 0;
+
+	write_file(dir, "budgets/any/a.ini", "[t]\nr = e1 <= 1\nr = e2 <= 1\n");
+	write_file(dir, "budgets/zen4/b.ini", "[t]\nr = e1 = 3\n[u]\nr = e1 = 3\n");
+	T_CHECK(pmc_hwdb_open(&db, dirs, 1, &err) == 0, "%s", err.message);
+	T_CHECK(pmc_hwdb_check(db, &n, &err) == 0, "%s", err.message);
+	T_CHECK(n >= 4, "counted %zu lines", n);
+	pmc_hwdb_free(db);
+	write_file(dir, "budgets/any/a.ini", "[t]\nr = e1 <= 1\n\nr = e1 <= 2\n");
+	T_CHECK(pmc_hwdb_open(&db, dirs, 1, &err) == 0, "%s", err.message);
+	T_CHECK(pmc_hwdb_check(db, &n, &err) == PMC_E_SYNTAX && strstr(err.message, "a.ini:4") &&
+			strstr(err.message, "line 2"),
+		"duplicate: %s", err.message);
+	pmc_hwdb_free(db);
+}
+
+T_CASE(deterministic_list)
+{
+	struct pmc_hwdb_model m = { .deterministic = "instructions:u, branches:u" };
+
+	T_CHECK(pmc_hwdb_model_deterministic(&m, "instructions:u"), "listed");
+	T_CHECK(pmc_hwdb_model_deterministic(&m, "branches:u"), "listed second");
+	T_CHECK(!pmc_hwdb_model_deterministic(&m, "instructions"), "no prefix match");
+	T_CHECK(!pmc_hwdb_model_deterministic(NULL, "instructions"), "no model");
+}
+
+int main(int argc, char **argv)
+{
+	return t_main(argc, argv);
+}
