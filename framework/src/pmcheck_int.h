@@ -3,6 +3,7 @@
 #ifndef PMCHECK_INT_H
 #define PMCHECK_INT_H
 
+#include <regex.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -41,6 +42,11 @@ const char *pmc__sysfs_root(void);
 
 /* Does sysfs list a CPU PMU ("cpu", "cpu_core", "armv8_pmuv3_0", ...)? */
 int pmc__has_hw_pmu(void);
+
+/* Compile an hwdb map pattern (POSIX ERE) after refusing patterns whose
+ * compiled form could explode (see hwdb.c).  0, or -1 with *why filled. */
+int pmc__map_pattern_compile(regex_t *re, const char *pattern, char *why,
+			     size_t why_size);
 
 /* Comma-separated names of the PMUs in sysfs, for messages. */
 void pmc__list_pmus(char *buf, size_t size);

@@ -13,6 +13,8 @@
 
 #include <pmcheck/pmcheck.h>
 
+#include "pmcheck_int.h"
+
 static int budget_line(void *user, const char *section, const char *name, const char *value,
 		       int line, struct pmc_error *err)
 {
@@ -45,7 +47,10 @@ static int map_line(void *user, const char *section, const char *name, const cha
 	(void)value;
 	(void)line;
 	(void)err;
-	if (regcomp(&re, name, REG_EXTENDED | REG_NOSUB) == 0) {
+	char why[160];
+
+	/* The library's own guard decides what reaches regcomp. */
+	if (pmc__map_pattern_compile(&re, name, why, sizeof(why)) == 0) {
 		(void)regexec(&re, "GenuineIntel-6-CF-2", 0, NULL, 0);
 		regfree(&re);
 	}

@@ -15,9 +15,9 @@ for f in error.c event_parse.c symbols.c counters.c machine.c hwdb.c; do
 		-DPMCHECK_HAVE_LIBCPUID=1 -c "$src/framework/src/$f" -o "$build/${f%.c}.o"
 	objs+=("$build/${f%.c}.o")
 done
-clang $flags -fsanitize=fuzzer -std=gnu11 -I"$src/framework/include" \
+clang $flags -fsanitize=fuzzer -std=gnu11 -I"$src/framework/include" -I"$src/framework/src" \
 	"$src/framework/tests/fuzz/fuzz_hwdb.c" "${objs[@]}" -o "$build/fuzz_hwdb" \
 	-lpfm -linih -lcpuid -ldl -lpthread -lm
 rm -rf "$build/corpus" && cp -r "$src/framework/tests/fuzz/corpus" "$build/corpus"
 cd "$build"
-./fuzz_hwdb -max_total_time="$seconds" -max_len=4096 -print_final_stats=1 corpus 2>&1 | tail -15
+./fuzz_hwdb -max_total_time="$seconds" -timeout=10 -max_len=4096 -print_final_stats=1 corpus 2>&1 | tail -15

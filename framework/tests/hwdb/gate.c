@@ -7,7 +7,8 @@
 
 #include <pmcheck/harness.h>
 
-__attribute__((noinline, used)) int gate_step(int x)
+/* Unsigned: the value wraps by design and must not be UB under UBSan. */
+__attribute__((noinline, used)) unsigned gate_step(unsigned x)
 {
 	__asm__ __volatile__("" : "+r"(x));
 	return x * 3 + 1;
@@ -22,7 +23,7 @@ static int steps(void)
 
 static void work(int n)
 {
-	int acc = 0;
+	unsigned acc = 0;
 
 	for (int i = 0; i < n; i++)
 		acc = gate_step(acc);

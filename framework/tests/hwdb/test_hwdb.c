@@ -244,6 +244,15 @@ T_CASE(ini_errors_name_file_and_line)
 		{ "map.ini", "[map]\n^a[$ = m\n", "map.ini:2", "^a[$" },
 		{ "map.ini", "[map]\n^a$ = two words\n", "map.ini:2", "model id" },
 		{ "map.ini", "[map\n", "map.ini:1", "expected" },
+		/* Patterns whose compiled form explodes (found by the fuzzer) are
+		 * refused before regcomp, with the line. */
+		{ "map.ini", "[map]\n^ab++++++++++++++++++++++++++++++++++++++++$ = m\n", "map.ini:2",
+		  "follows another" },
+		{ "map.ini", "[map]\n^Genuin??????????????????$ = m\n", "map.ini:2", "follows another" },
+		{ "map.ini", "[map]\n^a$ = m\n^(a{900}){900}$ = m\n", "map.ini:3", "too large" },
+		{ "map.ini", "[map]\n^((((((((((((a+)+)+)+)+)+)+)+)+)+)+)+)+$ = m\n", "map.ini:2",
+		  "too large" },
+		{ "map.ini", "[map]\n^(a*)*b\\1$ = m\n", "map.ini:2", "back-references" },
 		{ "models.ini", "[m]\n\n\nfixed_width = -1\n", "models.ini:4", "whole number" },
 		{ "models.ini", "[m]\n   indented = 1\n", "models.ini:2", "unknown fact" },
 	};
