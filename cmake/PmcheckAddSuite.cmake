@@ -4,7 +4,7 @@
 #
 #   pmcheck_add_suite(TARGET <name> SOURCES <src>...
 #                     [LABELS <label>...] [LINK_LIBRARIES <lib>...]
-#                     [ARGS <runner arg>...] [RESULTS_DIR <dir>] [NO_MAIN])
+#                     [ARGS <runner arg>...] [RESULTS_DIR <dir>] [NO_MAIN] [SIM])
 #
 # Builds the executable <name> (linked to pmcheck::harness, and to
 # pmcheck::harness_main unless NO_MAIN), then, after every build, asks it for
@@ -17,6 +17,12 @@
 #   ENVIRONMENT PMCHECK_RESULTS_DIR=<dir>  every case leaves a result file
 #   FIXTURES_REQUIRED pmcheck_results      so pmcheck_add_guard() runs last
 #
+# With SIM, every case whose events all have a simulated equivalent is also
+# registered as <suite.case>.sim, run with --backend=sim (valgrind
+# callgrind): label "sim" instead of "perf", no PMU lock (runs in parallel),
+# timeout scaled by 20.  The suite is compiled with PMCHECK_BUILD_FLAGS set to
+# the build type, which becomes part of the sim budget key.
+#
 #   pmcheck_add_guard([NAME <test name>] [RESULTS_DIR <dir>])
 #
 # Adds <name>.clear (empties the results directory before the first case)
@@ -28,7 +34,7 @@ include_guard(GLOBAL)
 set(_PMCHECK_DISCOVER_SCRIPT "${CMAKE_CURRENT_LIST_DIR}/PmcheckDiscover.cmake")
 
 function(pmcheck_add_suite)
-  cmake_parse_arguments(PARSE_ARGV 0 S "NO_MAIN" "TARGET;RESULTS_DIR"
+  cmake_parse_arguments(PARSE_ARGV 0 S "NO_MAIN;SIM" "TARGET;RESULTS_DIR"
                         "SOURCES;LABELS;LINK_LIBRARIES;ARGS")
   if(NOT S_TARGET OR NOT S_SOURCES)
     message(FATAL_ERROR "pmcheck_add_suite: TARGET and SOURCES are required")
@@ -40,6 +46,12 @@ function(pmcheck_add_suite)
     set(S_RESULTS_DIR "${CMAKE_BINARY_DIR}/pmcheck-results")
   endif()
   add_executable(${S_TARGET} ${S_SOURCES})
+  if(CMAKE_BUILD_TYPE)
+    set(_pmc_build "${CMAKE_BUILD_TYPE}")
+  else()
+    set(_pmc_build "nobuildtype")
+  endif()
+  target_compile_definitions(${S_TARGET} PRIVATE "PMCHECK_BUILD_FLAGS=\"${_pmc_build}\"")
   target_link_libraries(${S_TARGET} PRIVATE pmcheck::harness ${S_LINK_LIBRARIES})
   if(NOT S_NO_MAIN)
     target_link_libraries(${S_TARGET} PRIVATE pmcheck::harness_main)
@@ -66,6 +78,7 @@ function(pmcheck_add_suite)
             -D "LABELS=${labels_arg}"
             -D "ARGS=${args_arg}"
             -D "RESULTS_DIR=${S_RESULTS_DIR}"
+            -D "SIM=${S_SIM}"
             -P "${_PMCHECK_DISCOVER_SCRIPT}"
     BYPRODUCTS "${tests_file}"
     COMMENT "Discovering pmcheck cases of ${S_TARGET}"

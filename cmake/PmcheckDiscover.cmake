@@ -1,6 +1,6 @@
 # Run at build time by pmcheck_add_suite(): ask a suite executable for its
 # cases and write the CTest file that registers each one.
-# Inputs (-D): EXE, EMULATOR, OUT, TARGET, LABELS, ARGS, RESULTS_DIR.
+# Inputs (-D): EXE, EMULATOR, OUT, TARGET, LABELS, ARGS, RESULTS_DIR, SIM.
 string(REPLACE "|" ";" LABELS "${LABELS}")
 string(REPLACE "|" ";" ARGS "${ARGS}")
 execute_process(COMMAND ${EMULATOR} "${EXE}" --list=tsv
@@ -26,6 +26,7 @@ foreach(line IN LISTS lines)
   list(GET fields 1 case_labels)
   list(GET fields 2 lock)
   list(GET fields 3 timeout)
+  list(GET fields 4 backends)
   string(REPLACE "," ";" case_labels "${case_labels}")
   string(REGEX REPLACE "\\..*" "" whole "${timeout}")
   math(EXPR ctest_timeout "${whole} + 31" OUTPUT_FORMAT DECIMAL)
@@ -45,6 +46,16 @@ foreach(line IN LISTS lines)
     string(APPEND script "set_tests_properties([==[${name}]==] PROPERTIES RESOURCE_LOCK ${lock})\n")
   endif()
   math(EXPR count "${count} + 1")
+  # The sim variant: same case under valgrind callgrind, no PMU lock.
+  if(SIM AND backends MATCHES "sim")
+    set(sim_labels "pmcheck;sim;${case_labels};${LABELS}")
+    list(REMOVE_ITEM sim_labels "hardware" "")
+    list(REMOVE_DUPLICATES sim_labels)
+    math(EXPR sim_timeout "${whole} * 20 + 31" OUTPUT_FORMAT DECIMAL)
+    string(APPEND script "add_test([==[${name}.sim]==] ${cmd} --backend=sim)\n")
+    string(APPEND script "set_tests_properties([==[${name}.sim]==] PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT ${sim_timeout} LABELS [==[${sim_labels}]==] ENVIRONMENT [==[PMCHECK_RESULTS_DIR=${RESULTS_DIR}]==] FIXTURES_REQUIRED pmcheck_results)\n")
+    math(EXPR count "${count} + 1")
+  endif()
 endforeach()
 if(count EQUAL 0)
   string(APPEND script "add_test(${TARGET}_NO_CASES ${TARGET}_NO_CASES)\n")

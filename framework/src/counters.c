@@ -16,9 +16,12 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <time.h>
+
 #include <valgrind/valgrind.h>
 
 #include <pmcheck/counters.h>
+#include <pmcheck/sim.h>
 
 #include "pmcheck_int.h"
 #include "userpage_int.h"
@@ -45,6 +48,9 @@ struct pmc__group {
 struct pmc_counters {
 	size_t n, ngroups;
 	enum pmc_read_path path;
+	/* sim backend: callgrind column mask per event, open time */
+	unsigned sim_mask[PMC_MAX_EVENTS];
+	uint64_t sim_t0;
 	size_t page_size;
 	struct pmc__event ev[PMC_MAX_EVENTS];
 	struct pmc__group g[PMC_MAX_EVENTS];
@@ -388,10 +394,40 @@ int pmc_counters_open(struct pmc_counters **out, const struct pmc_event_spec *sp
 		set->ev[i].fd = -1;
 		set->ev[i].spec = specs[i];
 	}
+	if (flags & PMC_OPEN_SIM) {
+		struct timespec ts;
+
+		/* No descriptors: one group, read from the simulator. */
+		for (size_t i = 0; i < n; i++) {
+			rc = pmc_sim_columns(&specs[i], &set->sim_mask[i], err);
+			if (rc)
+				goto fail;
+			set->ev[i].group = 0;
+			set->g[0].member[i] = i;
+		}
+		rc = pmc__sim_check(err);
+		if (rc)
+			goto fail;
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		set->sim_t0 = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+		set->n = n;
+		set->ngroups = 1;
+		set->g[0].leader_fd = -1;
+		set->g[0].nmembers = n;
+		set->path = PMC_PATH_SIM;
+		*out = set;
+		return 0;
+	}
 	for (size_t i = 0; i < n; i++) {
 		struct pmc__event *e = &set->ev[i];
 		int joined = 0;
 
+		if (e->spec.kind == PMC_KIND_SIM) {
+			rc = pmc__fail(err, PMC_E_UNSUPPORTED, e->spec.name, -1,
+				       "cannot count \"%s\" on the perf backend: sim: events are callgrind's and exist only on the sim backend (--backend=sim)",
+				       e->spec.name);
+			goto fail;
+		}
 		set->n = i + 1;
 		/* First fit: the earliest group that takes it. */
 		for (size_t gi = 0; !(flags & PMC_OPEN_NO_GROUP) && gi < set->ngroups; gi++) {
@@ -467,6 +503,8 @@ void pmc_counters_close(struct pmc_counters *set)
 
 static int ioctl_groups(struct pmc_counters *set, unsigned long req)
 {
+	if (set->path == PMC_PATH_SIM)
+		return 0; /* the simulator always counts; readings are differences */
 	for (size_t gi = 0; gi < set->ngroups; gi++)
 		if (ioctl(set->g[gi].leader_fd, req, PERF_IOC_FLAG_GROUP) < 0)
 			return -errno;
@@ -492,6 +530,8 @@ int pmc_counters_reset(struct pmc_counters *set)
 
 int pmc_counters_read(struct pmc_counters *set, struct pmc_reading *r)
 {
+	if (set->path == PMC_PATH_SIM)
+		return pmc__sim_read(set->sim_mask, set->n, set->sim_t0, r, NULL);
 	r->n = set->n;
 	for (size_t gi = 0; gi < set->ngroups; gi++) {
 		const struct pmc__group *g = &set->g[gi];

@@ -27,6 +27,8 @@ static const struct {
 	{ PMC_E_ELF, "object file is not readable ELF" },
 	{ PMC_E_LIBPFM, "libpfm4 initialization failed" },
 	{ PMC_E_TOO_LONG, "name or path too long" },
+	{ PMC_E_NO_SIM, "the sim backend needs valgrind callgrind" },
+	{ PMC_E_SIM, "callgrind dump missing or unreadable" },
 };
 
 const char *pmc_strerror(int code)

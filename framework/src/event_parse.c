@@ -20,6 +20,7 @@
 #include <perfmon/pfmlib_perf_event.h>
 
 #include <pmcheck/event.h>
+#include <pmcheck/sim.h>
 
 #include "pmcheck_int.h"
 
@@ -730,6 +731,45 @@ int pmc_event_breakpoint(struct pmc_event_spec *spec, const void *addr, size_t l
 	return 0;
 }
 
+/* sim:NAME[+NAME...]: callgrind's own events, summed. */
+static int parse_sim(struct pmc__pctx *p, const char *s, size_t len, struct pmc_event_spec *spec)
+{
+	size_t i = 4;
+	unsigned mask = 0;
+	int used;
+
+	if (len == 4)
+		return perr(p, PMC_E_SYNTAX, 4,
+			    "expected a callgrind event after \"sim:\" (Ir, Dr, Dw, I1mr, D1mr, D1mw, ILmr, DLmr, DLmw, Bc, Bcm, Bi, Bim; join with '+')");
+	while (i < len) {
+		size_t w = i;
+		int col;
+
+		while (i < len && s[i] != '+')
+			i++;
+		col = pmc__sim_column_of(s + w, i - w);
+		if (col < 0)
+			return perr(p, PMC_E_UNKNOWN_EVENT, (int)w,
+				    "unknown callgrind event \"%.*s\": expected Ir, Dr, Dw, I1mr, D1mr, D1mw, ILmr, DLmr, DLmw, Bc, Bcm, Bi or Bim (case matters)",
+				    (int)(i - w), s + w);
+		if (mask & (1u << col))
+			return perr(p, PMC_E_SYNTAX, (int)w, "callgrind event \"%.*s\" named twice",
+				    (int)(i - w), s + w);
+		mask |= 1u << col;
+		if (i < len && ++i == len)
+			return perr(p, PMC_E_SYNTAX, (int)len, "expected an event after '+'");
+	}
+	spec->kind = PMC_KIND_SIM;
+	spec->config = mask;
+	snprintf(spec->pmu, sizeof(spec->pmu), "sim");
+	used = snprintf(spec->name, sizeof(spec->name), "sim:");
+	for (unsigned c = 0; c < PMC_SIM_NCOLUMNS; c++)
+		if (mask & (1u << c))
+			used += snprintf(spec->name + used, sizeof(spec->name) - (size_t)used, "%s%s",
+					 used > 4 ? "+" : "", pmc_sim_column_name(c));
+	return 0;
+}
+
 /* calls:SYMBOL[@OBJECT] */
 static int parse_calls(struct pmc__pctx *p, const char *s, size_t len,
 		       struct pmc_event_spec *spec)
@@ -915,6 +955,8 @@ static int parse_one(struct pmc__pctx *p, const char *s, size_t len,
 		return parse_mem(p, s, len, spec);
 	if (len >= 6 && !strncmp(s, "calls:", 6))
 		return parse_calls(p, s, len, spec);
+	if (len >= 4 && !strncmp(s, "sim:", 4))
+		return parse_sim(p, s, len, spec);
 	if (memchr(s, '/', len))
 		return parse_pmu_form(p, s, len, spec);
 
@@ -1022,7 +1064,7 @@ int pmc_event_parse_list(const char *text, struct pmc_event_spec *specs, size_t 
 
 		/* Commas inside pmu/.../ belong to the event; mem: and calls:
 		 * use '/' and '@' differently and end at the next comma. */
-		if (!strncmp(s, "mem:", 4) || !strncmp(s, "calls:", 6)) {
+		if (!strncmp(s, "mem:", 4) || !strncmp(s, "calls:", 6) || !strncmp(s, "sim:", 4)) {
 			e = s + strcspn(s, ",");
 		} else {
 			const char *slash = s + strcspn(s, ",/");

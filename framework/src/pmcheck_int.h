@@ -43,6 +43,16 @@ const char *pmc__sysfs_root(void);
 /* Does sysfs list a CPU PMU ("cpu", "cpu_core", "armv8_pmuv3_0", ...)? */
 int pmc__has_hw_pmu(void);
 
+/* sim.c: column index of a callgrind event name, or -1. */
+int pmc__sim_column_of(const char *name, size_t len);
+/* sim.c: can this process count with the sim backend?  0 or PMC_E_NO_SIM. */
+int pmc__sim_check(struct pmc_error *err);
+/* sim.c: one reading of n events whose column masks are masks[]; t0 is the
+ * set's open time (CLOCK_MONOTONIC ns). */
+struct pmc_reading;
+int pmc__sim_read(const unsigned *masks, size_t n, uint64_t t0, struct pmc_reading *r,
+		  struct pmc_error *err);
+
 /* Compile an hwdb map pattern (POSIX ERE) after refusing patterns whose
  * compiled form could explode (see hwdb.c).  0, or -1 with *why filled. */
 int pmc__map_pattern_compile(regex_t *re, const char *pattern, char *why,

@@ -44,11 +44,16 @@ static const char usage[] =
 	"  compare OLD.json NEW.json [--tolerance=PCT] [--force] [--json=F] [--markdown=F]\n"
 	"                      regression report between two result files (exit 3\n"
 	"                      on a regression)\n"
+	"  sim [-v] [--] PROGRAM [ARG...]\n"
+	"                      run PROGRAM under the sim backend (valgrind callgrind with\n"
+	"                      pmcheck's fixed cache geometry, branch simulation, ASLR off,\n"
+	"                      pinned glibc tunables), so counter sets it opens with\n"
+	"                      PMC_OPEN_SIM read the simulator; -v shows the command\n"
 	"  version             print the version\n"
 	"  help                this text\n";
 
 static const char *const kind_names[] = {
-	"?", "hardware", "cache", "raw", "pmu", "libpfm4", "software", "breakpoint", "uprobe",
+	"?", "hardware", "cache", "raw", "pmu", "libpfm4", "software", "breakpoint", "uprobe", "sim",
 };
 
 
@@ -286,10 +291,54 @@ static int cmd_events(int argc, char **argv)
 			       s->bp_len, s->bp_type);
 		if (s->kind == PMC_KIND_UPROBE)
 			printf(" path=%s offset=0x%" PRIx64, s->path, s->probe_offset);
+		{
+			unsigned mask;
+
+			if (pmc_sim_columns(s, &mask, NULL) == 0) {
+				printf(" sim=");
+				for (unsigned c = 0, first = 1; c < PMC_SIM_NCOLUMNS; c++)
+					if (mask & (1u << c)) {
+						printf("%s%s", first ? "" : "+", pmc_sim_column_name(c));
+						first = 0;
+					}
+			} else {
+				printf(" sim=unsupported");
+			}
+		}
 		printf("%s%s%s\n", s->exclude_user ? " exclude_user" : "",
 		       s->exclude_kernel ? " exclude_kernel" : "", s->exclude_hv ? " exclude_hv" : "");
 	}
 	return 0;
+}
+
+static int cmd_sim(int argc, char **argv)
+{
+	struct pmc_error err;
+	int verbose = 0, rc;
+
+	while (argc > 0 && argv[0][0] == '-') {
+		if (!strcmp(argv[0], "--")) {
+			argc--, argv++;
+			break;
+		}
+		if (!strcmp(argv[0], "-v") || !strcmp(argv[0], "--verbose")) {
+			verbose = 1;
+			argc--, argv++;
+			continue;
+		}
+		fprintf(stderr, "pmcheck sim: unknown option \"%s\"\n\n%s", argv[0], usage);
+		return 2;
+	}
+	if (argc < 1) {
+		fprintf(stderr, "pmcheck sim: expected a program to run\n\n%s", usage);
+		return 2;
+	}
+	rc = pmc_sim_exec(argv, verbose, &err);
+	if (rc < 0) {
+		fprintf(stderr, "pmcheck sim: %s\n", err.message);
+		return 2;
+	}
+	return rc;
 }
 
 int main(int argc, char **argv)
@@ -306,6 +355,8 @@ int main(int argc, char **argv)
 		return pmc__results_command(argc - 2, argv + 2);
 	if (!strcmp(argv[1], "compare"))
 		return pmc__compare_command(argc - 2, argv + 2);
+	if (!strcmp(argv[1], "sim"))
+		return cmd_sim(argc - 2, argv + 2);
 	if (!strcmp(argv[1], "hwdb"))
 		return cmd_hwdb(argc - 2, argv + 2);
 	if (!strcmp(argv[1], "version") || !strcmp(argv[1], "--version")) {

@@ -29,6 +29,7 @@ struct pmc_counters; /* opaque */
 enum pmc_read_path {
 	PMC_PATH_READ = 1,  /* read(2) of each group leader */
 	PMC_PATH_USER = 2,  /* user page + rdpmc / mrs, read() when not scheduled */
+	PMC_PATH_SIM = 3,   /* callgrind dumps (PMC_OPEN_SIM) */
 };
 
 /* Flags for pmc_counters_open(). */
@@ -37,6 +38,9 @@ enum pmc_open_flags {
 	PMC_OPEN_NO_USER_READ = 1u << 0,
 	/* Open every event in its own group (no atomic group reads). */
 	PMC_OPEN_NO_GROUP = 1u << 1,
+	/* Count with the sim backend (callgrind) instead of the kernel: the
+	 * program must run under pmc_sim_exec() (see sim.h). */
+	PMC_OPEN_SIM = 1u << 2,
 };
 
 /* One event's counter at one instant.  Times are nanoseconds. */

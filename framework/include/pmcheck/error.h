@@ -41,6 +41,8 @@ enum pmc_errcode {
 	PMC_E_ELF = -10013,          /* an object file could not be read as ELF */
 	PMC_E_LIBPFM = -10014,       /* libpfm4 failed to initialize */
 	PMC_E_TOO_LONG = -10015,     /* a name or path does not fit its fixed buffer */
+	PMC_E_NO_SIM = -10016,       /* the sim backend needs valgrind callgrind, absent or not in use */
+	PMC_E_SIM = -10017,          /* a callgrind dump was missing or unreadable */
 };
 
 /* Size of the message buffer in struct pmc_error. */

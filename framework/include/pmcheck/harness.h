@@ -156,7 +156,34 @@ struct pmc_test_def {
 	int line;
 	void (*body)(struct pmc_test *t);
 	struct pmc_test_options opt;
+	/* The compiler and build that compiled the case ("gcc-12.2.0-O-Release"):
+	 * part of the sim backend's budget key, since simulated counts are
+	 * exact for one binary only. */
+	const char *build;
 };
+
+#define PMC__STR2(x) #x
+#define PMC__STR(x) PMC__STR2(x)
+#if defined(__clang__)
+#define PMC__CC "clang-" PMC__STR(__clang_major__) "." PMC__STR(__clang_minor__) "." PMC__STR(__clang_patchlevel__)
+#elif defined(__GNUC__)
+#define PMC__CC "gcc-" PMC__STR(__GNUC__) "." PMC__STR(__GNUC_MINOR__) "." PMC__STR(__GNUC_PATCHLEVEL__)
+#else
+#define PMC__CC "cc"
+#endif
+#if defined(__OPTIMIZE_SIZE__)
+#define PMC__OPT "-Os"
+#elif defined(__OPTIMIZE__)
+#define PMC__OPT "-O"
+#else
+#define PMC__OPT "-O0"
+#endif
+/* pmcheck_add_suite() defines PMCHECK_BUILD_FLAGS as the CMake build type. */
+#ifdef PMCHECK_BUILD_FLAGS
+#define PMC__BUILD PMC__CC PMC__OPT "-" PMCHECK_BUILD_FLAGS
+#else
+#define PMC__BUILD PMC__CC PMC__OPT
+#endif
 
 /* Register a case (called by PMC_TEST's constructor). */
 PMC_API void pmc_test_register(const struct pmc_test_def *def);
@@ -169,7 +196,7 @@ PMC_API void pmc_test_register(const struct pmc_test_def *def);
 	static void pmc__body_##suite##__##name(struct pmc_test *t);           \
 	static const struct pmc_test_def pmc__def_##suite##__##name = {        \
 		#suite, #name, __FILE__, __LINE__,                             \
-		pmc__body_##suite##__##name, { __VA_ARGS__ }                   \
+		pmc__body_##suite##__##name, { __VA_ARGS__ }, PMC__BUILD       \
 	};                                                                     \
 	__attribute__((constructor)) static void pmc__reg_##suite##__##name(void) \
 	{                                                                      \
@@ -268,6 +295,16 @@ pmc__check_failed(struct pmc_test *t, const char *file, int line,
 #define PMC_REGION_N(t, name, iterations)                                      \
 	for (int pmc__once = pmc_test_region_begin_n((t), (name), (iterations)); \
 	     pmc__once; pmc__once = pmc_test_region_end((t)))
+
+/*
+ * The figure of `event` in the most recent sample of `region` (overhead
+ * subtracted), for checks that relate regions to each other (linearity,
+ * differences).  Call after the region ran in a measured repetition:
+ * pmc_test_rep(t) >= 0.  An unknown event or a region without samples ends
+ * the case as ERROR; a multiplexed or never-counted sample as SKIP, since
+ * its value is partial.
+ */
+PMC_API uint64_t pmc_test_last(struct pmc_test *t, const char *region, const char *event);
 
 /* The functions behind PMC_REGION: begin returns 1, end returns 0.  They can
  * be called directly (begin ... end) where a block does not fit. */

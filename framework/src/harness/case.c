@@ -89,6 +89,33 @@ bool pmc__case_is_hardware(const struct pmc_test_def *def)
 	return hw;
 }
 
+bool pmc__case_runs_on_sim(const struct pmc_test_def *def)
+{
+	struct pmc_event_spec *specs;
+	size_t n = 0, i;
+	bool ok;
+
+	if (def->opt.backends && !(def->opt.backends & PMC_BACKEND_SIM))
+		return false;
+	if (def->opt.requires & (PMC_REQ_USER_READ | PMC_REQ_BREAKPOINT | PMC_REQ_UPROBE))
+		return false;
+	/* Events added by a fixture at run time are unknown here: such a case
+	 * is a sim case only when it says so. */
+	if (!def->opt.events || !*def->opt.events)
+		return def->opt.backends & PMC_BACKEND_SIM;
+	specs = calloc(PMC_MAX_EVENTS, sizeof(*specs));
+	if (!specs)
+		return false;
+	ok = pmc_event_parse_list(def->opt.events, specs, PMC_MAX_EVENTS, &n, NULL) == 0;
+	for (i = 0; ok && i < n; i++) {
+		unsigned mask;
+
+		ok = pmc_sim_columns(&specs[i], &mask, NULL) == 0;
+	}
+	free(specs);
+	return ok;
+}
+
 /* ---- immediate endings --------------------------------------------------------- */
 
 static __attribute__((noreturn)) void end_case(struct pmc_test *t, enum pmc_verdict v,
@@ -239,9 +266,21 @@ void pmc_test_watch(struct pmc_test *t, const char *label, const void *addr, siz
 	t->nev++;
 }
 
-static const char *missing_requirement(unsigned req, char *buf, size_t size)
+static const char *missing_requirement(unsigned req, enum pmc_backend backend, char *buf,
+				       size_t size)
 {
 	struct stat st;
+
+	if (backend == PMC_BACKEND_SIM) {
+		/* The simulator is the "hardware" here; what it cannot give: */
+		if (req & PMC_REQ_USER_READ)
+			return "needs user-space counter reads (rdpmc/mrs), which do not exist under simulation (--backend=perf on a machine with a PMU)";
+		if (req & PMC_REQ_BREAKPOINT)
+			return "needs breakpoint events, which the sim backend does not offer (valgrind runs translated code)";
+		if (req & PMC_REQ_UPROBE)
+			return "needs uprobe events, which the sim backend does not offer (valgrind runs translated code; a uprobe would never fire)";
+		req &= ~(unsigned)(PMC_REQ_HW_PMU | PMC_REQ_USER_READ);
+	}
 
 	if ((req & PMC_REQ_ROOT) && geteuid() != 0) {
 		snprintf(buf, size, "needs root (running as uid %d)", (int)geteuid());
@@ -279,7 +318,8 @@ static void open_counters(struct pmc_test *t)
 	t->opened = true;
 	if (t->nev == 0)
 		return;
-	rc = pmc_counters_open(&t->set, t->spec, t->nev, 0, &err);
+	rc = pmc_counters_open(&t->set, t->spec, t->nev,
+			       t->backend == PMC_BACKEND_SIM ? PMC_OPEN_SIM : 0, &err);
 	if (rc) {
 		if (is_capability_error(rc))
 			pmc_test_skip(t, "%s", err.message);
@@ -452,12 +492,51 @@ static void list_labels(struct pmc_test *t, char *buf, size_t size)
 		used += (size_t)snprintf(buf + used, size - used, "%s%s", i ? ", " : "", t->label[i]);
 }
 
+uint64_t pmc_test_last(struct pmc_test *t, const char *region, const char *event)
+{
+	const struct pmc__region *r = region_named(t, region);
+	int ev = column_of(t, event);
+
+	if (ev < 0)
+		pmc_test_error(t, "pmc_test_last: the case counts no event \"%s\"", event);
+	if (!r || r->n == 0)
+		pmc_test_error(t, "pmc_test_last: region \"%s\" has no sample yet (warm-up runs keep none)",
+			       region);
+	if (r->flags[(r->n - 1) * r->nev + (size_t)ev] &
+	    (PMC_DELTA_MULTIPLEXED | PMC_DELTA_NOT_COUNTED))
+		pmc_test_skip(t, "region \"%s\", %s: the last sample was multiplexed or never counted; its value is partial",
+			      region, event);
+	return r->value[(r->n - 1) * r->nev + (size_t)ev];
+}
+
+void pmc__sim_profile_key(const struct pmc_test_def *def, char *buf, size_t size)
+{
+	const char *vg = pmc_sim_valgrind_version();
+	size_t i;
+
+#if defined(__x86_64__)
+	const char *arch = "x86_64";
+#elif defined(__aarch64__)
+	const char *arch = "aarch64";
+#else
+	const char *arch = "other";
+#endif
+	snprintf(buf, size, "sim-%s-%s-%s-%s", arch, *vg ? vg : "valgrind-unknown",
+		 PMC_SIM_GEOMETRY, def->build && *def->build ? def->build : "unknown-build");
+	/* A key is a directory name: no '/', no blanks. */
+	for (i = 0; buf[i]; i++)
+		if (buf[i] == '/' || buf[i] == ' ' || buf[i] == '\t')
+			buf[i] = '_';
+}
+
 static void judge_all(struct pmc_test *t)
 {
+	char sim_key[PMC_HWDB_KEY_MAX];
 	struct pmc_cpu_id cpu;
 	bool have_cpu = false;
 	size_t i;
 
+	pmc__sim_profile_key(t->def, sim_key, sizeof(sim_key));
 	for (i = 0; i < t->nexpect; i++) {
 		struct pmc__check *c = &t->check[i];
 		struct pmc__region *r = region_named(t, c->e.region);
@@ -491,7 +570,7 @@ static void judge_all(struct pmc_test *t)
 			key = (struct pmc_budget_key){ t->def->suite, t->def->name, c->e.region,
 						       c->e.event,
 						       t->backend == PMC_BACKEND_SIM ? "sim" : "perf",
-						       cpu.signature };
+						       t->backend == PMC_BACKEND_SIM ? sim_key : cpu.signature };
 			memset(&budget, 0, sizeof(budget));
 			pmc_error_clear(&berr);
 			rc = budget_source->lookup(budget_source->ctx, &key, &budget, &berr);
@@ -512,10 +591,12 @@ static void judge_all(struct pmc_test *t)
 				pmc_cpu_identify(&cpu), have_cpu = true;
 			snprintf(meas, sizeof(meas), "%.0f", c->measured);
 			set_msg(c,
-				"region \"%s\", %s: unbudgeted: no budget for this machine (%s, %s backend; measured %s); record one with: %s --filter=%s.%s --calibrate --hwdb=DIR",
-				c->e.region, c->e.event, have_cpu ? cpu.signature : "?",
+				"region \"%s\", %s: unbudgeted: no budget for this machine (%s, %s backend; measured %s); record one with: %s --filter=%s.%s%s --calibrate --hwdb=DIR",
+				c->e.region, c->e.event,
+				t->backend == PMC_BACKEND_SIM ? sim_key : have_cpu ? cpu.signature : "?",
 				t->backend == PMC_BACKEND_SIM ? "sim" : "perf", meas,
-				pmc__program ? pmc__program : "<suite>", t->def->suite, t->def->name);
+				pmc__program ? pmc__program : "<suite>", t->def->suite, t->def->name,
+				t->backend == PMC_BACKEND_SIM ? " --backend=sim" : "");
 		}
 	}
 }
@@ -533,7 +614,7 @@ static void run_phases(struct pmc_test *t)
 	if (t->opt.backends && !(t->opt.backends & t->backend))
 		pmc_test_skip(t, "does not run on the %s backend",
 			      t->backend == PMC_BACKEND_SIM ? "sim" : "perf");
-	if (missing_requirement(t->opt.requires, why, sizeof(why)))
+	if (missing_requirement(t->opt.requires, t->backend, why, sizeof(why)))
 		pmc_test_skip(t, "%s", why);
 	if (t->opt.events && *t->opt.events) {
 		rc = pmc_event_parse_list(t->opt.events, t->spec, PMC_MAX_EVENTS, &n, &err);
@@ -570,9 +651,9 @@ static void run_phases(struct pmc_test *t)
 static const char *kind_label(enum pmc_event_kind k)
 {
 	static const char *const names[] = { "?", "hardware", "cache", "raw", "pmu", "libpfm4",
-					     "software", "breakpoint", "uprobe" };
+					     "software", "breakpoint", "uprobe", "sim" };
 
-	return (unsigned)k <= PMC_KIND_UPROBE ? names[k] : "?";
+	return (unsigned)k <= PMC_KIND_SIM ? names[k] : "?";
 }
 
 static const char *kind_name(enum pmc_expect_kind k)
@@ -655,9 +736,16 @@ static json_t *result_json(struct pmc_test *t)
 		pmc_counters_describe(t->set, desc, sizeof(desc));
 		json_object_set_new(res, "grouping", json_string(desc));
 		json_object_set_new(res, "read_path",
-				    json_string(pmc_counters_path(t->set) == PMC_PATH_USER ? "user"
-											   : "read"));
+				    json_string(pmc_counters_path(t->set) == PMC_PATH_USER  ? "user"
+						: pmc_counters_path(t->set) == PMC_PATH_SIM ? "sim"
+											    : "read"));
 		json_object_set_new(res, "overhead", overhead);
+		if (t->backend == PMC_BACKEND_SIM) {
+			char key[PMC_HWDB_KEY_MAX];
+
+			pmc__sim_profile_key(t->def, key, sizeof(key));
+			json_object_set_new(res, "sim_profile", json_string(key));
+		}
 	} else {
 		json_decref(overhead);
 	}

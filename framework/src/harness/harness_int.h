@@ -11,6 +11,7 @@
 
 #include <pmcheck/harness.h>
 #include <pmcheck/machine.h>
+#include <pmcheck/sim.h>
 
 #if defined(__GNUC__)
 #define PMC__FMT(a, b) __attribute__((format(printf, a, b)))
@@ -177,6 +178,14 @@ json_t *pmc__run_case(const struct pmc_test_def *def, const struct pmc_test_opti
 /* Effective options: defaults applied, then overrides (reps > 0, timeout > 0). */
 void pmc__effective_options(const struct pmc_test_def *def, unsigned reps,
 			    double timeout, struct pmc_test_options *out);
+/* The sim backend's budget key for a case: arch, valgrind version, cache
+ * geometry and the case's compiler build ("sim-x86_64-valgrind-3.19.0-..."). */
+void pmc__sim_profile_key(const struct pmc_test_def *def, char *buf, size_t size);
+/* Can every event of the case be counted on the sim backend? */
+bool pmc__case_runs_on_sim(const struct pmc_test_def *def);
+/* Case timeouts are multiplied by this under the sim backend (valgrind
+ * runs code 20-100x slower). */
+#define PMC__SIM_TIMEOUT_FACTOR 20
 /* Is this case a hardware case (hardware events or requirements)? */
 bool pmc__case_is_hardware(const struct pmc_test_def *def);
 

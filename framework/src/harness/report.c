@@ -99,6 +99,18 @@ json_t *pmc__environment(const char *backend)
 		if (cpu.hypervisor >= 0)
 			json_object_set_new(json_object_get(env, "cpu"), "hypervisor",
 					    json_boolean(cpu.hypervisor));
+		if (!strcmp(backend, "sim")) {
+			json_t *pinned = json_array();
+			const char *const *e;
+
+			for (e = pmc_sim_pinned_env(); *e; e++)
+				json_array_append_new(pinned, json_string(*e));
+			json_object_set_new(env, "sim",
+					    json_pack("{s:s, s:s, s:s, s:s, s:s, s:o}", "valgrind",
+						      pmc_sim_valgrind_version(), "geometry",
+						      PMC_SIM_GEOMETRY, "I1", PMC_SIM_I1, "D1",
+						      PMC_SIM_D1, "LL", PMC_SIM_LL, "pinned_env", pinned));
+		}
 	}
 	return env;
 }

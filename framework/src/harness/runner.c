@@ -171,10 +171,7 @@ static int parse_args(struct runner *r, int argc, char **argv)
 			if (!strcmp(optarg, "perf")) {
 				r->backend = PMC_BACKEND_PERF;
 			} else if (!strcmp(optarg, "sim")) {
-				fprintf(stderr,
-					"%s: --backend=sim: the sim backend (valgrind callgrind) is not part of this build yet; use --backend=perf\n",
-					r->prog);
-				return -1;
+				r->backend = PMC_BACKEND_SIM;
 			} else {
 				fprintf(stderr, "%s: --backend=%s: unknown backend (perf or sim)\n", r->prog, optarg);
 				return -1;
@@ -313,6 +310,11 @@ static int list_cases(struct runner *r)
 			bool hw = pmc__case_is_hardware(d);
 			unsigned b = o.backends ? o.backends : PMC_BACKEND_PERF | PMC_BACKEND_SIM;
 
+			/* Offer a sim variant only where every event has a simulated
+			 * equivalent; the rest would only ever skip there. */
+			if (!pmc__case_runs_on_sim(d))
+				b &= ~(unsigned)PMC_BACKEND_SIM;
+
 			char labels[256];
 			size_t k;
 
@@ -383,7 +385,9 @@ static char *slurp_fd(int fd, size_t keep, size_t *total)
 /* Wait for pid up to `timeout` seconds; returns 1 exited (status set), 0 timed out. */
 static int wait_deadline(pid_t pid, double timeout, int *status)
 {
-	int pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+	/* valgrind 3.19 does not know pidfd_open and warns on every call: under
+	 * the sim backend poll the child instead. */
+	int pidfd = pmc_sim_active() ? -1 : (int)syscall(SYS_pidfd_open, pid, 0);
 	double deadline = now_s() + timeout;
 
 	for (;;) {
@@ -547,6 +551,8 @@ static json_t *run_one(struct runner *r, const struct pmc_test_def *d, double *s
 	json_t *res;
 
 	pmc__effective_options(d, r->repeat, r->timeout, &o);
+	if (r->backend == PMC_BACKEND_SIM && !(r->timeout > 0))
+		o.timeout *= PMC__SIM_TIMEOUT_FACTOR;
 	if (r->no_fork) {
 		double t0 = now_s();
 
@@ -584,7 +590,9 @@ static int write_results_dir(struct runner *r, json_t *doc, json_t *cases)
 	}
 	if (json_array_size(cases) == 1)
 		stem = json_string_value(json_object_get(json_array_get(cases, 0), "name"));
-	if (snprintf(path, sizeof(path), "%s/%s.json", r->results_dir, stem) >= (int)sizeof(path))
+	/* The sim variant of a case is a test of its own. */
+	if (snprintf(path, sizeof(path), "%s/%s%s.json", r->results_dir, stem,
+		     r->backend == PMC_BACKEND_SIM ? ".sim" : "") >= (int)sizeof(path))
 		return -1;
 	int rc = pmc__write_json(path, doc);
 
@@ -603,7 +611,17 @@ static int calibrate(struct runner *r, size_t total)
 	size_t i, idx = 0, written = 0;
 	int status = PMC_EXIT_PASS;
 
-	if (pmc__calibration_key(backend, r->calibrate_key, key, sizeof(key), why, sizeof(why))) {
+	if (r->backend == PMC_BACKEND_SIM) {
+		/* The sim profile is the key (valgrind, geometry, compiler build);
+		 * every case of one executable shares its build. */
+		if (r->calibrate_key && *r->calibrate_key) {
+			fprintf(stderr, "%s: --calibrate-key: the sim backend records under its profile key only\n",
+				r->prog);
+			return PMC_EXIT_USAGE;
+		}
+		pmc__sim_profile_key(pmc__case(0), key, sizeof(key));
+	} else if (pmc__calibration_key(backend, r->calibrate_key, key, sizeof(key), why,
+					sizeof(why))) {
 		fprintf(stderr, "%s: --calibrate: %s\n", r->prog, why);
 		return PMC_EXIT_USAGE;
 	}
@@ -672,6 +690,53 @@ static int compare_baseline(struct runner *r, json_t *doc)
 	return status;
 }
 
+/*
+ * --backend=sim, first pass: run this same program, with the same
+ * arguments, under callgrind (pmc_sim_exec pins everything that would make
+ * counts differ between hosts) and pass its exit status on.
+ */
+static int run_under_sim(struct runner *r, int argc, char **argv)
+{
+	char exe[PATH_MAX], **args;
+	struct pmc_error err;
+	ssize_t n;
+	int rc;
+
+#if defined(__SANITIZE_ADDRESS__)
+	(void)argc;
+	(void)argv;
+	(void)exe;
+	(void)args;
+	(void)n;
+	(void)err;
+	(void)rc;
+	printf("%s: SKIP: --backend=sim cannot run an AddressSanitizer build (valgrind and ASan both manage the address space); use a build without sanitizers\n",
+	       r->prog);
+	return PMC_EXIT_SKIP;
+#else
+	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	if (n <= 0) {
+		fprintf(stderr, "%s: --backend=sim: cannot find this program (/proc/self/exe): %s\n",
+			r->prog, strerror(errno));
+		return PMC_EXIT_ERROR;
+	}
+	exe[n] = '\0';
+	args = calloc((size_t)argc + 1, sizeof(*args));
+	if (!args)
+		return PMC_EXIT_ERROR;
+	args[0] = exe;
+	for (int i = 1; i < argc; i++)
+		args[i] = argv[i];
+	rc = pmc_sim_exec(args, r->verbose, &err);
+	free(args);
+	if (rc < 0) {
+		fprintf(stderr, "%s: --backend=sim: %s\n", r->prog, err.message);
+		return PMC_EXIT_ERROR;
+	}
+	return rc;
+#endif
+}
+
 int pmc_main(int argc, char **argv)
 {
 	struct runner r = { .prog = base_name(argc > 0 ? argv[0] : "pmcheck-suite") };
@@ -695,6 +760,10 @@ int pmc_main(int argc, char **argv)
 
 		pmc__full_name(pmc__case(i), name, sizeof(name));
 		total += pmc__filter_match(r.filter, name);
+	}
+	if (r.backend == PMC_BACKEND_SIM && !pmc_sim_active() && total > 0) {
+		free(r.hwdb_env);
+		return run_under_sim(&r, argc, argv);
 	}
 	if (total == 0) {
 		fprintf(stderr, "%s: no case matches%s%s (see --list)\n", r.prog,

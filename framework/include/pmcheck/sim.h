@@ -1,0 +1,128 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The sim backend: counts from valgrind's callgrind instead of the PMU.
+ *
+ * A program (a suite runner, or any program given to `pmcheck sim --`) is
+ * re-executed under `valgrind --tool=callgrind` with a fixed cache geometry,
+ * branch simulation, ASLR off and glibc's CPU-dependent choices pinned, so
+ * the same binary gives the same instruction and branch counts on every
+ * x86_64 host.  A counter set opened with PMC_OPEN_SIM reads the simulator:
+ * each reading asks callgrind to dump its totals (a client request), parses
+ * the dump, and zeroes the simulator's counters; the work between the dump
+ * and the zeroing (the parse itself) is counted by nobody.
+ *
+ * Generic events map onto callgrind's events (the table is in README.md,
+ * "The sim backend"); `sim:NAME[+NAME...]` names callgrind events directly
+ * (sim:Bc, sim:Bcm+Bim).  An event without a simulated equivalent (cycles,
+ * software, breakpoint and uprobe events, kernel-only counts) is refused
+ * with PMC_E_UNSUPPORTED, never counted as zero.
+ */
+#ifndef PMCHECK_SIM_H
+#define PMCHECK_SIM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <pmcheck/error.h>
+#include <pmcheck/event.h>
+#include <pmcheck/export.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* callgrind's events with --cache-sim=yes --branch-sim=yes, in its order. */
+enum pmc_sim_column {
+	PMC_SIM_IR = 0, /* instructions executed */
+	PMC_SIM_DR,     /* data reads */
+	PMC_SIM_DW,     /* data writes */
+	PMC_SIM_I1MR,   /* L1 instruction read misses */
+	PMC_SIM_D1MR,   /* L1 data read misses */
+	PMC_SIM_D1MW,   /* L1 data write misses */
+	PMC_SIM_ILMR,   /* last-level instruction read misses */
+	PMC_SIM_DLMR,   /* last-level data read misses */
+	PMC_SIM_DLMW,   /* last-level data write misses */
+	PMC_SIM_BC,     /* conditional branches executed */
+	PMC_SIM_BCM,    /* conditional branches mispredicted */
+	PMC_SIM_BI,     /* indirect branches executed */
+	PMC_SIM_BIM,    /* indirect branches mispredicted */
+	PMC_SIM_NCOLUMNS
+};
+
+/* callgrind's name of a column ("Ir", "Bcm", ...); NULL when out of range. */
+PMC_API const char *pmc_sim_column_name(unsigned column);
+
+/*
+ * The simulated machine, fixed so that counts compare across hosts.  Cache
+ * sizes in bytes, associativity, line size: --I1, --D1, --LL.
+ */
+#define PMC_SIM_I1 "32768,8,64"
+#define PMC_SIM_D1 "32768,8,64"
+#define PMC_SIM_LL "8388608,16,64"
+/* The same, as it appears in profile keys and results. */
+#define PMC_SIM_GEOMETRY "I1-32k-8w-D1-32k-8w-LL-8M-16w-64B"
+
+/*
+ * Which callgrind columns (a bit mask, 1u << enum pmc_sim_column) sum to the
+ * event `spec` on the sim backend.  Returns 0, or PMC_E_UNSUPPORTED with
+ * *err saying why the event has no simulated equivalent.
+ */
+PMC_API int pmc_sim_columns(const struct pmc_event_spec *spec, unsigned *mask,
+			    struct pmc_error *err);
+
+/* One callgrind dump file, as pmc_sim_dump_parse() reads it. */
+struct pmc_sim_dump {
+	/* Totals per known column; columns the file omits (callgrind drops
+	 * trailing zero columns) are 0. */
+	uint64_t totals[PMC_SIM_NCOLUMNS];
+	/* Which known columns the "events:" line named. */
+	unsigned present;
+	/* The dump's trigger ("Client Request: NAME", "Program termination"). */
+	char trigger[128];
+	/* The file's "desc: I1 cache: ..." lines joined, for the record. */
+	char caches[256];
+};
+
+/*
+ * Parse the text of a callgrind dump (len bytes, need not be terminated).
+ * Columns are found by name from the "events:" line; the figures come from
+ * the "totals:" line (not "summary:", which is wrong after a zeroing).
+ * Returns 0, or PMC_E_SYNTAX with *err naming `name` and the line.
+ */
+PMC_API int pmc_sim_dump_parse(const char *name, const char *text, size_t len,
+			       struct pmc_sim_dump *out, struct pmc_error *err);
+
+/*
+ * Non-zero when this process runs under callgrind as set up by
+ * pmc_sim_exec() (so PMC_OPEN_SIM sets can read it).
+ */
+PMC_API int pmc_sim_active(void);
+
+/*
+ * The valgrind version the program runs under ("valgrind-3.19.0"), as
+ * recorded by pmc_sim_exec(); "" when not under the sim backend.
+ */
+PMC_API const char *pmc_sim_valgrind_version(void);
+
+/*
+ * The environment the sim backend pins, one NAME=VALUE per entry of a
+ * NULL-terminated static array (GLIBC_TUNABLES, LD_BIND_NOW, ...).
+ */
+PMC_API const char *const *pmc_sim_pinned_env(void);
+
+/*
+ * Run argv[0] (a path, or a name looked up on PATH) with argv under
+ * valgrind --tool=callgrind with pmcheck's fixed flags (see sim.c for each
+ * flag's reason), wait for it and return its exit status (128 + signal if
+ * killed).  The dump directory is private and removed afterwards.  When
+ * `verbose` is set the valgrind command line is printed to stderr.
+ * Returns a negative code with *err filled when valgrind is not installed
+ * (PMC_E_NO_SIM) or cannot be started.
+ */
+PMC_API int pmc_sim_exec(char *const argv[], int verbose, struct pmc_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,717 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The sim backend: re-executing a program under callgrind, mapping events
+ * onto callgrind's, and reading a region's totals back from its dumps.
+ */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <linux/perf_event.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/personality.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <valgrind/callgrind.h>
+#include <valgrind/valgrind.h>
+
+#include <pmcheck/counters.h>
+#include <pmcheck/sim.h>
+
+#include "pmcheck_int.h"
+
+/* Environment the supervisor hands to the program under valgrind. */
+#define SIM_ENV_DIR "PMCHECK_SIM_DIR"
+#define SIM_ENV_VERSION "PMCHECK_SIM_VALGRIND"
+
+static const char *const column_names[PMC_SIM_NCOLUMNS] = {
+	"Ir", "Dr", "Dw", "I1mr", "D1mr", "D1mw", "ILmr", "DLmr", "DLmw", "Bc", "Bcm", "Bi", "Bim",
+};
+
+const char *pmc_sim_column_name(unsigned column)
+{
+	return column < PMC_SIM_NCOLUMNS ? column_names[column] : NULL;
+}
+
+int pmc__sim_column_of(const char *name, size_t len)
+{
+	for (unsigned c = 0; c < PMC_SIM_NCOLUMNS; c++)
+		if (strlen(column_names[c]) == len && !strncmp(column_names[c], name, len))
+			return (int)c;
+	return -1;
+}
+
+#define COL(c) (1u << PMC_SIM_##c)
+
+/* ---- event mapping ---------------------------------------------------------------- */
+
+static unsigned hardware_columns(uint64_t config)
+{
+	switch (config) {
+	case PERF_COUNT_HW_INSTRUCTIONS:
+		return COL(IR);
+	case PERF_COUNT_HW_BRANCH_INSTRUCTIONS:
+		return COL(BC) | COL(BI);
+	case PERF_COUNT_HW_BRANCH_MISSES:
+		return COL(BCM) | COL(BIM);
+	/* perf's cache-references / cache-misses count last-level cache
+	 * traffic: in callgrind's model every L1 miss is an LL access. */
+	case PERF_COUNT_HW_CACHE_REFERENCES:
+		return COL(I1MR) | COL(D1MR) | COL(D1MW);
+	case PERF_COUNT_HW_CACHE_MISSES:
+		return COL(ILMR) | COL(DLMR) | COL(DLMW);
+	default:
+		return 0;
+	}
+}
+
+static unsigned cache_columns(uint64_t config)
+{
+	unsigned id = config & 0xff, op = (config >> 8) & 0xff, res = (config >> 16) & 0xff;
+	int miss = res == PERF_COUNT_HW_CACHE_RESULT_MISS;
+
+	switch (id) {
+	case PERF_COUNT_HW_CACHE_L1D:
+		if (op == PERF_COUNT_HW_CACHE_OP_READ)
+			return miss ? COL(D1MR) : COL(DR);
+		if (op == PERF_COUNT_HW_CACHE_OP_WRITE)
+			return miss ? COL(D1MW) : COL(DW);
+		return 0;
+	case PERF_COUNT_HW_CACHE_L1I:
+		if (op == PERF_COUNT_HW_CACHE_OP_READ)
+			return miss ? COL(I1MR) : COL(IR);
+		return 0;
+	case PERF_COUNT_HW_CACHE_LL:
+		if (op == PERF_COUNT_HW_CACHE_OP_READ)
+			return miss ? COL(ILMR) | COL(DLMR) : COL(I1MR) | COL(D1MR);
+		if (op == PERF_COUNT_HW_CACHE_OP_WRITE)
+			return miss ? COL(DLMW) : COL(D1MW);
+		return 0;
+	case PERF_COUNT_HW_CACHE_BPU:
+		if (op == PERF_COUNT_HW_CACHE_OP_READ)
+			return miss ? COL(BCM) | COL(BIM) : COL(BC) | COL(BI);
+		return 0;
+	default:
+		return 0; /* TLBs and NUMA nodes are not simulated */
+	}
+}
+
+int pmc_sim_columns(const struct pmc_event_spec *s, unsigned *mask, struct pmc_error *err)
+{
+	unsigned m = 0;
+	const char *why = NULL;
+
+	switch (s->kind) {
+	case PMC_KIND_SIM:
+		m = (unsigned)s->config;
+		break;
+	case PMC_KIND_HARDWARE:
+		m = hardware_columns(s->config);
+		if (!m)
+			why = "callgrind simulates instructions, caches and branches, not cycles or stalls";
+		break;
+	case PMC_KIND_CACHE:
+		m = cache_columns(s->config);
+		if (!m)
+			why = "callgrind simulates L1, last-level and branch-predictor reads and writes; TLBs, NUMA nodes and prefetches have no simulated equivalent";
+		break;
+	case PMC_KIND_SOFTWARE:
+		why = "software events count the kernel's view of the process, which under valgrind is valgrind's own activity";
+		break;
+	case PMC_KIND_BREAKPOINT:
+		why = "valgrind runs translated copies of the code, so debug registers do not see the program's own accesses the way hardware would";
+		break;
+	case PMC_KIND_UPROBE:
+		why = "valgrind executes translated copies of the program's code, so a uprobe in the original text never fires (it would read 0)";
+		break;
+	default:
+		why = "raw, PMU-qualified and libpfm4 events are specific to a real PMU";
+		break;
+	}
+	if (m && s->exclude_user) {
+		m = 0;
+		why = "callgrind sees user-space code only; kernel-only (:k) counts do not exist under simulation";
+	}
+	if (!m)
+		return pmc__fail(err, PMC_E_UNSUPPORTED, s->name, -1,
+				 "cannot count \"%s\" on the sim backend: %s; count it with --backend=perf, or use instructions, branches, branch-misses, cache-references, cache-misses, L1-dcache-*, L1-icache-*, LLC-*, branch-loads* or sim:Ir/Dr/Dw/I1mr/D1mr/D1mw/ILmr/DLmr/DLmw/Bc/Bcm/Bi/Bim",
+				 s->name, why);
+	*mask = m;
+	return 0;
+}
+
+/* ---- dump files --------------------------------------------------------------------- */
+
+static const char *line_end(const char *p, const char *end)
+{
+	const char *nl = memchr(p, '\n', (size_t)(end - p));
+
+	return nl ? nl : end;
+}
+
+int pmc_sim_dump_parse(const char *name, const char *text, size_t len, struct pmc_sim_dump *out,
+		       struct pmc_error *err)
+{
+	const char *p = text, *end = text + len;
+	int map[64], nevents = -1, line = 0, have_totals = 0;
+
+	memset(out, 0, sizeof(*out));
+	while (p < end) {
+		const char *e = line_end(p, end);
+		size_t n = (size_t)(e - p);
+
+		line++;
+		if (n > 6 && !strncmp(p, "desc: ", 6)) {
+			if (n > 15 && !strncmp(p + 6, "Trigger: ", 9))
+				snprintf(out->trigger, sizeof(out->trigger), "%.*s", (int)(n - 15),
+					 p + 15);
+			else if (memmem(p, n, " cache: ", 8)) {
+				size_t used = strlen(out->caches);
+
+				snprintf(out->caches + used, sizeof(out->caches) - used, "%s%.*s",
+					 used ? "; " : "", (int)(n - 6), p + 6);
+			}
+		} else if (n >= 7 && !strncmp(p, "events:", 7)) {
+			const char *q = p + 7;
+
+			nevents = 0;
+			while (q < e) {
+				const char *w;
+
+				while (q < e && (*q == ' ' || *q == '\t'))
+					q++;
+				w = q;
+				while (q < e && *q != ' ' && *q != '\t' && *q != '\r')
+					q++;
+				if (q == w)
+					break;
+				if (nevents == (int)(sizeof(map) / sizeof(map[0])))
+					return pmc__fail(err, PMC_E_SYNTAX, name, line,
+							 "%s:%d: more than %zu events on the events: line",
+							 name, line, sizeof(map) / sizeof(map[0]));
+				map[nevents] = pmc__sim_column_of(w, (size_t)(q - w));
+				if (map[nevents] >= 0)
+					out->present |= 1u << map[nevents];
+				nevents++;
+			}
+		} else if (n >= 7 && !strncmp(p, "totals:", 7)) {
+			const char *q = p + 7;
+			int k = 0;
+
+			if (nevents < 0)
+				return pmc__fail(err, PMC_E_SYNTAX, name, line,
+						 "%s:%d: totals: before the events: line", name, line);
+			while (q < e) {
+				char *stop;
+				unsigned long long v;
+
+				while (q < e && (*q == ' ' || *q == '\t' || *q == '\r'))
+					q++;
+				if (q == e)
+					break;
+				if (*q < '0' || *q > '9')
+					return pmc__fail(err, PMC_E_SYNTAX, name, line,
+							 "%s:%d: expected a count in totals:, found \"%.*s\"",
+							 name, line, (int)(e - q), q);
+				errno = 0;
+				v = strtoull(q, &stop, 10);
+				if (errno)
+					return pmc__fail(err, PMC_E_SYNTAX, name, line,
+							 "%s:%d: count out of range in totals:", name, line);
+				if (k >= nevents)
+					return pmc__fail(err, PMC_E_SYNTAX, name, line,
+							 "%s:%d: totals: has more figures than the %d events named",
+							 name, line, nevents);
+				if (map[k] >= 0)
+					out->totals[map[k]] = v;
+				k++;
+				q = stop;
+			}
+			/* Fewer figures than events: callgrind omits trailing zeros. */
+			have_totals = 1;
+		}
+		p = e < end ? e + 1 : end;
+	}
+	if (nevents < 0)
+		return pmc__fail(err, PMC_E_SYNTAX, name, -1,
+				 "%s: no events: line (not a callgrind dump?)", name);
+	if (!have_totals)
+		return pmc__fail(err, PMC_E_SYNTAX, name, -1,
+				 "%s: no totals: line (a truncated callgrind dump?)", name);
+	return 0;
+}
+
+/* ---- being under the simulator ---------------------------------------------------- */
+
+int pmc_sim_active(void)
+{
+	return RUNNING_ON_VALGRIND && getenv(SIM_ENV_DIR) != NULL;
+}
+
+const char *pmc_sim_valgrind_version(void)
+{
+	const char *v = pmc_sim_active() ? getenv(SIM_ENV_VERSION) : NULL;
+
+	return v ? v : "";
+}
+
+/*
+ * Counting state shared by every sim set of the process: callgrind numbers
+ * its dumps per process (1, 2, ...), restarting in a forked child, and one
+ * dump zeroes the counters for everyone, so every set sees every interval.
+ */
+static struct {
+	pid_t pid;
+	unsigned part;       /* dumps this process has made */
+	uint64_t total[PMC_SIM_NCOLUMNS];
+	char tag[64];        /* trigger name of the next dump */
+} sim_state;
+
+static void next_tag(void)
+{
+	snprintf(sim_state.tag, sizeof(sim_state.tag), "pmcheck-%ld-%u", (long)sim_state.pid,
+		 sim_state.part + 1);
+}
+
+static void sim_state_for_this_process(void)
+{
+	pid_t pid = getpid();
+
+	if (sim_state.pid != pid) {
+		memset(&sim_state, 0, sizeof(sim_state));
+		sim_state.pid = pid;
+		next_tag();
+	}
+}
+
+static int read_file(const char *path, char **text, size_t *len)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	size_t cap = 16384, used = 0;
+	char *buf = NULL;
+	int rc = 0;
+
+	if (fd < 0)
+		return -errno;
+	buf = malloc(cap);
+	if (!buf) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	for (;;) {
+		ssize_t n;
+
+		if (used == cap) {
+			char *grown = realloc(buf, cap * 2);
+
+			if (!grown) {
+				rc = -ENOMEM;
+				goto out;
+			}
+			buf = grown;
+			cap *= 2;
+		}
+		n = read(fd, buf + used, cap - used);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			rc = -errno;
+			goto out;
+		}
+		if (n == 0)
+			break;
+		used += (size_t)n;
+	}
+	*text = buf;
+	*len = used;
+	buf = NULL;
+out:
+	free(buf);
+	close(fd);
+	return rc;
+}
+
+/* Parse, check the trigger, delete: the dump this process just made. */
+static int take_dump(const char *path, struct pmc_sim_dump *d, struct pmc_error *err)
+{
+	char want[96], *text = NULL;
+	size_t len = 0;
+	int rc;
+
+	rc = read_file(path, &text, &len);
+	if (rc)
+		return rc;
+	rc = pmc_sim_dump_parse(path, text, len, d, err);
+	free(text);
+	if (rc)
+		return rc;
+	snprintf(want, sizeof(want), "Client Request: %s", sim_state.tag);
+	if (strcmp(d->trigger, want))
+		return -ESTALE;
+	unlink(path);
+	return 0;
+}
+
+/* The file is <dir>/cg.<pid>.<part>; if callgrind numbered it otherwise
+ * (another dump in the program, e.g. the user's own), find it by trigger. */
+static int collect_dump(struct pmc_sim_dump *d, struct pmc_error *err)
+{
+	const char *dir = getenv(SIM_ENV_DIR);
+	char path[PATH_MAX], prefix[64];
+	struct dirent *de;
+	DIR *dh;
+	int rc;
+
+	snprintf(path, sizeof(path), "%s/cg.%ld.%u", dir, (long)sim_state.pid, sim_state.part);
+	rc = take_dump(path, d, err);
+	if (rc == 0 || (rc != -ENOENT && rc != -ESTALE))
+		return rc;
+	snprintf(prefix, sizeof(prefix), "cg.%ld.", (long)sim_state.pid);
+	dh = opendir(dir);
+	if (!dh)
+		return pmc__fail(err, -errno, dir, -1, "sim: cannot read the dump directory %s: %s",
+				 dir, strerror(errno));
+	rc = -ENOENT;
+	while ((de = readdir(dh))) {
+		if (strncmp(de->d_name, prefix, strlen(prefix)))
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+		rc = take_dump(path, d, err);
+		if (rc == 0) {
+			sim_state.part = (unsigned)strtoul(de->d_name + strlen(prefix), NULL, 10);
+			break;
+		}
+		if (rc != -ESTALE && rc != -ENOENT)
+			break;
+	}
+	closedir(dh);
+	if (rc == -ENOENT || rc == -ESTALE)
+		rc = pmc__fail(err, PMC_E_SIM, dir, -1,
+			       "sim: callgrind wrote no dump named \"%s\" into %s (is the program running under the sim backend's valgrind command?)",
+			       sim_state.tag, dir);
+	return rc;
+}
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+int pmc__sim_check(struct pmc_error *err)
+{
+	if (!RUNNING_ON_VALGRIND)
+		return pmc__fail(err, PMC_E_NO_SIM, "", -1,
+				 "the sim backend counts only under valgrind's callgrind: run the suite with --backend=sim, or the program with `pmcheck sim -- PROGRAM`");
+	if (!getenv(SIM_ENV_DIR))
+		return pmc__fail(err, PMC_E_NO_SIM, "", -1,
+				 "running under valgrind, but not as the sim backend starts it (no " SIM_ENV_DIR "): use --backend=sim or `pmcheck sim -- PROGRAM` rather than calling valgrind yourself");
+	sim_state_for_this_process();
+	return 0;
+}
+
+/*
+ * One reading: dump (callgrind stops counting the interval here), parse,
+ * zero (callgrind starts the next interval here).  Everything between the
+ * two requests -- file I/O, parsing, this function's bookkeeping -- is in
+ * no interval at all.  The values are the running sums of all intervals,
+ * so two readings difference like any counter.
+ */
+int pmc__sim_read(const unsigned *masks, size_t n, uint64_t t0, struct pmc_reading *r,
+		  struct pmc_error *err)
+{
+	struct pmc_sim_dump d;
+	uint64_t t;
+	int rc;
+
+	CALLGRIND_DUMP_STATS_AT(sim_state.tag);
+	sim_state_for_this_process();
+	sim_state.part++;
+	rc = collect_dump(&d, err);
+	if (rc == 0)
+		for (unsigned c = 0; c < PMC_SIM_NCOLUMNS; c++)
+			sim_state.total[c] += d.totals[c];
+	next_tag();
+	r->n = n;
+	t = now_ns() - t0 + 1;
+	for (size_t i = 0; i < n; i++) {
+		uint64_t v = 0;
+
+		for (unsigned c = 0; c < PMC_SIM_NCOLUMNS; c++)
+			if (masks[i] & (1u << c))
+				v += sim_state.total[c];
+		r->c[i].value = v;
+		/* Simulated counters are never multiplexed. */
+		r->c[i].enabled_ns = t;
+		r->c[i].running_ns = t;
+	}
+	CALLGRIND_ZERO_STATS;
+	return rc;
+}
+
+/* ---- re-executing under valgrind ---------------------------------------------------- */
+
+/*
+ * glibc picks string and memory functions by the CPU's features (ifunc)
+ * and sizes some copy strategies from its cache sizes.  valgrind's
+ * synthetic CPUID passes many host features through, so the same program
+ * would run different code on different hosts.  Disabling every feature
+ * beyond baseline x86-64 and fixing the cache sizes pins the choice.
+ * LD_BIND_NOW resolves every PLT entry at start-up, so the first call of a
+ * function costs the same as later ones.
+ */
+static const char *const pinned_env[] = {
+	"GLIBC_TUNABLES=glibc.cpu.hwcaps=-AVX,-AVX2,-AVX512F,-AVX512VL,-AVX512BW,-AVX512DQ,"
+	"-AVX_Fast_Unaligned_Load,-BMI1,-BMI2,-ERMS,-FSRM,-FMA,-FMA4,-LZCNT,-MOVBE,-POPCNT,"
+	"-RTM,-SSE4_1,-SSE4_2,-SSSE3,-XSAVEC,-Prefer_ERMS,-Prefer_FSRM"
+	":glibc.cpu.x86_data_cache_size=32768:glibc.cpu.x86_shared_cache_size=8388608"
+	":glibc.cpu.x86_non_temporal_threshold=6291456:glibc.cpu.x86_rep_movsb_threshold=2048"
+	":glibc.cpu.x86_rep_stosb_threshold=2048",
+	"LD_BIND_NOW=1",
+	NULL,
+};
+
+const char *const *pmc_sim_pinned_env(void)
+{
+	return pinned_env;
+}
+
+static int find_on_path(const char *name, char *out, size_t size)
+{
+	const char *path = getenv("PATH");
+
+	if (strchr(name, '/')) {
+		snprintf(out, size, "%s", name);
+		return access(out, X_OK) == 0 ? 0 : -errno;
+	}
+	if (!path || !*path)
+		path = "/usr/bin:/bin";
+	while (*path) {
+		size_t len = strcspn(path, ":");
+
+		snprintf(out, size, "%.*s/%s", (int)len, len ? path : ".", name);
+		if (access(out, X_OK) == 0)
+			return 0;
+		path += len;
+		if (*path == ':')
+			path++;
+	}
+	return -ENOENT;
+}
+
+/* "valgrind-3.19.0" from `valgrind --version`. */
+static int valgrind_version(const char *valgrind, char *out, size_t size)
+{
+	int fds[2], status;
+	ssize_t n;
+	pid_t pid;
+
+	if (pipe2(fds, O_CLOEXEC))
+		return -errno;
+	pid = fork();
+	if (pid < 0) {
+		close(fds[0]);
+		close(fds[1]);
+		return -errno;
+	}
+	if (pid == 0) {
+		dup2(fds[1], STDOUT_FILENO);
+		execl(valgrind, valgrind, "--version", (char *)NULL);
+		_exit(127);
+	}
+	close(fds[1]);
+	n = read(fds[0], out, size - 1);
+	close(fds[0]);
+	waitpid(pid, &status, 0);
+	if (n <= 0 || !WIFEXITED(status) || WEXITSTATUS(status))
+		return -EIO;
+	out[n] = '\0';
+	out[strcspn(out, "\r\n")] = '\0';
+	return 0;
+}
+
+static void remove_dir(const char *dir)
+{
+	DIR *dh = opendir(dir);
+	struct dirent *de;
+
+	if (dh) {
+		while ((de = readdir(dh))) {
+			char path[PATH_MAX];
+
+			if (de->d_name[0] == '.')
+				continue;
+			snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+			unlink(path);
+		}
+		closedir(dh);
+	}
+	rmdir(dir);
+}
+
+/*
+ * valgrind's messages, minus the ones that say nothing about the run:
+ * callgrind reports the host's caches before it applies --I1/--D1/--LL
+ * (the dump's "desc:" lines show the geometry that was simulated).
+ */
+static void pass_on_log(const char *dir)
+{
+	static const char *const noise[] = {
+		"cache found, using its data",
+		"specified LL cache:",
+		"simulated LL cache:",
+		"specified I1 cache:",
+		"specified D1 cache:",
+		"simulated I1 cache:",
+		"simulated D1 cache:",
+	};
+	DIR *dh = opendir(dir);
+	struct dirent *de;
+
+	if (!dh)
+		return;
+	while ((de = readdir(dh))) {
+		char path[PATH_MAX], line[1024];
+		FILE *f;
+
+		if (strncmp(de->d_name, "valgrind.", 9))
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+		f = fopen(path, "r");
+		if (!f)
+			continue;
+		while (fgets(line, sizeof(line), f)) {
+			size_t i;
+
+			for (i = 0; i < sizeof(noise) / sizeof(noise[0]); i++)
+				if (strstr(line, noise[i]))
+					break;
+			if (i == sizeof(noise) / sizeof(noise[0]))
+				fputs(line, stderr);
+		}
+		fclose(f);
+	}
+	closedir(dh);
+}
+
+static volatile sig_atomic_t sim_child;
+
+static void forward_signal(int sig)
+{
+	if (sim_child > 0)
+		kill(sim_child, sig);
+}
+
+int pmc_sim_exec(char *const argv[], int verbose, struct pmc_error *err)
+{
+	char valgrind[PATH_MAX], version[128], dir[] = "/tmp/pmcheck-sim.XXXXXX";
+	char outfile[PATH_MAX], logfile[PATH_MAX], exe[PATH_MAX];
+	const char *vargv[32 + 64];
+	struct sigaction sa = { 0 }, old_int, old_term;
+	size_t n = 0, i;
+	int status, rc;
+	pid_t pid;
+
+	pmc_error_clear(err);
+	if (!argv || !argv[0])
+		return pmc__fail(err, -EINVAL, "", -1, "pmc_sim_exec: no program");
+	if (find_on_path("valgrind", valgrind, sizeof(valgrind)))
+		return pmc__fail(err, PMC_E_NO_SIM, "valgrind", -1,
+				 "the sim backend needs valgrind (callgrind), which is not on PATH: install it (apt-get install valgrind) or run with --backend=perf");
+	if (valgrind_version(valgrind, version, sizeof(version)))
+		return pmc__fail(err, PMC_E_NO_SIM, valgrind, -1,
+				 "%s --version failed: the valgrind installation looks broken", valgrind);
+	if (find_on_path(argv[0], exe, sizeof(exe)))
+		return pmc__fail(err, -ENOENT, argv[0], -1, "sim: cannot find program \"%s\"", argv[0]);
+	if (!mkdtemp(dir))
+		return pmc__fail(err, -errno, dir, -1, "sim: cannot create a dump directory: %s",
+				 strerror(errno));
+	snprintf(outfile, sizeof(outfile), "--callgrind-out-file=%s/cg.%%p", dir);
+	snprintf(logfile, sizeof(logfile), "--log-file=%s/valgrind.%%p.log", dir);
+
+	vargv[n++] = valgrind;
+	vargv[n++] = "--tool=callgrind";
+	/* Dumps go to a private directory, one file per process (%p) and dump. */
+	vargv[n++] = outfile;
+	/* The simulated caches: fixed, so results do not depend on the host's. */
+	vargv[n++] = "--cache-sim=yes";
+	vargv[n++] = "--I1=" PMC_SIM_I1;
+	vargv[n++] = "--D1=" PMC_SIM_D1;
+	vargv[n++] = "--LL=" PMC_SIM_LL;
+	/* Conditional and indirect branch prediction (Bc/Bcm/Bi/Bim). */
+	vargv[n++] = "--branch-sim=yes";
+	/* Only totals are read: no per-instruction costs (line costs stay on:
+	 * with both off callgrind prints a notice into the program's stderr). */
+	vargv[n++] = "--dump-instr=no";
+	/* One set of counters for the process, whatever thread counts. */
+	vargv[n++] = "--separate-threads=no";
+	/* Count from the start; readings zero the counters themselves. */
+	vargv[n++] = "--collect-atstart=yes";
+	/* No banner, and no messages from forked children (every case is one);
+	 * valgrind's own messages go to a log that is filtered afterwards
+	 * (pass_on_log), so the program's stderr stays the program's. */
+	vargv[n++] = "--quiet";
+	vargv[n++] = logfile;
+	vargv[n++] = "--child-silent-after-fork=yes";
+	/* A program the suite execs is not the code under test. */
+	vargv[n++] = "--trace-children=no";
+	vargv[n++] = exe;
+	for (i = 1; argv[i] && n < sizeof(vargv) / sizeof(vargv[0]) - 1; i++)
+		vargv[n++] = argv[i];
+	if (argv[i]) {
+		remove_dir(dir);
+		return pmc__fail(err, -E2BIG, argv[0], -1, "sim: too many arguments");
+	}
+	vargv[n] = NULL;
+	if (verbose) {
+		fprintf(stderr, "sim:");
+		for (i = 0; pinned_env[i]; i++)
+			fprintf(stderr, " %s", pinned_env[i]);
+		for (i = 0; i < n; i++)
+			fprintf(stderr, " %s", vargv[i]);
+		fputc('\n', stderr);
+	}
+	fflush(NULL);
+	pid = fork();
+	if (pid < 0) {
+		rc = -errno;
+		remove_dir(dir);
+		return pmc__fail(err, rc, argv[0], -1, "sim: fork: %s", strerror(-rc));
+	}
+	if (pid == 0) {
+		/* ASLR off: addresses, and with them cache-set mapping and hash
+		 * orders, repeat from run to run. */
+		personality(ADDR_NO_RANDOMIZE);
+		setenv(SIM_ENV_DIR, dir, 1);
+		setenv(SIM_ENV_VERSION, version, 1);
+		for (i = 0; pinned_env[i]; i++)
+			putenv((char *)pinned_env[i]);
+		execv(valgrind, (char *const *)vargv);
+		fprintf(stderr, "sim: cannot execute %s: %s\n", valgrind, strerror(errno));
+		_exit(127);
+	}
+	sim_child = pid;
+	sa.sa_handler = forward_signal;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, &old_int);
+	sigaction(SIGTERM, &sa, &old_term);
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	sim_child = 0;
+	sigaction(SIGINT, &old_int, NULL);
+	sigaction(SIGTERM, &old_term, NULL);
+	pass_on_log(dir);
+	remove_dir(dir);
+	if (WIFSIGNALED(status))
+		return 128 + WTERMSIG(status);
+	return WEXITSTATUS(status);
+}

@@ -1,0 +1,194 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: MIT
+"""The sim backend end to end, under the real valgrind.
+
+usage: test_sim.py CHECK KERNELS_EXE EXAMPLES_EXE PMCHECK_CLI   (exit 0 pass, 1 fail, 77 skip)
+"""
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+
+CHECK, KERNELS, EXAMPLES, CLI = sys.argv[1:5]
+failures = []
+
+
+def check(cond, what):
+    if not cond:
+        failures.append(what)
+        print("FAIL:", what)
+
+
+def env_for(extra=None, path=None):
+    e = dict(os.environ)
+    for k in ("PMCHECK_RESULTS_DIR", "PMCHECK_HWDB", "PMCHECK_GATE_SLOWER"):
+        e.pop(k, None)
+    e["NO_COLOR"] = "1"
+    if path is not None:
+        e["PATH"] = path
+    if extra:
+        e.update(extra)
+    return e
+
+
+def run(exe, *args, extra=None, path=None, timeout=280):
+    return subprocess.run([exe, *args], capture_output=True, text=True,
+                          env=env_for(extra, path), timeout=timeout)
+
+
+def figures(doc):
+    """{(case, region, event): [samples]} of a results document."""
+    out = {}
+    for c in doc["cases"]:
+        for r in c.get("regions", []):
+            for ev, st in r["events"].items():
+                out[(c["name"], r["name"], ev)] = st["values"]
+    return out
+
+
+def sim_run(*args, extra=None):
+    with tempfile.TemporaryDirectory() as d:
+        path = os.path.join(d, "r.json")
+        p = run(KERNELS, "--backend=sim", "--json=" + path, *args, extra=extra)
+        doc = json.load(open(path)) if os.path.exists(path) else None
+        return p, doc
+
+
+# Events whose simulated counts depend only on the code executed.
+EXACT = ("instructions:u", "branches", "L1-dcache-loads")
+
+
+def t_determinism():
+    """Instructions, branches and loads repeat exactly over three runs and
+    with a larger environment (which moves the stack); misses may not."""
+    flt = "--filter=kernels.*"
+    runs = []
+    for i in range(3):
+        p, doc = sim_run(flt)
+        check(p.returncode == 0 and doc, f"run {i}: exit {p.returncode}: {p.stdout}{p.stderr}")
+        if doc:
+            runs.append(figures(doc))
+    p, doc = sim_run(flt, extra={"PMCHECK_TEST_PADDING": "x" * 6000})
+    check(p.returncode == 0 and doc, f"padded run: exit {p.returncode}: {p.stdout}{p.stderr}")
+    if doc:
+        runs.append(figures(doc))
+    if len(runs) != 4:
+        return
+    compared = 0
+    for key, vals in runs[0].items():
+        if key[2] not in EXACT:
+            continue
+        compared += 1
+        for i, other in enumerate(runs[1:], 1):
+            check(other.get(key) == vals,
+                  f"{key}: run 0 {vals} != run {i} {other.get(key)}")
+        check(len(set(vals)) == 1, f"{key}: samples of one run differ: {vals}")
+    check(compared >= 8, f"compared {compared} exact series")
+    env = doc["environment"]
+    check(env["backend"] == "sim" and env["sim"]["valgrind"].startswith("valgrind-"),
+          f"environment records the simulator: {env.get('sim')}")
+    check(env["sim"]["LL"] == "8388608,16,64", f"geometry recorded: {env['sim']}")
+    case = doc["cases"][0]
+    check(case.get("read_path") == "sim" and case.get("sim_profile", "").startswith("sim-"),
+          f"case records read path and profile: {case.get('read_path')} {case.get('sim_profile')}")
+
+
+def t_gate():
+    """The bundled gate passes on its recorded sim budgets; an extra pass over
+    the input fails it with a report that names the budget's file:line."""
+    p, doc = sim_run("--filter=gate.checksum", "--strict")
+    check(p.returncode == 0, f"gate passes on the built-in sim budgets: {p.stdout}{p.stderr}")
+    p, doc = sim_run("--filter=gate.checksum", "--strict", extra={"PMCHECK_GATE_SLOWER": "1"})
+    check(p.returncode == 1, f"slower code fails the gate (exit {p.returncode})")
+    m = re.search(r'region "checksum", instructions:u: measured (\d+) .*expected = (\d+): '
+                  r'over by \d+ \(\+([\d.]+)%\); budget from (\S+gate\.ini):(\d+)', p.stdout)
+    check(m is not None, f"readable report: {p.stdout}")
+    if m:
+        check(int(m.group(1)) > int(m.group(2)), "measured above budget")
+        check("budgets/sim-" in m.group(4), f"budget from the sim profile key: {m.group(4)}")
+
+
+def t_calibrate_round_trip():
+    """Record sim budgets into an empty hwdb, re-run: pass; change the code: fail."""
+    with tempfile.TemporaryDirectory() as d:
+        p = run(KERNELS, "--backend=sim", "--filter=gate.checksum", "--calibrate=3", "--hwdb=" + d)
+        check(p.returncode == 0, f"calibrate: exit {p.returncode}: {p.stdout}{p.stderr}")
+        keys = os.listdir(os.path.join(d, "budgets")) if os.path.isdir(os.path.join(d, "budgets")) else []
+        check(len(keys) == 1 and keys[0].startswith("sim-"), f"one sim profile key: {keys}")
+        if keys:
+            text = open(os.path.join(d, "budgets", keys[0], "gate.ini")).read()
+            check(re.search(r"checksum = instructions:u = \d+\n", text) is not None,
+                  f"exact budget for instructions on sim: {text}")
+            check(re.search(r"checksum = L1-dcache-load-misses <= \d+\n", text) is not None,
+                  f"margin budget for a layout-dependent miss count: {text}")
+        p = run(KERNELS, "--backend=sim", "--filter=gate.checksum", "--strict", "--hwdb=" + d)
+        check(p.returncode == 0, f"re-run passes: {p.stdout}")
+        p = run(KERNELS, "--backend=sim", "--filter=gate.checksum", "--strict", "--hwdb=" + d,
+                extra={"PMCHECK_GATE_SLOWER": "1"})
+        check(p.returncode == 1 and "over by" in p.stdout, f"changed code fails: {p.stdout}")
+        # The user's directory comes before the built-in hwdb.
+        check(f"budget from {d}/budgets/sim-" in p.stdout, f"the recorded budget judged: {p.stdout}")
+
+
+def t_no_valgrind():
+    """Without valgrind on PATH, --backend=sim is a clear error, not a skip."""
+    with tempfile.TemporaryDirectory() as d:
+        p = run(KERNELS, "--backend=sim", "--filter=kernels.loop_linear", path=d)
+        check(p.returncode == 2, f"exit {p.returncode}, want 2 (error)")
+        check("valgrind" in p.stderr and "apt-get install valgrind" in p.stderr and
+              "--backend=perf" in p.stderr, f"message names the fix: {p.stderr}")
+        # Listing needs no simulator.
+        p = run(KERNELS, "--list", path=d)
+        check(p.returncode == 0 and "kernels.loop_linear" in p.stdout, f"--list works: {p.stderr}")
+
+
+def t_unsupported_events():
+    """Events with no simulated equivalent skip with the reason; cases that
+    cannot run on sim get no .sim variant in the listing."""
+    p = run(EXAMPLES, "--backend=sim", "--filter=software.page_faults_first_touch")
+    check(p.returncode == 77, f"exit {p.returncode}, want 77 (skip): {p.stdout}")
+    check('cannot count "page-faults" on the sim backend' in p.stdout, f"reason: {p.stdout}")
+    p = run(EXAMPLES, "--backend=sim", "--filter=calls.three_allocations")
+    check(p.returncode == 77 and "never fires" in p.stdout, f"uprobe on sim: {p.stdout}")
+    p = run(EXAMPLES, "--list=tsv")
+    for line in p.stdout.splitlines():
+        name, *_, backends = line.split("\t")
+        if name.startswith(("software.", "calls.", "breakpoints.")):
+            check("sim" not in backends, f"{name}: offered on sim: {line}")
+    p = run(KERNELS, "--list=tsv")
+    sims = [l.split("\t")[0] for l in p.stdout.splitlines() if l.endswith("sim")]
+    check("kernels.loop_linear" in sims and "gate.checksum" in sims, f"sim variants: {sims}")
+
+
+def t_cli():
+    """`pmcheck sim -- PROG` runs a program under the simulator; `pmcheck events`
+    shows each event's simulated equivalent."""
+    p = subprocess.run([CLI, "events", "instructions,branch-misses,cycles,sim:Bc"],
+                       capture_output=True, text=True)
+    check(p.returncode == 0, f"events: {p.stderr}")
+    lines = p.stdout.splitlines()
+    check(len(lines) == 4 and "sim=Ir" in lines[0] and "sim=Bcm+Bim" in lines[1] and
+          "sim=unsupported" in lines[2] and "sim=Bc" in lines[3], f"events: {p.stdout}")
+    p = subprocess.run([CLI, "sim", "--", KERNELS, "--filter=kernels.loop_linear", "--backend=sim"],
+                       capture_output=True, text=True, env=env_for(), timeout=200)
+    check(p.returncode == 0 and "PASS" in p.stdout, f"pmcheck sim: {p.returncode} {p.stdout}{p.stderr}")
+    p = subprocess.run([CLI, "sim"], capture_output=True, text=True)
+    check(p.returncode == 2 and "expected a program" in p.stderr, f"usage: {p.stderr}")
+    p = subprocess.run([CLI, "sim", "--", "/nonexistent/prog"], capture_output=True, text=True)
+    check(p.returncode == 2 and "/nonexistent/prog" in p.stderr, f"missing program: {p.stderr}")
+
+
+if os.environ.get("PMCHECK_TEST_SANITIZED") == "1":
+    print("SKIP: this is a sanitizer build; valgrind cannot run AddressSanitizer programs")
+    sys.exit(77)
+if shutil.which("valgrind") is None and CHECK != "no_valgrind":
+    print("SKIP: valgrind is not installed (ci/setup installs it)")
+    sys.exit(77)
+globals()["t_" + CHECK]()
+if failures:
+    print(f"{len(failures)} check(s) failed")
+    sys.exit(1)
+print("ok")
