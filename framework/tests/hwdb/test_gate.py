@@ -81,7 +81,7 @@ def t_calibrate_round_trip():
         check(text.startswith("; header comment written by a person\n"), "header comment kept")
         check("; kept comment" in text and "region = some-event <= 5 ; unrelated" in text,
               f"unrelated entries kept: {text}")
-        check("work = calls:gate_step = 22" in text and "= 20" not in text,
+        check("work = calls:gate_step = 22" in text and "calls:gate_step = 20" not in text,
               f"budget line replaced in place: {text}")
         check("- work = calls:gate_step = 20" in p.stdout and "+ work = calls:gate_step = 22" in p.stdout,
               f"summary shows old and new: {p.stdout}")
