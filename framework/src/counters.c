@@ -233,12 +233,22 @@ static int translate_open_error(int rc, const struct pmc_counters *set,
 				 "cannot open \"%s\": this machine's %s PMU does not provide it (%s); check the event name for this CPU model",
 				 s->name, s->pmu[0] ? s->pmu : "CPU", strerror(-rc));
 	case -EACCES:
-	case -EPERM:
+	case -EPERM: {
+		int paranoid = read_paranoid();
+
+		/* Level 3 (a Debian and Android patch) refuses every unprivileged
+		 * event, user-only ones too: then ":u" is no remedy. */
+		if (paranoid >= 3)
+			return pmc__fail(err, PMC_E_PRIVILEGE, s->name, -1,
+					 "cannot open \"%s\": not permitted (kernel.perf_event_paranoid = %d forbids all unprivileged perf_event use on this kernel); run as root, grant CAP_PERFMON, or lower perf_event_paranoid to 2 or less",
+					 s->name, paranoid);
 		return pmc__fail(err, PMC_E_PRIVILEGE, s->name, -1,
 				 "cannot open \"%s\": not permitted (kernel.perf_event_paranoid = %d); run as root, grant CAP_PERFMON, lower perf_event_paranoid%s",
-				 s->name, read_paranoid(),
-				 s->kind == PMC_KIND_UPROBE || s->kind == PMC_KIND_BREAKPOINT
+				 s->name, paranoid,
+				 s->kind == PMC_KIND_UPROBE || s->kind == PMC_KIND_BREAKPOINT ||
+						 s->exclude_kernel
 					 ? "" : ", or count user space only with :u");
+	}
 	case -ENOSPC:
 		if (s->kind == PMC_KIND_BREAKPOINT)
 			return pmc__fail(err, PMC_E_NO_SLOTS, s->name, -1,

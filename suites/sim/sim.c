@@ -195,7 +195,25 @@ PMC_TEST(kernels, chase_llc, .events = "LLC-load-misses,L1-dcache-loads", .reps 
 			 CHASE_LL_LINES + CHASE_EVICTED_HARNESS_LINES);
 }
 
-/* ---- a gate: ordinary C code checked against recorded sim budgets ---------------- */
+/* ---- gates: counts checked against recorded budgets -------------------------------- */
+
+/*
+ * The instruction cost of a fixed loop against the budget recorded for this
+ * machine: hwdb/budgets/qemu-max/ (recorded in the emulated lane) and the
+ * sim profile's directory.  Exact on both.
+ */
+PMC_TEST(gate, loop, .events = "instructions:u", .reps = 3)
+{
+	uint64_t acc = 0;
+
+	PMC_REGION(t, "loop") {
+		acc = kernel_loop(N1);
+		PMC_DO_NOT_OPTIMIZE(acc);
+	}
+	PMC_CHECK_EQ(t, acc, N1);
+	PMC_EXPECT_BUDGET(t, "loop", "instructions:u");
+}
+
 
 /*
  * The budgets for this case live in hwdb/budgets/<sim profile>/gate.ini,
