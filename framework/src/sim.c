@@ -631,9 +631,9 @@ int pmc_sim_exec(char *const argv[], int verbose, struct pmc_error *err)
 		return pmc__fail(err, PMC_E_NO_SIM, valgrind, -1,
 				 "%s --version failed: the valgrind installation looks broken", valgrind);
 	if (find_on_path(argv[0], exe, sizeof(exe)))
-		return pmc__fail(err, -ENOENT, argv[0], -1, "sim: cannot find program \"%s\"", argv[0]);
+		return pmc__fail(err, -ENOENT, argv[0], -1, "cannot find program \"%s\"", argv[0]);
 	if (!mkdtemp(dir))
-		return pmc__fail(err, -errno, dir, -1, "sim: cannot create a dump directory: %s",
+		return pmc__fail(err, -errno, dir, -1, "cannot create the sim dump directory: %s",
 				 strerror(errno));
 	snprintf(outfile, sizeof(outfile), "--callgrind-out-file=%s/cg.%%p", dir);
 	snprintf(logfile, sizeof(logfile), "--log-file=%s/valgrind.%%p.log", dir);
@@ -669,7 +669,7 @@ int pmc_sim_exec(char *const argv[], int verbose, struct pmc_error *err)
 		vargv[n++] = argv[i];
 	if (argv[i]) {
 		remove_dir(dir);
-		return pmc__fail(err, -E2BIG, argv[0], -1, "sim: too many arguments");
+		return pmc__fail(err, -E2BIG, argv[0], -1, "too many arguments for the sim backend");
 	}
 	vargv[n] = NULL;
 	if (verbose) {
@@ -685,7 +685,7 @@ int pmc_sim_exec(char *const argv[], int verbose, struct pmc_error *err)
 	if (pid < 0) {
 		rc = -errno;
 		remove_dir(dir);
-		return pmc__fail(err, rc, argv[0], -1, "sim: fork: %s", strerror(-rc));
+		return pmc__fail(err, rc, argv[0], -1, "fork: %s", strerror(-rc));
 	}
 	if (pid == 0) {
 		/* ASLR off: addresses, and with them cache-set mapping and hash
