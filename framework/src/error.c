@@ -29,6 +29,7 @@ static const struct {
 	{ PMC_E_TOO_LONG, "name or path too long" },
 	{ PMC_E_NO_SIM, "the sim backend needs valgrind callgrind" },
 	{ PMC_E_SIM, "callgrind dump missing or unreadable" },
+	{ PMC_E_RING, "corrupt perf ring buffer record" },
 };
 
 const char *pmc_strerror(int code)

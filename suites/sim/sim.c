@@ -221,16 +221,6 @@ PMC_TEST(gate, loop, .events = "instructions:u", .reps = 3)
  * code do an extra pass over its input, the kind of change the gate exists to
  * catch (framework/tests/sim/test_sim.py checks that it does).
  */
-static uint32_t checksum(const uint8_t *p, size_t n)
-{
-	uint32_t a = 1, b = 0;
-
-	for (size_t i = 0; i < n; i++) {
-		a = (a + p[i]) % 65521;
-		b = (b + a) % 65521;
-	}
-	return b << 16 | a;
-}
 
 PMC_TEST(gate, checksum, .events = "instructions:u,L1-dcache-load-misses,branch-misses", .reps = 3)
 {
@@ -241,9 +231,9 @@ PMC_TEST(gate, checksum, .events = "instructions:u,L1-dcache-load-misses,branch-
 	for (size_t i = 0; i < sizeof(data); i++)
 		data[i] = (uint8_t)(i * 131 + 7);
 	PMC_REGION(t, "checksum") {
-		sum = checksum(data, sizeof(data));
+		sum = kernel_checksum(data, sizeof(data));
 		if (slower && *slower == '1')
-			sum ^= checksum(data, sizeof(data));
+			sum ^= kernel_checksum(data, sizeof(data));
 		PMC_DO_NOT_OPTIMIZE(sum);
 	}
 	PMC_EXPECT_BUDGET(t, "checksum", "instructions:u");

@@ -43,6 +43,7 @@ enum pmc_errcode {
 	PMC_E_TOO_LONG = -10015,     /* a name or path does not fit its fixed buffer */
 	PMC_E_NO_SIM = -10016,       /* the sim backend needs valgrind callgrind, absent or not in use */
 	PMC_E_SIM = -10017,          /* a callgrind dump was missing or unreadable */
+	PMC_E_RING = -10018,         /* a ring buffer holds a record that cannot be right */
 };
 
 /* Size of the message buffer in struct pmc_error. */

@@ -10,6 +10,7 @@
 #include <pmcheck/region.h>
 #include <pmcheck/machine.h>
 #include <pmcheck/hwdb.h>
+#include <pmcheck/sampling.h>
 #include <pmcheck/sim.h>
 
 #define PMCHECK_VERSION_MAJOR 0

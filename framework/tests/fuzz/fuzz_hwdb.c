@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * libFuzzer target for the hwdb parsers: the line-numbered INI reader, the
- * budget line split and the bound grammar, and map-style regex keys.  The
+ * budget line split and the bound grammar, and map-style regex keys; and for
+ * the perf sample-record decoder.  The
  * first input byte picks the mode; the rest is the file text.  Any crash,
  * sanitizer report, or a parse that "succeeds" with an inconsistent result
  * is a finding.
@@ -69,7 +70,33 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	memcpy(text, data + 1, size - 1);
 	text[size - 1] = '\0';
-	switch (data[0] % 3) {
+	switch (data[0] % 4) {
+	case 3: {
+		/* Sample records: 16 bytes of layout, then the record.  The decoder
+		 * must stay inside the record whatever its fields claim. */
+		struct pmc_sample_layout lay = { 0 };
+		struct pmc_sample smp;
+
+		if (size < 1 + 16 + 8)
+			break;
+		memcpy(&lay.sample_type, data + 1, 8);
+		memcpy(&lay.read_format, data + 9, 8);
+		lay.sample_regs_user = lay.read_format >> 8;
+		lay.sample_id_all = data[9] & 1;
+		lay.branch_hw_index = data[10] & 1;
+		{
+			size_t n = size - 17;
+			unsigned char *rec = malloc(n); /* exact size: ASan sees any overread */
+
+			if (rec) {
+				memcpy(rec, data + 17, n);
+				pmc_sample_parse(rec, n, &lay, &smp, &err);
+				pmc_sample_id_parse(rec, n, &lay, &smp, &err);
+				free(rec);
+			}
+		}
+		break;
+	}
 	case 0:
 		pmc_ini_parse_text("fuzz.ini", text, size - 1, budget_line, NULL, &err);
 		break;

@@ -10,9 +10,11 @@ command -v clang >/dev/null || { echo "fuzz: clang not installed (ci/setup insta
 mkdir -p "$build"
 flags="-g -O1 -fsanitize=address,undefined -fno-sanitize-recover=undefined"
 objs=()
-for f in error.c event_parse.c symbols.c counters.c machine.c hwdb.c; do
+# Every source of the counting core (framework/src/*.c, not the harness).
+for path in "$src"/framework/src/*.c; do
+	f=$(basename "$path")
 	clang $flags -fsanitize=fuzzer-no-link -std=gnu11 -I"$src/framework/include" -I"$src/framework/src" \
-		-DPMCHECK_HAVE_LIBCPUID=1 -c "$src/framework/src/$f" -o "$build/${f%.c}.o"
+		-DPMCHECK_HAVE_LIBCPUID=1 -c "$path" -o "$build/${f%.c}.o"
 	objs+=("$build/${f%.c}.o")
 done
 clang $flags -fsanitize=fuzzer -std=gnu11 -I"$src/framework/include" -I"$src/framework/src" \

@@ -1,0 +1,139 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Sampling: the perf_event ring buffer and the records the kernel writes
+ * into it (PERF_RECORD_SAMPLE, LOST, MMAP, COMM, ...).
+ *
+ *   int fd = perf_event_open(...sample_period, sample_type...);
+ *   struct pmc_ring *ring;
+ *   pmc_ring_map(&ring, fd, 8, &err);            // 1 + 8 pages
+ *   ... run ...
+ *   while (pmc_ring_next(ring, buf, sizeof(buf), &len) == 1) {
+ *           const struct perf_event_header *h = (const void *)buf;
+ *           if (h->type == PERF_RECORD_SAMPLE)
+ *                   pmc_sample_parse(buf, len, &layout, &s, &err);
+ *   }
+ *   pmc_ring_unmap(ring);
+ *
+ * The reader follows the manual page's protocol: data_head is read with
+ * acquire semantics, records are copied out (a record may wrap around the
+ * end of the data area), and data_tail is written with release semantics
+ * only after the copy, so the kernel never overwrites unread data (it
+ * writes PERF_RECORD_LOST instead).
+ */
+#ifndef PMCHECK_SAMPLING_H
+#define PMCHECK_SAMPLING_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <pmcheck/error.h>
+#include <pmcheck/export.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct perf_event_mmap_page;
+struct pmc_ring; /* opaque */
+
+/*
+ * Map the ring buffer of perf event `fd`: one control page and `data_pages`
+ * data pages (a power of two, >= 1), read-write so that data_tail can be
+ * written.  On success *out owns the mapping (not the descriptor).  Errors:
+ * -EINVAL (data_pages not a power of two), or mmap's negative errno with
+ * *err saying what to do (-EPERM: perf_event_mlock_kb exceeded).
+ */
+PMC_API int pmc_ring_map(struct pmc_ring **out, int fd, size_t data_pages,
+			 struct pmc_error *err);
+
+/* Unmap.  NULL is a no-op. */
+PMC_API void pmc_ring_unmap(struct pmc_ring *ring);
+
+/* The control page: version, data_head, data_tail, data_offset, ... */
+PMC_API struct perf_event_mmap_page *pmc_ring_page(const struct pmc_ring *ring);
+
+/* Bytes of unread records (data_head - data_tail). */
+PMC_API uint64_t pmc_ring_unread(const struct pmc_ring *ring);
+
+/*
+ * Copy the next record into buf (at most `size` bytes) and consume it.
+ * Returns 1 with *len set, 0 when no record is waiting, PMC_E_TOO_LONG when
+ * the record does not fit buf (it is not consumed; *len says how big it
+ * is), or PMC_E_RING when the buffer holds a record header that cannot be
+ * right (size 0 or larger than the unread bytes).
+ */
+PMC_API int pmc_ring_next(struct pmc_ring *ring, void *buf, size_t size, size_t *len);
+
+/* How the kernel laid out the samples of one event (from its attr). */
+struct pmc_sample_layout {
+	uint64_t sample_type;       /* PERF_SAMPLE_* */
+	uint64_t read_format;       /* PERF_FORMAT_*, for PERF_SAMPLE_READ */
+	uint64_t sample_regs_user;  /* register mask, for PERF_SAMPLE_REGS_USER */
+	uint64_t sample_regs_intr;  /* register mask, for PERF_SAMPLE_REGS_INTR */
+	int branch_hw_index;        /* PERF_SAMPLE_BRANCH_HW_INDEX was requested */
+	int sample_id_all;          /* non-sample records carry a sample_id trailer */
+};
+
+#define PMC_SAMPLE_READ_MAX 32
+
+/* A decoded sample (or sample_id trailer).  Pointers point into the record
+ * the caller passed, which must outlive them. */
+struct pmc_sample {
+	uint64_t present;           /* PERF_SAMPLE_* bits decoded */
+	uint64_t identifier, ip;
+	uint32_t pid, tid;
+	uint64_t time, addr, id, stream_id;
+	uint32_t cpu;
+	uint64_t period;
+	/* PERF_SAMPLE_READ: values in the order read(2) returns them */
+	uint64_t read_nr, time_enabled, time_running;
+	uint64_t read_value[PMC_SAMPLE_READ_MAX], read_id[PMC_SAMPLE_READ_MAX],
+		read_lost[PMC_SAMPLE_READ_MAX];
+	uint64_t callchain_nr;
+	const uint64_t *callchain;
+	uint32_t raw_size;
+	const void *raw;
+	uint64_t branch_nr;
+	const void *branches;       /* branch_nr struct perf_branch_entry */
+	uint64_t regs_user_abi, regs_intr_abi;
+	const uint64_t *regs_user, *regs_intr;
+	uint64_t stack_size, stack_dyn_size;
+	const void *stack;
+	uint64_t weight, data_src, transaction, phys_addr, cgroup;
+	uint64_t data_page_size, code_page_size;
+	uint64_t aux_size;
+	const void *aux;
+};
+
+/*
+ * Decode a PERF_RECORD_SAMPLE record (header included, `len` bytes) laid
+ * out as `layout` says, fields in the order the manual documents.  Returns
+ * 0, or PMC_E_SYNTAX with *err naming the field that does not fit the
+ * record (a record never reads past `len`), or PMC_E_UNSUPPORTED for a
+ * sample_type bit this decoder does not know.
+ */
+PMC_API int pmc_sample_parse(const void *record, size_t len,
+			     const struct pmc_sample_layout *layout,
+			     struct pmc_sample *out, struct pmc_error *err);
+
+/*
+ * Decode the sample_id trailer of a non-sample record (MMAP, COMM, LOST,
+ * ...) written with sample_id_all: the TID, TIME, ID, STREAM_ID, CPU and
+ * IDENTIFIER fields the sample_type selects, at the end of the record.
+ */
+PMC_API int pmc_sample_id_parse(const void *record, size_t len,
+				const struct pmc_sample_layout *layout,
+				struct pmc_sample *out, struct pmc_error *err);
+
+/* Size in bytes of the sample_id trailer `layout` implies (0 without
+ * sample_id_all). */
+PMC_API size_t pmc_sample_id_size(const struct pmc_sample_layout *layout);
+
+/* "SAMPLE", "LOST", "MMAP2", ... for a PERF_RECORD_* type; "?" if unknown. */
+PMC_API const char *pmc_record_name(uint32_t type);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
