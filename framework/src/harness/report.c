@@ -633,10 +633,71 @@ static int load_dir(const char *dir, json_t *cases, json_t **env, size_t *files)
 	return rc;
 }
 
+/* Verdict counts per suite (for a conformance suite: per area of the
+ * manual), in the order suites first appear. */
+static json_t *counts_by_suite(json_t *cases)
+{
+	static const char *const verdicts[] = { "PASS", "FAIL", "SKIP", "ERROR", "KNOWN-ISSUE",
+						"INCONCLUSIVE" };
+	json_t *out = json_object(), *c;
+	size_t i;
+
+	json_array_foreach(cases, i, c) {
+		const char *suite = str(c, "suite"), *v = str(c, "verdict");
+		json_t *row = json_object_get(out, suite);
+
+		if (!row) {
+			row = json_object();
+			for (size_t k = 0; k < sizeof(verdicts) / sizeof(verdicts[0]); k++)
+				json_object_set_new(row, verdicts[k], json_integer(0));
+			json_object_set_new(out, suite, row);
+		}
+		if (json_object_get(row, v))
+			json_object_set_new(row, v,
+					    json_integer(json_integer_value(json_object_get(row, v)) + 1));
+	}
+	return out;
+}
+
+/* The per-suite table, as text or Markdown, headed by what was tested. */
+static char *suite_table(json_t *by, json_t *env, bool markdown)
+{
+	json_t *kernel = json_object_get(env, "kernel"), *cpu = json_object_get(env, "cpu"), *row;
+	const char *suite;
+	char *buf = NULL;
+	size_t size = 0;
+	FILE *f = open_memstream(&buf, &size);
+
+	if (!f)
+		return NULL;
+	fprintf(f, "%sPer-suite results: kernel %s (%s), CPU %s, backend %s\n\n",
+		markdown ? "### " : "", str(kernel, "release"), str(kernel, "machine"),
+		str(cpu, "signature"), str(env, "backend"));
+	if (markdown)
+		fprintf(f, "| suite | pass | fail | skip | error | known issue | inconclusive |\n"
+			   "| --- | ---: | ---: | ---: | ---: | ---: | ---: |\n");
+	else
+		fprintf(f, "  %-14s %5s %5s %5s %5s %6s %6s\n", "suite", "pass", "fail", "skip",
+			"error", "known", "inconc");
+	json_object_foreach(by, suite, row) {
+#define N(v) json_integer_value(json_object_get(row, v))
+		if (markdown)
+			fprintf(f, "| %s | %lld | %lld | %lld | %lld | %lld | %lld |\n", suite,
+				N("PASS"), N("FAIL"), N("SKIP"), N("ERROR"), N("KNOWN-ISSUE"),
+				N("INCONCLUSIVE"));
+		else
+			fprintf(f, "  %-14s %5lld %5lld %5lld %5lld %6lld %6lld\n", suite, N("PASS"),
+				N("FAIL"), N("SKIP"), N("ERROR"), N("KNOWN-ISSUE"), N("INCONCLUSIVE"));
+#undef N
+	}
+	fclose(f);
+	return buf;
+}
+
 int pmc__results_command(int argc, char **argv)
 {
-	const char *json_path = NULL, *junit_path = NULL;
-	bool require_measured = false, clear = false;
+	const char *json_path = NULL, *junit_path = NULL, *md_path = NULL;
+	bool require_measured = false, clear = false, by_suite = false;
 	json_t *cases = json_array(), *env = NULL, *summary, *doc;
 	size_t files = 0;
 	int i, rc = 0, status;
@@ -653,6 +714,10 @@ int pmc__results_command(int argc, char **argv)
 			json_path = a + 7;
 		else if (!strncmp(a, "--junit=", 8))
 			junit_path = a + 8;
+		else if (!strcmp(a, "--by-suite"))
+			by_suite = true;
+		else if (!strncmp(a, "--markdown=", 11))
+			by_suite = true, md_path = a + 11;
 		else if (a[0] == '-') {
 			fprintf(stderr, "pmcheck results: unknown option '%s'\n", a);
 			json_decref(cases);
@@ -699,6 +764,20 @@ int pmc__results_command(int argc, char **argv)
 
 		json_object_foreach(reasons, reason, n)
 			printf("  SKIP %3" JSON_INTEGER_FORMAT " x %s\n", json_integer_value(n), reason);
+	}
+	if (by_suite) {
+		json_t *by = counts_by_suite(cases);
+		char *text = suite_table(by, env, false), *md = md_path ? suite_table(by, env, true) : NULL;
+
+		if (text)
+			printf("\n%s", text);
+		if (md_path && (!md || pmc_write_file_atomic(md_path, md, strlen(md)) != 0)) {
+			fprintf(stderr, "pmcheck results: cannot write %s\n", md_path);
+			rc = -1;
+		}
+		free(text);
+		free(md);
+		json_object_set_new(summary, "by_suite", by);
 	}
 	status = (int)json_integer_value(json_object_get(summary, "exit_status"));
 	if (status == PMC_EXIT_SKIP)
