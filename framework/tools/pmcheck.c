@@ -18,6 +18,8 @@
 
 #include <pmcheck/pmcheck.h>
 
+#include "validate.h"
+
 #include "harness_int.h"
 #include "probe.h"
 
@@ -46,6 +48,11 @@ static const char usage[] =
 	"  compare OLD.json NEW.json [--tolerance=PCT] [--force] [--json=F] [--markdown=F]\n"
 	"                      regression report between two result files (exit 3\n"
 	"                      on a regression)\n"
+	"  validate [--backend=perf|sim] [--output=FILE]\n"
+	"                      does this CPU model (or the simulator) count what hwdb says?\n"
+	"                      known-count kernels at 1x and 2x length: per-event table of\n"
+	"                      expected, measured, deviation, verdict; --output writes the\n"
+	"                      JSON report (keep accepted ones in hwdb/results/)\n"
 	"  sim [-v] [--] PROGRAM [ARG...]\n"
 	"                      run PROGRAM under the sim backend (valgrind callgrind with\n"
 	"                      pmcheck's fixed cache geometry, branch simulation, ASLR off,\n"
@@ -357,6 +364,8 @@ int main(int argc, char **argv)
 		return pmc__results_command(argc - 2, argv + 2);
 	if (!strcmp(argv[1], "compare"))
 		return pmc__compare_command(argc - 2, argv + 2);
+	if (!strcmp(argv[1], "validate"))
+		return pmc__validate_command(argc - 2, argv + 2);
 	if (!strcmp(argv[1], "sim"))
 		return cmd_sim(argc - 2, argv + 2);
 	if (!strcmp(argv[1], "hwdb"))

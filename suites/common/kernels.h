@@ -158,4 +158,119 @@ static inline void *kernel_chase_build(void *buf, size_t lines, size_t line, uin
 	return buf;
 }
 
+/* ---- validation kernels: each states its per-iteration counts ------------------------ */
+
+/* Per iteration: 4 instructions (x86) / 3 (arm64), 2 conditional branches,
+ * of which one is never taken (its condition is a constant zero). */
+#if defined(__x86_64__)
+#define KERNEL_NOT_TAKEN_INSNS 4
+#else
+#define KERNEL_NOT_TAKEN_INSNS 3
+#endif
+static inline void kernel_not_taken(uint64_t n)
+{
+	uint64_t zero = 0;
+#if defined(__x86_64__)
+	__asm__ __volatile__("1:\n\t"
+			     "test %1, %1\n\t"
+			     "jnz 2f\n\t"
+			     "dec %0\n\t"
+			     "jnz 1b\n"
+			     "2:"
+			     : "+r"(n)
+			     : "r"(zero)
+			     : "cc");
+#elif defined(__aarch64__)
+	__asm__ __volatile__("1:\n\t"
+			     "cbnz %1, 2f\n\t"
+			     "subs %0, %0, #1\n\t"
+			     "b.ne 1b\n"
+			     "2:"
+			     : "+r"(n)
+			     : "r"(zero)
+			     : "cc");
+#endif
+}
+
+/* Per iteration: 3 instructions, 2 branches: an unconditional direct jump
+ * and the loop's conditional branch. */
+#define KERNEL_JUMP_INSNS 3
+static inline void kernel_unconditional(uint64_t n)
+{
+#if defined(__x86_64__)
+	__asm__ __volatile__("1:\n\t"
+			     "jmp 2f\n"
+			     "2:\n\t"
+			     "dec %0\n\t"
+			     "jnz 1b"
+			     : "+r"(n)
+			     :
+			     : "cc");
+#elif defined(__aarch64__)
+	__asm__ __volatile__("1:\n\t"
+			     "b 2f\n"
+			     "2:\n\t"
+			     "subs %0, %0, #1\n\t"
+			     "b.ne 1b"
+			     : "+r"(n)
+			     :
+			     : "cc");
+#endif
+}
+
+/* Per iteration: one 8-byte load from *p (always the same line), 3 instructions. */
+static inline void kernel_loads(const uint64_t *p, uint64_t n)
+{
+	uint64_t v;
+#if defined(__x86_64__)
+	__asm__ __volatile__("1:\n\t"
+			     "mov (%2), %1\n\t"
+			     "dec %0\n\t"
+			     "jnz 1b"
+			     : "+r"(n), "=&r"(v)
+			     : "r"(p)
+			     : "cc", "memory");
+#elif defined(__aarch64__)
+	__asm__ __volatile__("1:\n\t"
+			     "ldr %1, [%2]\n\t"
+			     "subs %0, %0, #1\n\t"
+			     "b.ne 1b"
+			     : "+r"(n), "=&r"(v)
+			     : "r"(p)
+			     : "cc", "memory");
+#endif
+	(void)v;
+}
+
+/* Per iteration: one 8-byte store to *p, 3 instructions. */
+static inline void kernel_stores(uint64_t *p, uint64_t n)
+{
+#if defined(__x86_64__)
+	__asm__ __volatile__("1:\n\t"
+			     "mov %0, (%1)\n\t"
+			     "dec %0\n\t"
+			     "jnz 1b"
+			     : "+r"(n)
+			     : "r"(p)
+			     : "cc", "memory");
+#elif defined(__aarch64__)
+	__asm__ __volatile__("1:\n\t"
+			     "str %0, [%1]\n\t"
+			     "subs %0, %0, #1\n\t"
+			     "b.ne 1b"
+			     : "+r"(n)
+			     : "r"(p)
+			     : "cc", "memory");
+#endif
+}
+
+#if defined(__x86_64__)
+/* One rep movsb of n bytes: one instruction to the hardware however long,
+ * one instruction per byte to valgrind. */
+static inline void kernel_rep_movsb(void *dst, const void *src, uint64_t n)
+{
+	__asm__ __volatile__("rep movsb" : "+D"(dst), "+S"(src), "+c"(n) : : "memory");
+}
+#endif
+
 #endif

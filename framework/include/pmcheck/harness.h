@@ -324,6 +324,7 @@ enum pmc_expect_kind {
 	PMC_EXPECT_KIND_RATIO_GE,    /* event / per >= rlo */
 	PMC_EXPECT_KIND_RATIO_RANGE, /* rlo <= event / per <= rhi */
 	PMC_EXPECT_KIND_BUDGET,      /* within the budget the budget source gives */
+	PMC_EXPECT_KIND_FIGURE,      /* a figure the case computed (pmc_test_expect_figure) */
 };
 
 /* One expectation; built by the PMC_EXPECT_* macros. */
@@ -375,6 +376,19 @@ PMC_API void pmc_test_expect(struct pmc_test *t, const struct pmc_expectation *e
 #define PMC_EXPECT_BUDGET(t, region_, event_)                                  \
 	PMC__EXPECT(t, .kind = PMC_EXPECT_KIND_BUDGET, .region = (region_),    \
 		    .event = (event_))
+
+/*
+ * Judge a figure the case computed itself -- a difference of two regions, a
+ * cost per iteration -- against lo..hi (NAN for an open side), now.  `name`
+ * says what the figure is ("per iteration, 2x - 1x"), `event` which count it
+ * is made of, and fmt why those bounds (it appears in the report).  Recorded
+ * and reported like the other expectations (kind "figure"); called again with
+ * the same name and event, the newest figure replaces the old one.  The
+ * strings are copied.
+ */
+PMC_API void pmc_test_expect_figure(struct pmc_test *t, const char *name, const char *event,
+				    double measured, double lo, double hi, const char *fmt, ...)
+	__attribute__((format(printf, 7, 8)));
 
 /* ---- budgets: the hook hwdb fills ------------------------------------------- */
 

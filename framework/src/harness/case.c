@@ -433,6 +433,53 @@ static void measure_overhead(struct pmc_test *t)
 
 /* ---- expectations ------------------------------------------------------------------ */
 
+static void set_msg(struct pmc__check *c, const char *fmt, ...) PMC__FMT(2, 3);
+
+void pmc_test_expect_figure(struct pmc_test *t, const char *name, const char *event,
+			    double measured, double lo, double hi, const char *fmt, ...)
+{
+	struct pmc__check *c = NULL;
+	char why[256], bound[96];
+	va_list ap;
+	size_t i;
+	bool ok;
+
+	for (i = 0; i < t->nexpect; i++)
+		if (t->check[i].e.kind == PMC_EXPECT_KIND_FIGURE &&
+		    !strcmp(t->check[i].figure_name, name) && !strcmp(t->check[i].figure_event, event))
+			c = &t->check[i];
+	if (!c) {
+		if (t->nexpect >= PMC__MAX_EXPECT)
+			pmc_test_error(t, "more than %d expectations in one case", PMC__MAX_EXPECT);
+		c = &t->check[t->nexpect++];
+	}
+	memset(c, 0, sizeof(*c));
+	copy_str(c->figure_name, sizeof(c->figure_name), name);
+	copy_str(c->figure_event, sizeof(c->figure_event), event);
+	c->e = (struct pmc_expectation){ .kind = PMC_EXPECT_KIND_FIGURE, .region = c->figure_name,
+					 .event = c->figure_event, .file = t->def->file,
+					 .line = t->def->line };
+	va_start(ap, fmt);
+	vsnprintf(why, sizeof(why), fmt, ap);
+	va_end(ap);
+	c->measured = measured;
+	c->bound_lo = lo;
+	c->bound_hi = hi;
+	c->samples = 1;
+	ok = !(measured < lo) && !(measured > hi) && !isnan(measured);
+	c->status = ok ? PMC__CHECK_PASS : PMC__CHECK_FAIL;
+	if (!isnan(lo) && !isnan(hi) && lo == hi)
+		snprintf(bound, sizeof(bound), "= %.6g", lo);
+	else if (!isnan(lo) && !isnan(hi))
+		snprintf(bound, sizeof(bound), "%.6g..%.6g", lo, hi);
+	else if (!isnan(hi))
+		snprintf(bound, sizeof(bound), "<= %.6g", hi);
+	else
+		snprintf(bound, sizeof(bound), ">= %.6g", lo);
+	set_msg(c, "%s, %s: measured %.6g, expected %s (%s)%s", name, event, measured, bound, why,
+		ok ? "" : measured > hi ? ": over" : ": under");
+}
+
 void pmc_test_expect(struct pmc_test *t, const struct pmc_expectation *e)
 {
 	size_t i;
@@ -539,8 +586,13 @@ static void judge_all(struct pmc_test *t)
 	pmc__sim_profile_key(t->def, sim_key, sizeof(sim_key));
 	for (i = 0; i < t->nexpect; i++) {
 		struct pmc__check *c = &t->check[i];
-		struct pmc__region *r = region_named(t, c->e.region);
-		int ev = column_of(t, c->e.event);
+		struct pmc__region *r;
+		int ev;
+
+		if (c->e.kind == PMC_EXPECT_KIND_FIGURE)
+			continue; /* judged when it was made */
+		r = region_named(t, c->e.region);
+		ev = column_of(t, c->e.event);
 		int per = c->e.per ? column_of(t, c->e.per) : -1;
 		struct pmc_budget budget, *b = NULL;
 		struct pmc_error berr;
@@ -659,9 +711,9 @@ static const char *kind_label(enum pmc_event_kind k)
 static const char *kind_name(enum pmc_expect_kind k)
 {
 	static const char *const names[] = { "?", "le", "ge", "range", "eq", "ratio_le",
-					     "ratio_ge", "ratio_range", "budget" };
+					     "ratio_ge", "ratio_range", "budget", "figure" };
 
-	return (unsigned)k <= PMC_EXPECT_KIND_BUDGET ? names[k] : "?";
+	return (unsigned)k <= PMC_EXPECT_KIND_FIGURE ? names[k] : "?";
 }
 
 static const char *check_status_name(enum pmc__check_status s)

@@ -67,6 +67,9 @@ struct pmc__check {
 	size_t samples;
 	char budget_source[PMC_HWDB_WHERE_MAX];
 	char message[512];
+	/* FIGURE checks own their strings. */
+	char figure_name[96];
+	char figure_event[PMC_EVENT_NAME_MAX];
 };
 
 /* The running case. */
