@@ -229,6 +229,34 @@ CONF_TEST(bp, read_write_counts_both)
 	(void)sum;
 }
 
+/*
+ * HW_BREAKPOINT_R: "count when we read the memory location".  x86 debug
+ * registers have no read-only mode, so the kernel refuses it there (EINVAL;
+ * use HW_BREAKPOINT_RW); arm64 watchpoints have one, and count reads only.
+ */
+CONF_TEST(bp, read_only)
+{
+	struct perf_event_attr a;
+	uint64_t sum = 0;
+
+	bp_attr(&a, (const void *)&word, 8, HW_BREAKPOINT_R);
+	a.disabled = 0;
+#if defined(__x86_64__) || defined(__i386__)
+	EXPECT_ERRNO(t, peo(&a, 0, -1, -1, 0), EINVAL);
+	(void)sum;
+#else
+	{
+		int fd = OPEN(t, &a, 0, -1, -1, 0);
+
+		for (int i = 0; i < 300; i++)
+			sum += word.d;
+		for (int i = 0; i < 200; i++)
+			word.d = (uint64_t)i;
+		PMC_CHECK_EQ(t, read_u64(t, fd), 300);
+	}
+#endif
+}
+
 __attribute__((noinline, used)) int conf_bp_callee(int x)
 {
 	__asm__ __volatile__("" : "+r"(x));

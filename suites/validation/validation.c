@@ -266,6 +266,19 @@ PMC_TEST(validate, cycles_loop, .events = "cycles:u", .reps = 3)
 			v.id);
 }
 
+/* Branches, taken: the loop's conditional branch, taken every iteration but
+ * the last -- 1 branch per iteration, on hardware and simulator alike. */
+PMC_TEST(validate, branches_taken, .events = "branches", .reps = 3)
+{
+	struct model_view v;
+	struct noise nz;
+
+	model_of(t, &v);
+	note_model(t, &v);
+	twice(t, run_loop, NULL, LEN, &nz);
+	judge(t, &v, "branches", 1, 0.001, &nz, "1 conditional branch per iteration, taken");
+}
+
 /*
  * Branches, not taken: each iteration retires two conditional branches, one
  * of which is never taken.  Counted the same by hardware and simulator.
