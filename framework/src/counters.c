@@ -322,24 +322,36 @@ static int read_group(struct pmc_counters *set, const struct pmc__group *g,
 	return 0;
 }
 
-/* Run the group alone for a moment: does the PMU ever put it on counters? */
+/*
+ * Run the group alone for a moment: does the PMU ever put it on counters?
+ * Judged on this run's share of time (before/after differences): the
+ * group's times accumulate over every earlier check as it grew, so totals
+ * would call a group that stopped fitting with its newest member "running".
+ * A group is scheduled as a whole, so one pair of times says it for all.
+ */
 static int group_runs(struct pmc_counters *set, struct pmc__group *g)
 {
-	struct pmc_reading r;
+	struct pmc_reading before, after;
 	volatile unsigned sink = 0;
+	uint64_t enabled, running;
 	int rc;
 
+	rc = read_group(set, g, &before);
+	if (rc)
+		return rc;
 	if (ioctl(g->leader_fd, PERF_EVENT_IOC_ENABLE, 0) < 0)
 		return -errno;
 	for (unsigned i = 0; i < 20000; i++)
 		sink += i;
 	ioctl(g->leader_fd, PERF_EVENT_IOC_DISABLE, 0);
-	rc = read_group(set, g, &r);
+	rc = read_group(set, g, &after);
 	ioctl(g->leader_fd, PERF_EVENT_IOC_RESET, PERF_IOC_FLAG_GROUP);
 	if (rc)
 		return rc;
 	(void)sink;
-	return !(r.c[g->member[0]].enabled_ns > 0 && r.c[g->member[0]].running_ns == 0);
+	enabled = after.c[g->member[0]].enabled_ns - before.c[g->member[0]].enabled_ns;
+	running = after.c[g->member[0]].running_ns - before.c[g->member[0]].running_ns;
+	return !(enabled > 0 && running == 0);
 }
 
 /* Try to add event i to group g.  1 added, 0 refused. */
