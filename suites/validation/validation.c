@@ -224,19 +224,27 @@ static void note_model(struct pmc_test *t, const struct model_view *v)
 			      v->listed ? v->model.where : "");
 }
 
+/* The common case: run fn at 1x and 2x and judge `event` per iteration. */
+static void validate_kernel(struct pmc_test *t, kernel_fn fn, void *arg, const char *event,
+			    double expected, double tolerance, const char *why)
+{
+	struct model_view v;
+	struct noise nz;
+
+	model_of(t, &v);
+	note_model(t, &v);
+	twice(t, fn, arg, LEN, &nz);
+	judge(t, &v, event, expected, tolerance, &nz, why);
+}
+
 /* ---- cases ---------------------------------------------------------------------------- */
 
 /* Retired instructions: 3 per iteration of add / decrement / branch. */
 PMC_TEST(validate, instructions_loop, .events = "instructions:u", .reps = 3)
 {
-	struct model_view v;
-	struct noise nz;
-	model_of(t, &v);
-	note_model(t, &v);
-	twice(t, run_loop, NULL, LEN, &nz);
 	/* 0.1%: one interrupt or fault per 1000 iterations on a noisy machine. */
-	judge(t, &v, "instructions:u", KERNEL_LOOP_INSNS, 0.001, &nz,
-	      "3 instructions per iteration (add, dec/subs, jnz/b.ne)");
+	validate_kernel(t, run_loop, NULL, "instructions:u", KERNEL_LOOP_INSNS, 0.001,
+			"3 instructions per iteration (add, dec/subs, jnz/b.ne)");
 }
 
 /*
@@ -270,13 +278,8 @@ PMC_TEST(validate, cycles_loop, .events = "cycles:u", .reps = 3)
  * the last -- 1 branch per iteration, on hardware and simulator alike. */
 PMC_TEST(validate, branches_taken, .events = "branches", .reps = 3)
 {
-	struct model_view v;
-	struct noise nz;
-
-	model_of(t, &v);
-	note_model(t, &v);
-	twice(t, run_loop, NULL, LEN, &nz);
-	judge(t, &v, "branches", 1, 0.001, &nz, "1 conditional branch per iteration, taken");
+	validate_kernel(t, run_loop, NULL, "branches", 1, 0.001,
+			"1 conditional branch per iteration, taken");
 }
 
 /*
@@ -285,14 +288,8 @@ PMC_TEST(validate, branches_taken, .events = "branches", .reps = 3)
  */
 PMC_TEST(validate, branches_not_taken, .events = "branches", .reps = 3)
 {
-	struct model_view v;
-	struct noise nz;
-
-	model_of(t, &v);
-	note_model(t, &v);
-	twice(t, run_not_taken, NULL, LEN, &nz);
-	judge(t, &v, "branches", 2, 0.001, &nz,
-	      "2 conditional branches per iteration (one never taken)");
+	validate_kernel(t, run_not_taken, NULL, "branches", 2, 0.001,
+			"2 conditional branches per iteration (one never taken)");
 }
 
 /*
@@ -302,17 +299,11 @@ PMC_TEST(validate, branches_not_taken, .events = "branches", .reps = 3)
  */
 PMC_TEST(validate, branches_unconditional, .events = "branches", .reps = 3)
 {
-	struct model_view v;
-	struct noise nz;
-	int sim;
+	int sim = pmc_test_backend(t) == PMC_BACKEND_SIM;
 
-	model_of(t, &v);
-	note_model(t, &v);
-	sim = pmc_test_backend(t) == PMC_BACKEND_SIM;
-	twice(t, run_unconditional, NULL, LEN, &nz);
-	judge(t, &v, "branches", sim ? 1 : 2, 0.001, &nz,
-	      sim ? "1 per iteration on callgrind: the direct jmp is neither Bc nor Bi"
-		  : "2 branches per iteration: an unconditional jump and the loop branch");
+	validate_kernel(t, run_unconditional, NULL, "branches", sim ? 1 : 2, 0.001,
+			sim ? "1 per iteration on callgrind: the direct jmp is neither Bc nor Bi"
+			    : "2 branches per iteration: an unconditional jump and the loop branch");
 }
 
 /*
@@ -322,11 +313,7 @@ PMC_TEST(validate, branches_unconditional, .events = "branches", .reps = 3)
 PMC_TEST(validate, branch_misses_random, .events = "branch-misses", .reps = 3)
 {
 	static uint8_t *bits;
-	struct model_view v;
-	struct noise nz;
 
-	model_of(t, &v);
-	note_model(t, &v);
 	if (!bits) {
 		uint64_t seed = 0x9e3779b97f4a7c15u;
 
@@ -335,35 +322,24 @@ PMC_TEST(validate, branch_misses_random, .events = "branch-misses", .reps = 3)
 		for (size_t i = 0; i < 2 * LEN; i++)
 			bits[i] = (uint8_t)(kernel_xorshift(&seed) >> 63);
 	}
-	twice(t, run_branches, bits, LEN, &nz);
-	judge(t, &v, "branch-misses", 0.5, 0.2, &nz,
-	      "random direction: half the data-dependent branches mispredicted");
+	validate_kernel(t, run_branches, bits, "branch-misses", 0.5, 0.2,
+			"random direction: half the data-dependent branches mispredicted");
 }
 
 /* One load per iteration, always the same line. */
 PMC_TEST(validate, loads, .events = "L1-dcache-loads", .reps = 3)
 {
 	static uint64_t cell;
-	struct model_view v;
-	struct noise nz;
 
-	model_of(t, &v);
-	note_model(t, &v);
-	twice(t, run_loads, &cell, LEN, &nz);
-	judge(t, &v, "L1-dcache-loads", 1, 0.01, &nz, "1 load per iteration");
+	validate_kernel(t, run_loads, &cell, "L1-dcache-loads", 1, 0.01, "1 load per iteration");
 }
 
 /* One store per iteration, always the same line. */
 PMC_TEST(validate, stores, .events = "L1-dcache-stores", .reps = 3)
 {
 	static uint64_t cell;
-	struct model_view v;
-	struct noise nz;
 
-	model_of(t, &v);
-	note_model(t, &v);
-	twice(t, run_stores, &cell, LEN, &nz);
-	judge(t, &v, "L1-dcache-stores", 1, 0.01, &nz, "1 store per iteration");
+	validate_kernel(t, run_stores, &cell, "L1-dcache-stores", 1, 0.01, "1 store per iteration");
 }
 
 /* Cache sizes: the simulator's fixed geometry, or sysfs on real hardware
