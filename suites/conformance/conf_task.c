@@ -70,11 +70,11 @@ CONF_TEST(prctl, disable_stops_task_clock)
 
 /* ---- inherit and exec ------------------------------------------------------------------- */
 
-/* inherit: "the counter should count events of child tasks as well";
- * the child's counts reach the parent's event when the child exits. */
-CONF_TEST(exec, inherit_counts_children)
+/* A write breakpoint (inherit as given), 1000 writes in a child that exits,
+ * then 5 in the parent: what the parent's event reads. */
+static uint64_t child_then_parent_writes(struct pmc_test *t, int inherit)
 {
-	int fd = write_bp(t, 0, 1), status;
+	int fd = write_bp(t, 0, inherit), status;
 	pid_t pid = fork();
 
 	if (pid == 0) {
@@ -83,22 +83,20 @@ CONF_TEST(exec, inherit_counts_children)
 	}
 	waitpid(pid, &status, 0);
 	writes(5);
-	PMC_CHECK_EQ(t, read_u64(t, fd), 1005);
+	return read_u64(t, fd);
+}
+
+/* inherit: "the counter should count events of child tasks as well";
+ * the child's counts reach the parent's event when the child exits. */
+CONF_TEST(exec, inherit_counts_children)
+{
+	PMC_CHECK_EQ(t, child_then_parent_writes(t, 1), 1005);
 }
 
 /* Without inherit the child's work is not counted. */
 CONF_TEST(exec, no_inherit_no_children)
 {
-	int fd = write_bp(t, 0, 0), status;
-	pid_t pid = fork();
-
-	if (pid == 0) {
-		writes(1000);
-		_exit(0);
-	}
-	waitpid(pid, &status, 0);
-	writes(5);
-	PMC_CHECK_EQ(t, read_u64(t, fd), 5);
+	PMC_CHECK_EQ(t, child_then_parent_writes(t, 0), 5);
 }
 
 /* A child that waits for a byte, then execs /bin/true (or busybox true). */
