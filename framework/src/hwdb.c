@@ -1041,8 +1041,19 @@ int pmc_hwdb_write_budget(const char *dir, const char *key, const char *suite, c
 		return pmc__fail(err, -EINVAL, region, -1,
 				 "cannot write a budget for key \"%s\", suite \"%s\", test \"%s\", region \"%s\", event \"%s\": names in budget files must not contain blanks or any of = : ; # [ ] (and keys and suites no '/')",
 				 key, suite, test, region, event);
-	if ((rc = pmc_budget_parse(bound, &check, err)))
-		return rc;
+	{
+		/* The bound may carry a comment (" ; why"), as any INI line. */
+		const char *semi = strstr(bound, " ;");
+		char only[sizeof(check.text)];
+
+		pmc__snprintf(only, sizeof(only), "%.*s",
+			      (int)(semi ? (size_t)(semi - bound) : strlen(bound)), bound);
+		if (strchr(only, ';') || strchr(bound, '\n'))
+			return pmc__fail(err, -EINVAL, bound, -1,
+					 "bound \"%s\": a comment must follow the bound after \" ;\"", bound);
+		if ((rc = pmc_budget_parse(only, &check, err)))
+			return rc;
+	}
 	if (pmc__snprintf(path, sizeof(path), "%s/budgets/%s", dir, key) < 0 ||
 	    (rc = mkdir_p(path)) != 0)
 		return pmc__fail(err, rc ? rc : -ENAMETOOLONG, path, -1, "cannot create %s: %s", path,

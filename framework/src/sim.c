@@ -255,11 +255,27 @@ int pmc_sim_active(void)
 	return RUNNING_ON_VALGRIND && getenv(SIM_ENV_DIR) != NULL;
 }
 
+static int find_on_path(const char *name, char *out, size_t size);
+static int valgrind_version(const char *valgrind, char *out, size_t size);
+
 const char *pmc_sim_valgrind_version(void)
 {
+	static char asked[128];
+	static int tried;
 	const char *v = pmc_sim_active() ? getenv(SIM_ENV_VERSION) : NULL;
+	char valgrind[PATH_MAX];
 
-	return v ? v : "";
+	if (v)
+		return v;
+	/* Outside the simulator (the runner that starts one valgrind per
+	 * case): the valgrind on PATH is the one the cases will run under. */
+	if (!tried) {
+		tried = 1;
+		if (find_on_path("valgrind", valgrind, sizeof(valgrind)) ||
+		    valgrind_version(valgrind, asked, sizeof(asked)))
+			asked[0] = '\0';
+	}
+	return asked;
 }
 
 /*

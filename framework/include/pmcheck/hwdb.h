@@ -167,7 +167,9 @@ PMC_API int pmc_hwdb_model_deterministic(const struct pmc_hwdb_model *model,
  * Set (or replace) one budget line in dir/budgets/<key>/<suite>.ini,
  * section [test]: "region = event bound".  Keeps every other line and
  * comment as it was; creates the directories and file as needed; writes
- * atomically.  *old_line receives the replaced line ("" if new).
+ * atomically.  *old_line receives the replaced line ("" if new).  bound
+ * may end in a comment, "= 1200 ; calibrated: 5 equal runs", which stays on
+ * the line for reviewers (inih drops " ;..." when reading).
  */
 PMC_API int pmc_hwdb_write_budget(const char *dir, const char *key, const char *suite,
 				  const char *test, const char *region, const char *event,

@@ -99,8 +99,9 @@ PMC_API int pmc_sim_dump_parse(const char *name, const char *text, size_t len,
 PMC_API int pmc_sim_active(void);
 
 /*
- * The valgrind version the program runs under ("valgrind-3.19.0"), as
- * recorded by pmc_sim_exec(); "" when not under the sim backend.
+ * The valgrind version of the sim backend ("valgrind-3.19.0"): under the
+ * simulator, the one pmc_sim_exec() recorded; outside it, what the valgrind
+ * on PATH says (asked once); "" when there is no valgrind.
  */
 PMC_API const char *pmc_sim_valgrind_version(void);
 

@@ -797,6 +797,14 @@ static json_t *result_json(struct pmc_test *t)
 
 			pmc__sim_profile_key(t->def, key, sizeof(key));
 			json_object_set_new(res, "sim_profile", json_string(key));
+			/* The CPU valgrind shows the program: synthetic, not the
+			 * host's (the run's environment names the host). */
+			if (pmc_sim_active()) {
+				struct pmc_cpu_id cpu;
+
+				pmc_cpu_identify(&cpu);
+				json_object_set_new(res, "simulated_cpu", json_string(cpu.signature));
+			}
 		}
 	} else {
 		json_decref(overhead);

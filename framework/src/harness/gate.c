@@ -19,21 +19,35 @@
 
 static struct pmc_hwdb *gate_db;
 static struct pmc_budget_source gate_source;
+static const char *const *gate_dirs;
+static size_t gate_ndirs;
 
+/* The hwdb is opened at the first lookup when setup was lazy. */
 static int hwdb_lookup(void *ctx, const struct pmc_budget_key *key, struct pmc_budget *out,
 		       struct pmc_error *err)
 {
-	return pmc_hwdb_budget(ctx, key, out, err);
+	(void)ctx;
+	if (!gate_db) {
+		int rc = pmc_hwdb_open(&gate_db, gate_dirs, gate_ndirs, err);
+
+		if (rc)
+			return rc;
+	}
+	return pmc_hwdb_budget(gate_db, key, out, err);
 }
 
-int pmc__hwdb_setup(const char *const *dirs, size_t n, struct pmc_error *err)
+int pmc__hwdb_setup(const char *const *dirs, size_t n, bool lazy, struct pmc_error *err)
 {
-	int rc = pmc_hwdb_open(&gate_db, dirs, n, err);
+	gate_dirs = dirs;
+	gate_ndirs = n;
+	if (!lazy) {
+		int rc = pmc_hwdb_open(&gate_db, dirs, n, err);
 
-	if (rc)
-		return rc;
+		if (rc)
+			return rc;
+	}
 	gate_source.lookup = hwdb_lookup;
-	gate_source.ctx = gate_db;
+	gate_source.ctx = NULL;
 	if (!pmc__budget_source())
 		pmc_harness_set_budget_source(&gate_source);
 	return 0;
@@ -140,16 +154,53 @@ static bool sim_event_deterministic(const char *event)
 }
 
 /*
- * Record budgets for every budget expectation of one case from `nruns`
- * results of it.  Policy (documented in hwdb/README.md): an event that is
- * deterministic (breakpoint and uprobe counts; the model's deterministic
- * list; executed-work counts on sim) and gave the same figure in every run
- * gets "= N"; anything else
- * gets "<= ceil(max * (1 + margin))".  Returns the number of budgets
- * written, or -1 on error.
+ * Counts that do not depend on the CPU model: function calls (uprobes),
+ * breakpoint hits, page faults.  Their budgets are filed under "any" unless
+ * the user chose a key.
  */
-int pmc__calibrate_case(json_t **runs, size_t nruns, const char *dir, const char *key,
-			double margin_pct, FILE *out)
+static bool cpu_independent(const char *kind, const char *event)
+{
+	static const char *const faults[] = { "page-faults", "minor-faults", "major-faults" };
+	struct pmc_event_spec s;
+
+	if (!strcmp(kind, "uprobe") || !strcmp(kind, "breakpoint"))
+		return true;
+	if (strcmp(kind, "software") || pmc_event_parse(event, &s, NULL))
+		return false;
+	for (size_t i = 0; i < sizeof(faults) / sizeof(faults[0]); i++)
+		if (!strcmp(s.name, faults[i]) || !strncmp(s.name, faults[i], strlen(faults[i])))
+			return true;
+	return false;
+}
+
+/* The budget check of a result with this region and event, by name. */
+static json_t *budget_check(json_t *res, const char *region, const char *event)
+{
+	json_t *c;
+	size_t i;
+
+	json_array_foreach(json_object_get(res, "checks"), i, c)
+		if (!strcmp(jstr(c, "kind"), "budget") && !strcmp(jstr(c, "region"), region) &&
+		    !strcmp(jstr(c, "event"), event))
+			return c;
+	return NULL;
+}
+
+/*
+ * Record budgets for every budget expectation of one case from `nruns`
+ * results of it (matched by region and event, never by position).  Policy
+ * (hwdb/README.md), written into each line's comment so the file shows it:
+ *   - deterministic (breakpoint and uprobe counts; the model's
+ *     deterministic list; executed-work counts on sim), every run equal:
+ *     "= N", or "N +-T%" with a calibration tolerance;
+ *   - deterministic but varied: the observed range "lo..hi" (widened by
+ *     the tolerance, if any) and a warning that says why: the code under
+ *     test did different work in different runs.  Never a fixed margin;
+ *   - noisy (everything else): "<= ceil(max * (1 + margin))".
+ * Returns the number of budgets written, or -1 on error.
+ */
+int pmc__calibrate_case(json_t **runs, size_t nruns, const struct pmc__calibration *cal,
+			FILE *out)
 {
 	struct pmc_hwdb_model model;
 	struct pmc_hwdb_match m;
@@ -157,6 +208,7 @@ int pmc__calibrate_case(json_t **runs, size_t nruns, const char *dir, const char
 	json_t *first = runs[0], *chk;
 	const char *verdict = jstr(first, "verdict");
 	size_t i, r;
+	const char *shown = NULL;
 	int written = 0;
 	bool have_model;
 
@@ -169,27 +221,32 @@ int pmc__calibrate_case(json_t **runs, size_t nruns, const char *dir, const char
 	}
 	json_array_foreach(json_object_get(first, "checks"), i, chk) {
 		const char *region = jstr(chk, "region"), *event = jstr(chk, "event");
-		const char *kind = event_kind(first, event);
-		double lo = INFINITY, hi = -INFINITY;
+		const char *kind = event_kind(first, event), *key = cal->key;
+		double lo = INFINITY, hi = -INFINITY, tol = cal->tolerance_pct;
 		bool det, usable = true;
-		char bound[96], old[1024];
+		char bound[256], old[1024];
 		struct pmc_error err;
 
 		if (strcmp(jstr(chk, "kind"), "budget"))
 			continue;
 		for (r = 0; r < nruns; r++) {
-			json_t *c = json_array_get(json_object_get(runs[r], "checks"), i);
+			json_t *c = budget_check(runs[r], region, event);
 			json_t *x = json_object_get(c, "measured");
 			const char *st = jstr(c, "status");
 
+			if (!c) {
+				fprintf(out, "  %s %s %s: not calibrated: run %zu ended before judging it (%s: %s)\n",
+					jstr(first, "name"), region, event, r + 1,
+					jstr(runs[r], "verdict"), jstr(runs[r], "reason"));
+				usable = false;
+				break;
+			}
 			if (!json_is_number(x) || !strcmp(st, "inconclusive") || !strcmp(st, "error")) {
 				fprintf(out, "  %s %s %s: not calibrated: run %zu: %s\n",
 					jstr(first, "name"), region, event, r + 1, jstr(c, "message"));
 				usable = false;
 				break;
 			}
-			/* A budgeted check judged per iteration reports a
-			 * per-iteration figure; recording needs the region total. */
 			lo = fmin(lo, json_number_value(x));
 			hi = fmax(hi, json_number_value(x));
 		}
@@ -200,26 +257,38 @@ int pmc__calibrate_case(json_t **runs, size_t nruns, const char *dir, const char
 		else
 			det = !strcmp(kind, "breakpoint") || !strcmp(kind, "uprobe") ||
 			      (have_model && pmc_hwdb_model_deterministic(&model, event));
-		if (det && lo == hi) {
-			snprintf(bound, sizeof(bound), "= %.0f", lo);
+		if (!cal->key_chosen && strcmp(jstr(first, "backend"), "sim") &&
+		    cpu_independent(kind, event))
+			key = "any";
+		if (det && lo == hi && tol > 0) {
+			snprintf(bound, sizeof(bound), "%.0f +-%g%% ; calibrated: %zu equal runs, tolerance %g%%",
+				 lo, tol, nruns, tol);
+		} else if (det && lo == hi) {
+			snprintf(bound, sizeof(bound), "= %.0f ; calibrated: %zu equal runs, exact", lo, nruns);
+		} else if (det) {
+			snprintf(bound, sizeof(bound), "%.0f..%.0f ; calibrated: varied over %zu runs%s%s",
+				 floor(lo * (1.0 - tol / 100.0)), ceil(hi * (1.0 + tol / 100.0)), nruns,
+				 tol > 0 ? ", widened by the tolerance" : "",
+				 tol > 0 ? "" : ", the range seen");
+			fprintf(out, "  warning: %s %s %s should repeat exactly but varied over %zu runs (%.0f..%.0f, %.0f apart): the code under test did different work in different runs (a random seed, the time, getrandom(2), addresses or thread timing); recorded the range seen%s. Make the work repeatable (for example pin the seed) and calibrate again for an exact budget.\n",
+				jstr(first, "name"), region, event, nruns, lo, hi, hi - lo,
+				tol > 0 ? " widened by the tolerance" : "");
 		} else {
-			snprintf(bound, sizeof(bound), "<= %.0f", ceil(hi * (1.0 + margin_pct / 100.0)));
-			if (det)
-				fprintf(out, "  warning: %s %s %s is listed as deterministic but varied over %zu runs (%.0f..%.0f)\n",
-					jstr(first, "name"), region, event, nruns, lo, hi);
+			snprintf(bound, sizeof(bound), "<= %.0f ; calibrated: noisy, %zu runs %.0f..%.0f, margin %g%%",
+				 ceil(hi * (1.0 + cal->margin_pct / 100.0)), nruns, lo, hi, cal->margin_pct);
 		}
-		if (pmc_hwdb_write_budget(dir, key, jstr(first, "suite"), jstr(first, "test"), region,
-					  event, bound, old, sizeof(old), &err) != 0) {
+		if (pmc_hwdb_write_budget(cal->dir, key, jstr(first, "suite"), jstr(first, "test"),
+					  region, event, bound, old, sizeof(old), &err) != 0) {
 			fprintf(out, "  error: %s\n", err.message);
 			return -1;
 		}
-		if (written == 0)
-			fprintf(out, "  %s/budgets/%s/%s.ini [%s]\n", dir, key, jstr(first, "suite"),
-				jstr(first, "test"));
+		if (key != shown) /* the file, once per key */
+			fprintf(out, "  %s/budgets/%s/%s.ini [%s]\n", cal->dir, key,
+				jstr(first, "suite"), jstr(first, "test"));
+		shown = key;
 		if (old[0])
 			fprintf(out, "  - %s\n", old);
-		fprintf(out, "  + %s = %s %s   (%zu runs: %.0f..%.0f%s)\n", region, event, bound, nruns,
-			lo, hi, det ? ", deterministic" : "");
+		fprintf(out, "  + %s = %s %s\n", region, event, bound);
 		written++;
 	}
 	return written;

@@ -199,13 +199,24 @@ const struct pmc_budget_source *pmc__budget_source(void);
 
 /* ---- gate.c: hwdb, calibration, comparison ----------------------------------------- */
 
-int pmc__hwdb_setup(const char *const *dirs, size_t n, struct pmc_error *err);
+/* Install the hwdb over dirs (which must outlive the run) as the budget
+ * source.  lazy: open it at the first lookup, so that a case measured in a
+ * fresh process starts from the same heap whatever the hwdb holds. */
+int pmc__hwdb_setup(const char *const *dirs, size_t n, bool lazy, struct pmc_error *err);
 struct pmc_hwdb *pmc__hwdb(void);
 void pmc__hwdb_teardown(void);
 int pmc__calibration_key(const char *backend, const char *choice, char *key, size_t size,
 			 char *why, size_t why_size);
-int pmc__calibrate_case(json_t **runs, size_t nruns, const char *dir, const char *key,
-			double margin_pct, FILE *out);
+/* Where and how --calibrate records budgets. */
+struct pmc__calibration {
+	const char *dir;      /* the first hwdb directory */
+	const char *key;      /* the budget key for CPU-dependent counts */
+	bool key_chosen;      /* --calibrate-key given: every budget goes under key */
+	double margin_pct;    /* noisy events: over the largest figure seen */
+	double tolerance_pct; /* deterministic events: 0 = exact */
+};
+int pmc__calibrate_case(json_t **runs, size_t nruns, const struct pmc__calibration *cal,
+			FILE *out);
 json_t *pmc__compare(json_t *old, json_t *new, double tol_pct, bool force);
 void pmc__print_compare(FILE *f, json_t *report);
 char *pmc__compare_markdown(json_t *report);

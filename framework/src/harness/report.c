@@ -162,15 +162,20 @@ json_t *pmc__summary(json_t *cases)
 
 json_t *pmc__results_doc(json_t *cases, const struct pmc__run_info *info)
 {
-	json_t *argv = json_array();
+	json_t *argv = json_array(), *env, *sim_cpu;
 	int i;
 
 	for (i = 0; i < info->argc; i++)
 		json_array_append_new(argv, json_string(info->argv[i]));
+	env = pmc__environment(info->backend);
+	/* Under sim the environment is the host's; the simulated CPU is
+	 * what the cases saw. */
+	sim_cpu = json_object_get(json_array_get(cases, 0), "simulated_cpu");
+	if (json_is_string(sim_cpu) && json_object_get(env, "sim"))
+		json_object_set(json_object_get(env, "sim"), "simulated_cpu", sim_cpu);
 	return json_pack("{s:s, s:s, s:o, s:o, s:f, s:o, s:o}", "schema", SCHEMA_ID, "program",
-			 info->program, "command", argv, "environment",
-			 pmc__environment(info->backend), "duration_s", info->duration_s,
-			 "summary", pmc__summary(cases), "cases", cases);
+			 info->program, "command", argv, "environment", env, "duration_s",
+			 info->duration_s, "summary", pmc__summary(cases), "cases", cases);
 }
 
 int pmc__write_json(const char *path, json_t *doc)

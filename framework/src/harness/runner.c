@@ -46,10 +46,13 @@ static const char usage_text[] =
 	"                      (repeatable; also PMCHECK_HWDB=DIR:DIR)\n"
 	"  --calibrate[=N]     run each selected case N times (default 5) and write\n"
 	"                      budgets for this machine into the first hwdb directory\n"
+	"  --calibrate-tolerance=PCT  record deterministic counts as N +-PCT%% instead\n"
+	"                      of exact (default 0: exact)\n"
 	"  --calibrate-margin=PCT  margin over the observed maximum for noisy events\n"
 	"                      (default 10)\n"
 	"  --calibrate-key=signature|model|vendor|arch|any  where budgets are filed\n"
-	"                      (default: the model, or the signature if none matches)\n"
+	"                      (default: the model, or the signature if none matches;\n"
+	"                      calls, breakpoint hits and page faults go under \"any\")\n"
 	"  --save-baseline=FILE  write the results as a baseline (same as --json)\n"
 	"  --baseline=FILE     compare with a saved baseline; exit 3 on a regression\n"
 	"  --tolerance=PCT     noisy-event tolerance for --baseline (default 2)\n"
@@ -82,9 +85,13 @@ struct runner {
 	const char *hwdb[PMC_HWDB_MAX_DIRS];
 	size_t nhwdb;
 	unsigned calibrate;
-	double margin, tolerance;
+	double margin, tolerance, cal_tolerance;
 	const char *calibrate_key, *baseline, *save_baseline, *report_md;
 	char *hwdb_env;
+	/* Set in the process the sim backend starts for one case (see
+	 * exec_sim_case): run that case here and write its result to fd. */
+	const char *inner_case;
+	int result_fd;
 };
 
 static double now_s(void)
@@ -99,7 +106,8 @@ static int parse_args(struct runner *r, int argc, char **argv)
 {
 	enum { O_LIST = 256, O_FILTER, O_REPEAT, O_TIMEOUT, O_BACKEND, O_STRICT, O_NOFORK,
 	       O_TAP, O_JSON, O_JUNIT, O_RESDIR, O_CTEST, O_COLOR, O_HELP, O_HWDB, O_CALIBRATE,
-	       O_MARGIN, O_CALKEY, O_SAVEBASE, O_BASELINE, O_TOLERANCE, O_REPORTMD };
+	       O_MARGIN, O_CALKEY, O_SAVEBASE, O_BASELINE, O_TOLERANCE, O_REPORTMD, O_CASE,
+	       O_RESFD, O_CALTOL };
 	static const struct option opts[] = {
 		{ "list", optional_argument, NULL, O_LIST },
 		{ "filter", required_argument, NULL, O_FILTER },
@@ -120,10 +128,14 @@ static int parse_args(struct runner *r, int argc, char **argv)
 		{ "calibrate", optional_argument, NULL, O_CALIBRATE },
 		{ "calibrate-margin", required_argument, NULL, O_MARGIN },
 		{ "calibrate-key", required_argument, NULL, O_CALKEY },
+		{ "calibrate-tolerance", required_argument, NULL, O_CALTOL },
 		{ "save-baseline", required_argument, NULL, O_SAVEBASE },
 		{ "baseline", required_argument, NULL, O_BASELINE },
 		{ "tolerance", required_argument, NULL, O_TOLERANCE },
 		{ "report-md", required_argument, NULL, O_REPORTMD },
+		/* Internal: how the runner starts one case under the simulator. */
+		{ "pmc-case", required_argument, NULL, O_CASE },
+		{ "pmc-result-fd", required_argument, NULL, O_RESFD },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *color = "auto";
@@ -229,6 +241,7 @@ static int parse_args(struct runner *r, int argc, char **argv)
 			break;
 		}
 		case O_MARGIN:
+		case O_CALTOL:
 		case O_TOLERANCE: {
 			double v = strtod(optarg, &end);
 
@@ -240,6 +253,8 @@ static int parse_args(struct runner *r, int argc, char **argv)
 			}
 			if (c == O_MARGIN)
 				r->margin = v;
+			else if (c == O_CALTOL)
+				r->cal_tolerance = v;
 			else
 				r->tolerance = v;
 			break;
@@ -256,6 +271,16 @@ static int parse_args(struct runner *r, int argc, char **argv)
 		case O_REPORTMD:
 			r->report_md = optarg;
 			break;
+		case O_CASE:
+			r->inner_case = optarg;
+			break;
+		case O_RESFD:
+			r->result_fd = (int)strtol(optarg, &end, 10);
+			if (*end || r->result_fd < 3) {
+				fprintf(stderr, "%s: --pmc-result-fd=%s: expected a descriptor\n", r->prog, optarg);
+				return -1;
+			}
+			break;
 		default:
 			fprintf(stderr, "%s: unknown option '%s' (see --help)\n", r->prog, argv[optind - 1]);
 			return -1;
@@ -265,8 +290,9 @@ static int parse_args(struct runner *r, int argc, char **argv)
 		fprintf(stderr, "%s: unexpected argument '%s' (select cases with --filter)\n", r->prog, argv[optind]);
 		return -1;
 	}
-	/* PMCHECK_HWDB directories come after the command line's. */
-	if (getenv("PMCHECK_HWDB") && *getenv("PMCHECK_HWDB")) {
+	/* PMCHECK_HWDB directories come after the command line's (a case
+	 * started by the runner gets every directory on its command line). */
+	if (!r->inner_case && getenv("PMCHECK_HWDB") && *getenv("PMCHECK_HWDB")) {
 		char *save = NULL, *dir;
 
 		r->hwdb_env = strdup(getenv("PMCHECK_HWDB"));
@@ -435,6 +461,81 @@ static json_t *error_result(const struct pmc_test_def *d, const char *reason)
 			 "notes");
 }
 
+/* Write a case's result for the runner; returns 0 when all of it went out. */
+static int write_result(int fd, json_t *res)
+{
+	char *text = res ? json_dumps(res, JSON_COMPACT) : NULL;
+	size_t len = text ? strlen(text) : 0, off = 0;
+
+	while (off < len) {
+		ssize_t n = write(fd, text + off, len - off);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		off += (size_t)n;
+	}
+	free(text);
+	return text && off == len ? 0 : -1;
+}
+
+/*
+ * The sim backend measures every case in a process of its own, started the
+ * same way every time: valgrind runs this program with the case's name, the
+ * result descriptor and only the options that change what the case does.
+ * Counts of code that allocates depend on the heap the measured process
+ * starts from (measured on libexpat: one region 31122857 instructions in a
+ * fresh process, 31250999 when forked from a runner that had run two other
+ * cases), so a case run alone by CTest, in the whole suite, in a rerun or
+ * by --calibrate must start from the same state.  Runs in the forked child;
+ * returns the exit status for it.
+ */
+static int exec_sim_case(struct runner *r, const struct pmc_test_def *d, int resfd)
+{
+	char exe[PATH_MAX], name[256], *args[8 + PMC_HWDB_MAX_DIRS];
+	struct pmc_error err;
+	size_t n = 0, i;
+	ssize_t len;
+	int fd, rc;
+
+	len = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	if (len <= 0) {
+		fprintf(stderr, "%s: --backend=sim: cannot find this program (/proc/self/exe): %s\n",
+			r->prog, strerror(errno));
+		return PMC_EXIT_ERROR;
+	}
+	exe[len] = '\0';
+	/* F_DUPFD: the copy is not close-on-exec, so the case inherits it. */
+	fd = fcntl(resfd, F_DUPFD, 3);
+	pmc__full_name(d, name, sizeof(name));
+	args[n++] = exe;
+	if (asprintf(&args[n++], "--pmc-case=%s", name) < 0 ||
+	    asprintf(&args[n++], "--pmc-result-fd=%d", fd) < 0 ||
+	    asprintf(&args[n++], "--backend=sim") < 0)
+		return PMC_EXIT_ERROR;
+	if (r->repeat && asprintf(&args[n++], "--repeat=%u", r->repeat) < 0)
+		return PMC_EXIT_ERROR;
+	if (r->strict)
+		args[n++] = (char *)"--strict";
+	for (i = 0; i < r->nhwdb; i++)
+		if (asprintf(&args[n++], "--hwdb=%s", r->hwdb[i]) < 0)
+			return PMC_EXIT_ERROR;
+	args[n] = NULL;
+	rc = pmc_sim_exec(args, r->verbose, &err);
+	if (rc < 0) {
+		fprintf(stderr, "%s: --backend=sim: %s\n", r->prog, err.message);
+		return PMC_EXIT_ERROR;
+	}
+	if (rc > 128) {
+		/* The case died of a signal: die of it too, so the runner
+		 * reports a crash. */
+		signal(rc - 128, SIG_DFL);
+		kill(getpid(), rc - 128);
+	}
+	return rc;
+}
+
 static json_t *run_forked(struct runner *r, const struct pmc_test_def *d,
 			  const struct pmc_test_options *o, double *seconds)
 {
@@ -460,31 +561,23 @@ static json_t *run_forked(struct runner *r, const struct pmc_test_def *d,
 	}
 	if (pid == 0) {
 		json_t *cr;
-		char *text;
-		int rc = 1;
+		int rc;
 
-		/* Own process group: a timeout kills the case and its children. */
+		/* Own process group: a timeout kills the case and its children
+		 * (valgrind too, under the sim backend). */
 		setpgid(0, 0);
 		signal(SIGINT, SIG_DFL);
 		signal(SIGTERM, SIG_DFL);
 		dup2(outfd, STDOUT_FILENO);
 		dup2(outfd, STDERR_FILENO);
 		setvbuf(stdout, NULL, _IOLBF, 0);
-		cr = pmc__run_case(d, o, r->backend, r->strict);
-		text = cr ? json_dumps(cr, JSON_COMPACT) : NULL;
-		if (text) {
-			size_t len = strlen(text), off = 0;
-
-			while (off < len) {
-				ssize_t n = write(resfd, text + off, len - off);
-
-				if (n <= 0)
-					break;
-				off += (size_t)n;
-			}
-			rc = off == len ? 0 : 1;
+		if (r->backend == PMC_BACKEND_SIM && !pmc_sim_active()) {
+			rc = exec_sim_case(r, d, resfd);
+			fflush(NULL);
+			_exit(rc);
 		}
-		free(text);
+		cr = pmc__run_case(d, o, r->backend, r->strict);
+		rc = write_result(resfd, cr) ? 1 : 0;
 		json_decref(cr);
 		fflush(NULL);
 		exit(rc);
@@ -553,7 +646,8 @@ static json_t *run_one(struct runner *r, const struct pmc_test_def *d, double *s
 	pmc__effective_options(d, r->repeat, r->timeout, &o);
 	if (r->backend == PMC_BACKEND_SIM && !(r->timeout > 0))
 		o.timeout *= PMC__SIM_TIMEOUT_FACTOR;
-	if (r->no_fork) {
+	/* Under the sim backend every case is a fresh process anyway. */
+	if (r->no_fork && r->backend != PMC_BACKEND_SIM) {
 		double t0 = now_s();
 
 		alarm((unsigned)ceil(o.timeout));
@@ -625,8 +719,11 @@ static int calibrate(struct runner *r, size_t total)
 		fprintf(stderr, "%s: --calibrate: %s\n", r->prog, why);
 		return PMC_EXIT_USAGE;
 	}
-	printf("calibrating %zu case(s), %u runs each, into %s/budgets/%s/ (margin %.3g%% for noisy events)\n",
-	       total, r->calibrate, r->hwdb[0], key, r->margin);
+	printf("calibrating %zu case(s), %u runs each, into %s/budgets/%s/ (deterministic counts: %s; noisy ones: margin %.3g%% over the largest)\n",
+	       total, r->calibrate, r->hwdb[0], key, r->cal_tolerance > 0 ? "within the tolerance" : "exact",
+	       r->margin);
+	if (r->cal_tolerance > 0)
+		printf("tolerance for deterministic counts: %g%%\n", r->cal_tolerance);
 	for (i = 0; i < pmc__ncases(); i++) {
 		const struct pmc_test_def *d = pmc__case(i);
 		json_t **runs;
@@ -647,7 +744,11 @@ static int calibrate(struct runner *r, size_t total)
 
 			runs[k] = run_one(r, d, &secs);
 		}
-		n = pmc__calibrate_case(runs, r->calibrate, r->hwdb[0], key, r->margin, stdout);
+		n = pmc__calibrate_case(runs, r->calibrate,
+					&(struct pmc__calibration){ r->hwdb[0], key,
+								    r->calibrate_key && *r->calibrate_key,
+								    r->margin, r->cal_tolerance },
+					stdout);
 		if (n < 0)
 			status = PMC_EXIT_ERROR;
 		else
@@ -690,51 +791,57 @@ static int compare_baseline(struct runner *r, json_t *doc)
 	return status;
 }
 
-/*
- * --backend=sim, first pass: run this same program, with the same
- * arguments, under callgrind (pmc_sim_exec pins everything that would make
- * counts differ between hosts) and pass its exit status on.
- */
-static int run_under_sim(struct runner *r, int argc, char **argv)
+/* --backend=sim from outside the simulator: can cases be started under it? */
+static int sim_unavailable(struct runner *r)
 {
-	char exe[PATH_MAX], **args;
-	struct pmc_error err;
-	ssize_t n;
-	int rc;
-
 #if defined(__SANITIZE_ADDRESS__)
-	(void)argc;
-	(void)argv;
-	(void)exe;
-	(void)args;
-	(void)n;
-	(void)err;
-	(void)rc;
 	printf("%s: SKIP: --backend=sim cannot run an AddressSanitizer build (valgrind and ASan both manage the address space); use a build without sanitizers\n",
 	       r->prog);
 	return PMC_EXIT_SKIP;
 #else
-	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	if (n <= 0) {
-		fprintf(stderr, "%s: --backend=sim: cannot find this program (/proc/self/exe): %s\n",
-			r->prog, strerror(errno));
+	if (!*pmc_sim_valgrind_version()) {
+		fprintf(stderr, "%s: --backend=sim needs valgrind (callgrind), which is not on PATH: install it (apt-get install valgrind) or run with --backend=perf\n",
+			r->prog);
 		return PMC_EXIT_ERROR;
 	}
-	exe[n] = '\0';
-	args = calloc((size_t)argc + 1, sizeof(*args));
-	if (!args)
-		return PMC_EXIT_ERROR;
-	args[0] = exe;
-	for (int i = 1; i < argc; i++)
-		args[i] = argv[i];
-	rc = pmc_sim_exec(args, r->verbose, &err);
-	free(args);
-	if (rc < 0) {
-		fprintf(stderr, "%s: --backend=sim: %s\n", r->prog, err.message);
-		return PMC_EXIT_ERROR;
-	}
-	return rc;
+	return 0;
 #endif
+}
+
+/* The process exec_sim_case started: run the one case, hand its result over. */
+static int run_inner_case(struct runner *r)
+{
+	const struct pmc_test_def *d = NULL;
+	struct pmc_test_options o;
+	struct pmc_error err;
+	json_t *res;
+	size_t i;
+	int rc;
+
+	if (!pmc_sim_active() || r->result_fd < 3) {
+		fprintf(stderr, "%s: --pmc-case is internal to the sim backend (run the case with --backend=sim --filter=%s)\n",
+			r->prog, r->inner_case);
+		return PMC_EXIT_USAGE;
+	}
+	for (i = 0; i < pmc__ncases() && !d; i++) {
+		char name[256];
+
+		pmc__full_name(pmc__case(i), name, sizeof(name));
+		if (!strcmp(name, r->inner_case))
+			d = pmc__case(i);
+	}
+	if (!d) {
+		fprintf(stderr, "%s: --pmc-case=%s: no such case\n", r->prog, r->inner_case);
+		return PMC_EXIT_USAGE;
+	}
+	pmc__program = r->prog;
+	pmc__hwdb_setup(r->hwdb, r->nhwdb, true, &err);
+	pmc__effective_options(d, r->repeat, r->timeout, &o);
+	res = pmc__run_case(d, &o, PMC_BACKEND_SIM, r->strict);
+	rc = write_result(r->result_fd, res);
+	json_decref(res);
+	pmc__hwdb_teardown();
+	return rc ? PMC_EXIT_ERROR : 0;
 }
 
 int pmc_main(int argc, char **argv)
@@ -755,15 +862,18 @@ int pmc_main(int argc, char **argv)
 		free(r.hwdb_env);
 		return list_cases(&r);
 	}
+	if (r.inner_case)
+		return run_inner_case(&r);
 	for (i = 0; i < pmc__ncases(); i++) {
 		char name[256];
 
 		pmc__full_name(pmc__case(i), name, sizeof(name));
 		total += pmc__filter_match(r.filter, name);
 	}
-	if (r.backend == PMC_BACKEND_SIM && !pmc_sim_active() && total > 0) {
+	if (r.backend == PMC_BACKEND_SIM && !pmc_sim_active() && total > 0 &&
+	    (rc = sim_unavailable(&r)) != 0) {
 		free(r.hwdb_env);
-		return run_under_sim(&r, argc, argv);
+		return rc;
 	}
 	if (total == 0) {
 		fprintf(stderr, "%s: no case matches%s%s (see --list)\n", r.prog,
@@ -775,7 +885,7 @@ int pmc_main(int argc, char **argv)
 		struct pmc_error err;
 
 		pmc__program = r.prog;
-		if (pmc__hwdb_setup(r.hwdb, r.nhwdb, &err) != 0) {
+		if (pmc__hwdb_setup(r.hwdb, r.nhwdb, false, &err) != 0) {
 			fprintf(stderr, "%s: hwdb: %s\n", r.prog, err.message);
 			free(r.hwdb_env);
 			return PMC_EXIT_ERROR;
