@@ -771,6 +771,43 @@ size_t pmc_hwdb_keys(const struct pmc_hwdb *db, const char *backend, const char 
 	return n;
 }
 
+size_t pmc_hwdb_suite_keys(const struct pmc_hwdb *db, const char *backend, const char *suite,
+			   char keys[][PMC_HWDB_KEY_MAX], size_t max)
+{
+	bool sim = backend && !strcmp(backend, "sim");
+	char path[PATH_MAX];
+	size_t n = 0, d;
+
+	if (!db || !suite || !*suite || strchr(suite, '/'))
+		return 0;
+	for (d = 0; d < db->ndirs; d++) {
+		struct dirent *e;
+		DIR *dh;
+
+		if (pmc__snprintf(path, sizeof(path), "%s/budgets", db->dirs[d]) < 0 ||
+		    !(dh = opendir(path)))
+			continue;
+		while ((e = readdir(dh)) && n < max) {
+			struct stat st;
+			bool dup = false;
+
+			/* Sim profiles and CPU keys are separate worlds. */
+			if (e->d_name[0] == '.' || sim != !strncmp(e->d_name, "sim-", 4))
+				continue;
+			if (pmc__snprintf(path, sizeof(path), "%s/budgets/%s/%s.ini", db->dirs[d],
+					  e->d_name, suite) < 0 ||
+			    stat(path, &st) != 0 || !S_ISREG(st.st_mode))
+				continue;
+			for (size_t j = 0; j < n; j++)
+				dup = dup || !strcmp(keys[j], e->d_name);
+			if (!dup && pmc__copy(keys[n], PMC_HWDB_KEY_MAX, e->d_name) == 0)
+				n++;
+		}
+		closedir(dh);
+	}
+	return n;
+}
+
 /* ---- budget files ------------------------------------------------------------------------- */
 
 struct budget_ctx {

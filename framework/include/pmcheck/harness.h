@@ -397,14 +397,20 @@ PMC_API void pmc_test_expect_figure(struct pmc_test *t, const char *name, const 
 /*
  * A budget source: fill *out and return 0, return -ENOENT when no budget
  * is recorded for the key (reported as "unbudgeted"; a failure under
- * --strict), or another negative code with *err filled (the check is an
- * ERROR with that message).  The runner installs one over the hwdb
+ * --strict, or when the suite has budgets under other keys), or another
+ * negative code with *err filled (the check is an ERROR with that message).  The runner installs one over the hwdb
  * directories (--hwdb, PMCHECK_HWDB, the built-in hwdb) by default.
  */
 struct pmc_budget_source {
 	int (*lookup)(void *ctx, const struct pmc_budget_key *key,
 		      struct pmc_budget *out, struct pmc_error *err);
 	void *ctx;
+	/* Optional: the keys under which budgets for `suite` exist on this
+	 * backend, as pmc_hwdb_suite_keys().  When a budget is missing but
+	 * the suite has budgets under other keys, the expectation fails (a
+	 * gate must not pass because it looked in the wrong place). */
+	size_t (*suite_keys)(void *ctx, const char *backend, const char *suite,
+			     char keys[][PMC_HWDB_KEY_MAX], size_t max);
 };
 
 /* Install the runner's budget source (NULL: none; every budget expectation

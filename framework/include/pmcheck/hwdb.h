@@ -140,6 +140,14 @@ PMC_API size_t pmc_hwdb_keys(const struct pmc_hwdb *db, const char *backend,
 			     char keys[][PMC_HWDB_KEY_MAX], size_t max);
 
 /*
+ * The keys under which any directory holds budgets for `suite` on this
+ * backend ("sim": sim profile keys only; otherwise CPU keys only), so a
+ * missing budget can say which exist.  Returns how many were stored.
+ */
+PMC_API size_t pmc_hwdb_suite_keys(const struct pmc_hwdb *db, const char *backend,
+				   const char *suite, char keys[][PMC_HWDB_KEY_MAX], size_t max);
+
+/*
  * Look a budget up.  Returns 0 with *out filled (source names file:line),
  * -ENOENT when no file has one, or PMC_E_SYNTAX when a budget file on the
  * way is malformed (*err says file:line).

@@ -439,7 +439,7 @@ void pmc_test_expect_figure(struct pmc_test *t, const char *name, const char *ev
 			    double measured, double lo, double hi, const char *fmt, ...)
 {
 	struct pmc__check *c = NULL;
-	char why[256], bound[96];
+	char why[256], bound[96], meas[48];
 	va_list ap;
 	size_t i;
 	bool ok;
@@ -468,15 +468,9 @@ void pmc_test_expect_figure(struct pmc_test *t, const char *name, const char *ev
 	c->samples = 1;
 	ok = !(measured < lo) && !(measured > hi) && !isnan(measured);
 	c->status = ok ? PMC__CHECK_PASS : PMC__CHECK_FAIL;
-	if (!isnan(lo) && !isnan(hi) && lo == hi)
-		snprintf(bound, sizeof(bound), "= %.6g", lo);
-	else if (!isnan(lo) && !isnan(hi))
-		snprintf(bound, sizeof(bound), "%.6g..%.6g", lo, hi);
-	else if (!isnan(hi))
-		snprintf(bound, sizeof(bound), "<= %.6g", hi);
-	else
-		snprintf(bound, sizeof(bound), ">= %.6g", lo);
-	set_msg(c, "%s, %s: measured %.6g, expected %s (%s)%s", name, event, measured, bound, why,
+	pmc__fmt_bound(bound, sizeof(bound), lo, hi);
+	pmc__fmt_num(meas, sizeof(meas), measured);
+	set_msg(c, "%s, %s: measured %s, expected %s (%s)%s", name, event, meas, bound, why,
 		ok ? "" : measured > hi ? ": over" : ": under");
 }
 
@@ -576,6 +570,55 @@ void pmc__sim_profile_key(const struct pmc_test_def *def, char *buf, size_t size
 			buf[i] = '_';
 }
 
+/*
+ * A budget expectation found no budget.  When the suite has budgets under
+ * other keys on this backend (another build, another CPU model), this is a
+ * gate that looked in the wrong place: the check fails, naming the key it
+ * looked up and the keys that exist.  Otherwise the suite was never
+ * calibrated here: the check stays unbudgeted (a failure under --strict).
+ */
+static void unbudgeted_message(struct pmc_test *t, struct pmc__check *c, const char *looked_up)
+{
+	char keys[8][PMC_HWDB_KEY_MAX], list[700] = "", meas[48], hint[600], detail[400] = "";
+	const char *backend = t->backend == PMC_BACKEND_SIM ? "sim" : "perf";
+	const char *dir = pmc__hwdb_first_dir();
+	size_t n = 0, i, used = 0;
+
+	if (budget_source && budget_source->suite_keys)
+		n = budget_source->suite_keys(budget_source->ctx, backend, t->def->suite, keys, 8);
+	for (i = 0; i < n && used < sizeof(list); i++)
+		used += (size_t)snprintf(list + used, sizeof(list) - used, "%s%s", i ? ", " : "",
+					 keys[i]);
+	pmc__fmt_num(meas, sizeof(meas), c->measured);
+	snprintf(hint, sizeof(hint), "%s --filter=%s.%s%s --calibrate --hwdb=%s",
+		 pmc__program ? pmc__program : "<suite>", t->def->suite, t->def->name,
+		 t->backend == PMC_BACKEND_SIM ? " --backend=sim" : "", dir ? dir : "DIR");
+	if (n == 0) {
+		set_msg(c,
+			"region \"%s\", %s: unbudgeted: no budget for suite \"%s\" under any key on the %s backend (looked up %s; measured %s); record one with: %s",
+			c->e.region, c->e.event, t->def->suite, backend, looked_up, meas, hint);
+		return;
+	}
+	c->gate = true;
+	if (t->backend == PMC_BACKEND_SIM) {
+		/* Same simulator and compiler, another build type? Say so. */
+		const char *dash = strrchr(looked_up, '-');
+		size_t stem = dash ? (size_t)(dash - looked_up) : 0;
+
+		for (i = 0; i < n && !detail[0]; i++)
+			if (stem && !strncmp(keys[i], looked_up, stem) && keys[i][stem] == '-')
+				snprintf(detail, sizeof(detail),
+					 " Only another build type's budgets exist (%s; this build is %s): build as calibrated, or calibrate this build type.",
+					 keys[i] + stem + 1, dash + 1);
+		if (!detail[0])
+			snprintf(detail, sizeof(detail),
+				 " This binary differs from the calibrated one (compiler, optimisation, build type or valgrind version): build it as calibrated, or calibrate this one.");
+	}
+	set_msg(c,
+		"region \"%s\", %s: no budget under key %s (measured %s), but suite \"%s\" has budgets under: %s.%s Record one with: %s",
+		c->e.region, c->e.event, looked_up, meas, t->def->suite, list, detail, hint);
+}
+
 static void judge_all(struct pmc_test *t)
 {
 	char sim_key[PMC_HWDB_KEY_MAX];
@@ -637,18 +680,9 @@ static void judge_all(struct pmc_test *t)
 		}
 		pmc__judge(c, r, ev, per, t->opt.stat, b);
 		if (c->status == PMC__CHECK_UNBUDGETED) {
-			char meas[48];
-
 			if (!have_cpu)
 				pmc_cpu_identify(&cpu), have_cpu = true;
-			snprintf(meas, sizeof(meas), "%.0f", c->measured);
-			set_msg(c,
-				"region \"%s\", %s: unbudgeted: no budget for this machine (%s, %s backend; measured %s); record one with: %s --filter=%s.%s%s --calibrate --hwdb=DIR",
-				c->e.region, c->e.event,
-				t->backend == PMC_BACKEND_SIM ? sim_key : have_cpu ? cpu.signature : "?",
-				t->backend == PMC_BACKEND_SIM ? "sim" : "perf", meas,
-				pmc__program ? pmc__program : "<suite>", t->def->suite, t->def->name,
-				t->backend == PMC_BACKEND_SIM ? " --backend=sim" : "");
+			unbudgeted_message(t, c, t->backend == PMC_BACKEND_SIM ? sim_key : cpu.signature);
 		}
 	}
 }
@@ -764,6 +798,11 @@ static json_t *result_json(struct pmc_test *t)
 			pmc__stat_name(t->opt.stat));
 	if (!res)
 		return NULL;
+	/* A case that counts events (a conformance case need not): the
+	 * guard fails only when every selected measuring case was skipped. */
+	json_object_set_new(res, "measuring",
+			    json_boolean(t->nev > 0 || (t->def->opt.events && *t->def->opt.events) ||
+					 (t->def->opt.fixture && t->def->opt.fixture->setup)));
 	if (t->reason[0])
 		json_object_set_new(res, "reason", json_string(t->reason));
 	if (t->known_issue[0])

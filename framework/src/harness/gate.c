@@ -36,6 +36,22 @@ static int hwdb_lookup(void *ctx, const struct pmc_budget_key *key, struct pmc_b
 	return pmc_hwdb_budget(gate_db, key, out, err);
 }
 
+static size_t hwdb_suite_keys(void *ctx, const char *backend, const char *suite,
+			      char keys[][PMC_HWDB_KEY_MAX], size_t max)
+{
+	struct pmc_error err;
+
+	(void)ctx;
+	if (!gate_db && pmc_hwdb_open(&gate_db, gate_dirs, gate_ndirs, &err))
+		return 0;
+	return pmc_hwdb_suite_keys(gate_db, backend, suite, keys, max);
+}
+
+const char *pmc__hwdb_first_dir(void)
+{
+	return gate_ndirs ? gate_dirs[0] : NULL;
+}
+
 int pmc__hwdb_setup(const char *const *dirs, size_t n, bool lazy, struct pmc_error *err)
 {
 	gate_dirs = dirs;
@@ -47,6 +63,7 @@ int pmc__hwdb_setup(const char *const *dirs, size_t n, bool lazy, struct pmc_err
 			return rc;
 	}
 	gate_source.lookup = hwdb_lookup;
+	gate_source.suite_keys = hwdb_suite_keys;
 	gate_source.ctx = NULL;
 	if (!pmc__budget_source())
 		pmc_harness_set_budget_source(&gate_source);
@@ -323,24 +340,68 @@ static double num(json_t *o, const char *k)
 	return json_number_value(json_object_get(o, k));
 }
 
+int pmc__tolerance_add(struct pmc__tolerance *t, const char *spec, char *why, size_t size)
+{
+	const char *eq = strrchr(spec, '=');
+	const char *num = eq ? eq + 1 : spec;
+	char *end;
+	double v = strtod(num, &end);
+
+	if (*end == '%')
+		end++;
+	if (end == num || *end || !(v >= 0) || v > 1000) {
+		snprintf(why, size, "--tolerance=%s: expected PCT or EVENT=PCT (e.g. 0.5, or instructions:u=0.5)", spec);
+		return -1;
+	}
+	if (!eq) {
+		t->all = v;
+		t->all_set = true;
+		return 0;
+	}
+	if (t->n >= PMC__MAX_TOLERANCES || (size_t)(eq - spec) >= sizeof(t->event[0]) || eq == spec) {
+		snprintf(why, size, "--tolerance=%s: at most %d events, names under %zu characters", spec,
+			 PMC__MAX_TOLERANCES, sizeof(t->event[0]));
+		return -1;
+	}
+	snprintf(t->event[t->n], sizeof(t->event[0]), "%.*s", (int)(eq - spec), spec);
+	t->pct[t->n++] = v;
+	return 0;
+}
+
+/* The tolerance for one event: its own, else the one for all events, else
+ * the default (exact for deterministic events, 2% for noisy ones). */
+static double tolerance_for(const struct pmc__tolerance *t, const char *event, bool det,
+			    bool *chosen)
+{
+	*chosen = true;
+	for (size_t i = 0; t && i < t->n; i++)
+		if (!strcmp(t->event[i], event))
+			return t->pct[i];
+	if (t && t->all_set)
+		return t->all;
+	*chosen = false;
+	return det ? 0 : 2.0;
+}
+
 /*
  * One row: verdict for an event of a region present in both.
- *   deterministic (every sample equal, both sides): any change counts;
+ *   deterministic (every sample equal, both sides): exact unless the user
+ *   gave a tolerance for the event; a change within it is "tolerated";
  *   noisy: needs 3+ samples a side; regression when the minimum grew by
  *   more than the tolerance AND the new minimum is above the old maximum
  *   (the distributions do not overlap); improvement symmetrically; the
- *   tolerance is max(--tolerance, twice the larger relative spread).
+ *   tolerance is max(its tolerance, twice the larger relative spread).
  */
 static json_t *compare_row(const char *cname, const char *rname, const char *ev, json_t *os,
-			   json_t *ns, double tol_pct, const char *blocked)
+			   json_t *ns, const struct pmc__tolerance *tols, const char *blocked)
 {
 	double omin = num(os, "min"), omax = num(os, "max"), nmin = num(ns, "min"),
 	       nmax = num(ns, "max");
 	size_t on = (size_t)num(os, "n"), nn = (size_t)num(ns, "n");
 	/* One sample cannot show that an event repeats exactly. */
-	bool det = omin == omax && nmin == nmax && on >= 2 && nn >= 2;
+	bool det = omin == omax && nmin == nmax && on >= 2 && nn >= 2, chosen;
 	double change = omin > 0 ? 100.0 * (nmin - omin) / omin : (nmin > 0 ? INFINITY : 0);
-	double spread = 0, tol;
+	double spread = 0, tol, given = tolerance_for(tols, ev, det, &chosen);
 	const char *verdict;
 	char reason[256] = "";
 	json_t *row;
@@ -349,7 +410,7 @@ static json_t *compare_row(const char *cname, const char *rname, const char *ev,
 		spread = fmax(spread, (omax - omin) / omin);
 	if (nmin > 0)
 		spread = fmax(spread, (nmax - nmin) / nmin);
-	tol = fmax(tol_pct, 200.0 * spread);
+	tol = det ? given : fmax(given, 200.0 * spread);
 	if (blocked) {
 		verdict = "no-verdict";
 		snprintf(reason, sizeof(reason), "%s", blocked);
@@ -358,41 +419,48 @@ static json_t *compare_row(const char *cname, const char *rname, const char *ev,
 		verdict = "no-verdict";
 		snprintf(reason, sizeof(reason), "partial counts (multiplexed or never counted)");
 	} else if (det) {
-		verdict = nmin > omin ? "regression" : nmin < omin ? "improvement" : "same";
-		snprintf(reason, sizeof(reason), "deterministic: every sample equal on each side");
+		verdict = nmin == omin ? "same"
+			  : fabs(change) <= tol ? "tolerated"
+			  : nmin > omin ? "regression" : "improvement";
+		if (chosen)
+			snprintf(reason, sizeof(reason), "deterministic, tolerance %g%%", tol);
+		else
+			snprintf(reason, sizeof(reason), "deterministic: exact (every sample equal on each side)");
 	} else if (on < 3 || nn < 3) {
 		verdict = "no-verdict";
 		snprintf(reason, sizeof(reason), "noisy and only %zu/%zu samples (need 3 a side): run with --repeat", on, nn);
 	} else if (change > tol && nmin > omax) {
 		verdict = "regression";
-		snprintf(reason, sizeof(reason), "min +%.2f%% > tolerance %.2f%%, no overlap", change, tol);
+		snprintf(reason, sizeof(reason), "noisy: beyond tolerance %.2f%%, no overlap", tol);
 	} else if (change < -tol && nmax < omin) {
 		verdict = "improvement";
-		snprintf(reason, sizeof(reason), "min %.2f%% beyond tolerance %.2f%%, no overlap", change, tol);
+		snprintf(reason, sizeof(reason), "noisy: beyond tolerance %.2f%%, no overlap", tol);
 	} else {
 		verdict = "noise";
-		snprintf(reason, sizeof(reason), "within tolerance %.2f%% or overlapping", tol);
+		snprintf(reason, sizeof(reason), "noisy: within tolerance %.2f%% or overlapping", tol);
 	}
-	row = json_pack("{s:s, s:s, s:s, s:{s:f, s:f, s:I}, s:{s:f, s:f, s:I}, s:s, s:s, s:b}",
+	row = json_pack("{s:s, s:s, s:s, s:{s:f, s:f, s:I}, s:{s:f, s:f, s:I}, s:s, s:s, s:b, s:f}",
 			"case", cname, "region", rname, "event", ev, "old", "min", omin, "max", omax,
 			"n", (json_int_t)on, "new", "min", nmin, "max", nmax, "n", (json_int_t)nn,
-			"verdict", verdict, "reason", reason, "deterministic", det);
+			"verdict", verdict, "reason", reason, "deterministic", det, "tolerance_pct",
+			tol);
 	json_object_set_new(row, "change_pct", isfinite(change) ? json_real(change) : json_null());
 	if (!strcmp(verdict, "improvement"))
 		json_object_set_new(row, "hint", json_string("improved: a budget for it can be tightened (--calibrate)"));
 	return row;
 }
 
-json_t *pmc__compare(json_t *old, json_t *new, double tol_pct, bool force)
+json_t *pmc__compare(json_t *old, json_t *new, const struct pmc__tolerance *tols, bool force)
 {
 	json_t *rows = json_array(), *c, *oe = json_object_get(old, "environment"),
 	       *ne = json_object_get(new, "environment");
 	const char *osig = jstr(json_object_get(oe, "cpu"), "signature");
 	const char *nsig = jstr(json_object_get(ne, "cpu"), "signature");
 	char mismatch[512] = "";
-	size_t i, counts[7] = { 0 };
+	json_t *rep;
+	size_t i, counts[8] = { 0 };
 	static const char *const names[] = { "regression", "improvement", "same", "noise",
-					     "no-verdict", "new", "gone" };
+					     "no-verdict", "new", "gone", "tolerated" };
 	json_t *summary;
 
 	if (strcmp(osig, nsig))
@@ -420,7 +488,7 @@ json_t *pmc__compare(json_t *old, json_t *new, double tol_pct, bool force)
 							"not in the baseline"));
 					continue;
 				}
-				json_array_append_new(rows, compare_row(jstr(c, "name"), jstr(r, "name"), ev, os, st, tol_pct,
+				json_array_append_new(rows, compare_row(jstr(c, "name"), jstr(r, "name"), ev, os, st, tols,
 									 mismatch[0] && !force ? mismatch : NULL));
 			}
 		}
@@ -449,19 +517,21 @@ json_t *pmc__compare(json_t *old, json_t *new, double tol_pct, bool force)
 	json_array_foreach(rows, i, c) {
 		const char *v = jstr(c, "verdict");
 
-		for (size_t k = 0; k < 7; k++)
+		for (size_t k = 0; k < 8; k++)
 			counts[k] += !strcmp(v, names[k]);
 	}
-	summary = json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I}", "regression",
+	summary = json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}", "regression",
 			    (json_int_t)counts[0], "improvement", (json_int_t)counts[1], "same",
 			    (json_int_t)counts[2], "noise", (json_int_t)counts[3], "no_verdict",
 			    (json_int_t)counts[4], "new", (json_int_t)counts[5], "gone",
-			    (json_int_t)counts[6]);
-	return json_pack("{s:s, s:{s:s, s:s}, s:{s:s, s:s}, s:s?, s:f, s:o, s:o}", "schema",
-			 "pmcheck-compare/1", "old", "signature", osig, "backend", jstr(oe, "backend"),
-			 "new", "signature", nsig, "backend", jstr(ne, "backend"), "mismatch",
-			 mismatch[0] ? mismatch : NULL, "tolerance_pct", tol_pct, "summary", summary,
-			 "rows", rows);
+			    (json_int_t)counts[6], "tolerated", (json_int_t)counts[7]);
+	rep = json_pack("{s:s, s:{s:s, s:s}, s:{s:s, s:s}, s:o, s:o}", "schema",
+			"pmcheck-compare/1", "old", "signature", osig, "backend", jstr(oe, "backend"),
+			"new", "signature", nsig, "backend", jstr(ne, "backend"), "summary", summary,
+			"rows", rows);
+	if (mismatch[0])
+		json_object_set_new(rep, "mismatch", json_string(mismatch));
+	return rep;
 }
 
 static void fmt_change(char *buf, size_t size, json_t *row)
@@ -490,11 +560,11 @@ void pmc__print_compare(FILE *f, json_t *rep)
 	json_t *row, *s = json_object_get(rep, "summary");
 	size_t i;
 
-	if (json_object_get(rep, "mismatch"))
+	if (json_is_string(json_object_get(rep, "mismatch")))
 		fprintf(f, "warning: %s: no verdicts (use --force to compare anyway)\n",
 			jstr(rep, "mismatch"));
 	fprintf(f, "%-40s %-14s %-24s | %-16s | %-26s | %s\n", "case", "region", "event", "new",
-		"old (change)", "verdict");
+		"baseline (change)", "verdict");
 	json_array_foreach(json_object_get(rep, "rows"), i, row) {
 		char n[48], o[48], ch[32], old[96];
 
@@ -506,8 +576,9 @@ void pmc__print_compare(FILE *f, json_t *rep)
 			jstr(row, "region"), jstr(row, "event"), n, old, jstr(row, "verdict"),
 			json_object_get(row, "hint") ? ": " : "", jstr(row, "hint"));
 	}
-	fprintf(f, "\n%" JSON_INTEGER_FORMAT " regressions, %" JSON_INTEGER_FORMAT " improvements, %" JSON_INTEGER_FORMAT " same, %" JSON_INTEGER_FORMAT " noise, %" JSON_INTEGER_FORMAT " without verdict, %" JSON_INTEGER_FORMAT " new, %" JSON_INTEGER_FORMAT " gone\n",
+	fprintf(f, "\n%" JSON_INTEGER_FORMAT " regressions, %" JSON_INTEGER_FORMAT " improvements, %" JSON_INTEGER_FORMAT " tolerated, %" JSON_INTEGER_FORMAT " same, %" JSON_INTEGER_FORMAT " noise, %" JSON_INTEGER_FORMAT " without verdict, %" JSON_INTEGER_FORMAT " new, %" JSON_INTEGER_FORMAT " gone\n",
 		json_integer_value(json_object_get(s, "regression")),
+		json_integer_value(json_object_get(s, "tolerated")),
 		json_integer_value(json_object_get(s, "improvement")),
 		json_integer_value(json_object_get(s, "same")),
 		json_integer_value(json_object_get(s, "noise")),
@@ -528,13 +599,12 @@ char *pmc__compare_markdown(json_t *rep)
 	fprintf(f, "### pmcheck: %" JSON_INTEGER_FORMAT " regression(s), %" JSON_INTEGER_FORMAT " improvement(s)\n\n",
 		json_integer_value(json_object_get(s, "regression")),
 		json_integer_value(json_object_get(s, "improvement")));
-	fprintf(f, "Baseline `%s` (%s) vs this run `%s` (%s), tolerance %.2f%%.\n\n",
+	fprintf(f, "Baseline `%s` (%s) vs this run `%s` (%s); the change is against the baseline.\n\n",
 		jstr(json_object_get(rep, "old"), "signature"), jstr(json_object_get(rep, "old"), "backend"),
-		jstr(json_object_get(rep, "new"), "signature"), jstr(json_object_get(rep, "new"), "backend"),
-		json_number_value(json_object_get(rep, "tolerance_pct")));
-	if (json_object_get(rep, "mismatch"))
+		jstr(json_object_get(rep, "new"), "signature"), jstr(json_object_get(rep, "new"), "backend"));
+	if (json_is_string(json_object_get(rep, "mismatch")))
 		fprintf(f, "> **Not comparable:** %s.\n\n", jstr(rep, "mismatch"));
-	fprintf(f, "| case | region | event | new | old (change) | verdict |\n");
+	fprintf(f, "| case | region | event | new | baseline (change) | verdict |\n");
 	fprintf(f, "| --- | --- | --- | ---: | ---: | --- |\n");
 	json_array_foreach(json_object_get(rep, "rows"), i, row) {
 		char n[48], o[48], ch[32];
@@ -552,59 +622,95 @@ char *pmc__compare_markdown(json_t *rep)
 	return buf;
 }
 
-/* `pmcheck compare OLD.json NEW.json [--tolerance=PCT] [--force] [--json=F] [--markdown=F]` */
+int pmc__compare_status(json_t *rep, bool allow_missing, FILE *f)
+{
+	json_t *s = json_object_get(rep, "summary"), *row;
+	json_int_t gone = json_integer_value(json_object_get(s, "gone"));
+	const char *last = "";
+	size_t i;
+
+	if (gone && !allow_missing) {
+		/* A gate must not pass because a case stopped running. */
+		fprintf(f, "error: %" JSON_INTEGER_FORMAT " figure(s) of the baseline were not measured by this run:", gone);
+		json_array_foreach(json_object_get(rep, "rows"), i, row) {
+			if (strcmp(jstr(row, "verdict"), "gone") || !strcmp(jstr(row, "case"), last))
+				continue;
+			last = jstr(row, "case");
+			fprintf(f, " %s", last);
+		}
+		fprintf(f, " (a case that did not run fails the comparison; pass --allow-missing when the run was meant to be partial)\n");
+		return PMC_EXIT_REGRESSION;
+	}
+	return json_integer_value(json_object_get(s, "regression")) ? PMC_EXIT_REGRESSION
+								   : PMC_EXIT_PASS;
+}
+
+static const char compare_usage[] =
+	"usage: pmcheck compare OLD.json NEW.json [options]\n"
+	"\n"
+	"Compares two results files region by region and event by event.\n"
+	"\n"
+	"  --tolerance=PCT        tolerance for every event, deterministic ones too\n"
+	"                         (default: exact for deterministic events, 2%% for noisy)\n"
+	"  --tolerance=EVENT=PCT  tolerance for one event (repeatable)\n"
+	"  --allow-missing        a case of OLD that NEW did not measure is not a failure\n"
+	"  --force                compare across CPUs or backends\n"
+	"  --json=FILE            the comparison as JSON (atomically)\n"
+	"  --markdown=FILE        the comparison as Markdown (a CI job summary)\n"
+	"  --help                 this text\n"
+	"\n"
+	"exit status: 0 no regression, 3 a regression or a case that did not run,\n"
+	"2 unreadable input, 64 usage.\n";
+
+/* `pmcheck compare OLD.json NEW.json [options]` */
 int pmc__compare_command(int argc, char **argv)
 {
 	const char *files[2] = { NULL, NULL }, *json_path = NULL, *md_path = NULL;
-	double tol = 2.0;
-	bool force = false;
+	struct pmc__tolerance tols = { 0 };
+	bool force = false, allow_missing = false;
 	json_t *docs[2] = { NULL, NULL }, *rep;
+	char why[512];
 	int i, nfiles = 0, status;
 
 	for (i = 0; i < argc; i++) {
-		char *end;
-
 		if (!strncmp(argv[i], "--tolerance=", 12)) {
-			tol = strtod(argv[i] + 12, &end);
-			if (*end == '%')
-				end++;
-			if (*end || !(tol >= 0)) {
-				fprintf(stderr, "pmcheck compare: %s: expected a percentage\n", argv[i]);
+			if (pmc__tolerance_add(&tols, argv[i] + 12, why, sizeof(why))) {
+				fprintf(stderr, "pmcheck compare: %s\n", why);
 				return PMC_EXIT_USAGE;
 			}
+		} else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+			fputs(compare_usage, stdout);
+			return 0;
 		} else if (!strcmp(argv[i], "--force")) {
 			force = true;
+		} else if (!strcmp(argv[i], "--allow-missing")) {
+			allow_missing = true;
 		} else if (!strncmp(argv[i], "--json=", 7)) {
 			json_path = argv[i] + 7;
 		} else if (!strncmp(argv[i], "--markdown=", 11)) {
 			md_path = argv[i] + 11;
 		} else if (argv[i][0] == '-' || nfiles == 2) {
-			fprintf(stderr, "pmcheck compare: unexpected '%s'\nusage: pmcheck compare OLD.json NEW.json [--tolerance=PCT] [--force] [--json=FILE] [--markdown=FILE]\n", argv[i]);
+			fprintf(stderr, "pmcheck compare: unexpected '%s' (see pmcheck compare --help)\n", argv[i]);
 			return PMC_EXIT_USAGE;
 		} else {
 			files[nfiles++] = argv[i];
 		}
 	}
 	if (nfiles != 2) {
-		fprintf(stderr, "usage: pmcheck compare OLD.json NEW.json [--tolerance=PCT] [--force] [--json=FILE] [--markdown=FILE]\n");
+		fputs(compare_usage, stderr);
 		return PMC_EXIT_USAGE;
 	}
 	for (i = 0; i < 2; i++) {
-		json_error_t jerr;
-
-		docs[i] = json_load_file(files[i], 0, &jerr);
-		if (!docs[i] || strcmp(jstr(docs[i], "schema"), "pmcheck-results/1")) {
-			fprintf(stderr, "pmcheck compare: %s: %s\n", files[i],
-				docs[i] ? "not a pmcheck results file (schema pmcheck-results/1)" : jerr.text);
+		if (pmc__results_load(files[i], &docs[i], why, sizeof(why))) {
+			fprintf(stderr, "pmcheck compare: %s\n", why);
 			json_decref(docs[0]);
 			json_decref(docs[1]);
 			return PMC_EXIT_ERROR;
 		}
 	}
-	rep = pmc__compare(docs[0], docs[1], tol, force);
+	rep = pmc__compare(docs[0], docs[1], &tols, force);
 	pmc__print_compare(stdout, rep);
-	status = json_integer_value(json_object_get(json_object_get(rep, "summary"), "regression"))
-			 ? PMC_EXIT_REGRESSION : PMC_EXIT_PASS;
+	status = pmc__compare_status(rep, allow_missing, stdout);
 	if (json_path && pmc__write_json(json_path, rep) != 0) {
 		fprintf(stderr, "pmcheck compare: cannot write %s\n", json_path);
 		status = PMC_EXIT_ERROR;

@@ -66,6 +66,7 @@ struct pmc__check {
 	const char *stat;        /* "min", "median", "max" */
 	size_t samples;
 	char budget_source[PMC_HWDB_WHERE_MAX];
+	bool gate;               /* unbudgeted, but the suite has budgets elsewhere: fails */
 	char message[512];
 	/* FIGURE checks own their strings. */
 	char figure_name[96];
@@ -119,6 +120,10 @@ void pmc__stats_of(const struct pmc__region *r, size_t ev, struct pmc__stats *s)
 /* Figure named by stat. */
 double pmc__stat_pick(const struct pmc__stats *s, enum pmc_stat stat);
 const char *pmc__stat_name(enum pmc_stat stat);
+/* Counts as integers ("2759660", never "2.75966e+06"), fractions to 6 digits. */
+void pmc__fmt_num(char *buf, size_t size, double x);
+/* "<= 1200", "1000..1100", "= 600023", ">= 5" (NAN: an open side). */
+void pmc__fmt_bound(char *buf, size_t size, double lo, double hi);
 /* Append one sample row; returns 0 or -ENOMEM. */
 int pmc__region_append(struct pmc__region *r, const struct pmc_measurement *m);
 void pmc__region_release(struct pmc__region *r);
@@ -170,6 +175,9 @@ void pmc__print_tap(FILE *f, json_t *res, size_t idx);
 void pmc__print_ctest_measurements(FILE *f, json_t *res);
 /* Verdict from its name, -1 if unknown. */
 int pmc__verdict_from_name(const char *s);
+/* Read a results file and check its shape (schema, types of every field
+ * the reports use); -1 with "FILE: FIELD: what is wrong" in why. */
+int pmc__results_load(const char *path, json_t **doc, char *why, size_t size);
 /* `pmcheck results`: merge result files and guard against all-skipped. */
 int pmc__results_command(int argc, char **argv);
 
@@ -204,6 +212,8 @@ const struct pmc_budget_source *pmc__budget_source(void);
  * fresh process starts from the same heap whatever the hwdb holds. */
 int pmc__hwdb_setup(const char *const *dirs, size_t n, bool lazy, struct pmc_error *err);
 struct pmc_hwdb *pmc__hwdb(void);
+/* The first --hwdb directory (where --calibrate writes), or NULL. */
+const char *pmc__hwdb_first_dir(void);
 void pmc__hwdb_teardown(void);
 int pmc__calibration_key(const char *backend, const char *choice, char *key, size_t size,
 			 char *why, size_t why_size);
@@ -217,7 +227,22 @@ struct pmc__calibration {
 };
 int pmc__calibrate_case(json_t **runs, size_t nruns, const struct pmc__calibration *cal,
 			FILE *out);
-json_t *pmc__compare(json_t *old, json_t *new, double tol_pct, bool force);
+/* Tolerances of a comparison: one for every event, and per event. */
+#define PMC__MAX_TOLERANCES 16
+struct pmc__tolerance {
+	double all;
+	bool all_set;
+	size_t n;
+	char event[PMC__MAX_TOLERANCES][PMC_EVENT_NAME_MAX];
+	double pct[PMC__MAX_TOLERANCES];
+};
+/* Add "PCT" (every event) or "EVENT=PCT"; -1 with *why on a bad spec. */
+int pmc__tolerance_add(struct pmc__tolerance *t, const char *spec, char *why, size_t size);
+json_t *pmc__compare(json_t *old, json_t *new, const struct pmc__tolerance *tols, bool force);
+/* Exit status of a comparison: a regression, or (unless allow_missing) a
+ * baseline figure this run did not measure, is PMC_EXIT_REGRESSION; the
+ * cases that did not run are named on f. */
+int pmc__compare_status(json_t *rep, bool allow_missing, FILE *f);
 void pmc__print_compare(FILE *f, json_t *report);
 char *pmc__compare_markdown(json_t *report);
 int pmc__compare_command(int argc, char **argv);

@@ -55,7 +55,11 @@ static const char usage_text[] =
 	"                      calls, breakpoint hits and page faults go under \"any\")\n"
 	"  --save-baseline=FILE  write the results as a baseline (same as --json)\n"
 	"  --baseline=FILE     compare with a saved baseline; exit 3 on a regression\n"
-	"  --tolerance=PCT     noisy-event tolerance for --baseline (default 2)\n"
+	"  --tolerance=PCT     --baseline tolerance for every event, deterministic ones\n"
+	"                      too (default: exact for deterministic, 2%% for noisy)\n"
+	"  --tolerance=EVENT=PCT  the tolerance for one event (repeatable)\n"
+	"  --allow-missing     a baseline case this run did not measure is not a failure\n"
+	"                      (cases outside --filter are never compared)\n"
 	"  --report-md=FILE    the comparison as Markdown (CI job summary)\n"
 	"  --no-fork           run cases in this process (debugging; a crash ends the\n"
 	"                      run and timeouts kill it)\n"
@@ -85,7 +89,9 @@ struct runner {
 	const char *hwdb[PMC_HWDB_MAX_DIRS];
 	size_t nhwdb;
 	unsigned calibrate;
-	double margin, tolerance, cal_tolerance;
+	double margin, cal_tolerance;
+	struct pmc__tolerance tolerance;
+	bool allow_missing;
 	const char *calibrate_key, *baseline, *save_baseline, *report_md;
 	char *hwdb_env;
 	/* Set in the process the sim backend starts for one case (see
@@ -107,7 +113,7 @@ static int parse_args(struct runner *r, int argc, char **argv)
 	enum { O_LIST = 256, O_FILTER, O_REPEAT, O_TIMEOUT, O_BACKEND, O_STRICT, O_NOFORK,
 	       O_TAP, O_JSON, O_JUNIT, O_RESDIR, O_CTEST, O_COLOR, O_HELP, O_HWDB, O_CALIBRATE,
 	       O_MARGIN, O_CALKEY, O_SAVEBASE, O_BASELINE, O_TOLERANCE, O_REPORTMD, O_CASE,
-	       O_RESFD, O_CALTOL };
+	       O_RESFD, O_CALTOL, O_ALLOWMISSING };
 	static const struct option opts[] = {
 		{ "list", optional_argument, NULL, O_LIST },
 		{ "filter", required_argument, NULL, O_FILTER },
@@ -132,6 +138,7 @@ static int parse_args(struct runner *r, int argc, char **argv)
 		{ "save-baseline", required_argument, NULL, O_SAVEBASE },
 		{ "baseline", required_argument, NULL, O_BASELINE },
 		{ "tolerance", required_argument, NULL, O_TOLERANCE },
+		{ "allow-missing", no_argument, NULL, O_ALLOWMISSING },
 		{ "report-md", required_argument, NULL, O_REPORTMD },
 		/* Internal: how the runner starts one case under the simulator. */
 		{ "pmc-case", required_argument, NULL, O_CASE },
@@ -143,7 +150,6 @@ static int parse_args(struct runner *r, int argc, char **argv)
 
 	r->backend = PMC_BACKEND_PERF;
 	r->margin = 10;
-	r->tolerance = 2;
 	r->results_dir = getenv("PMCHECK_RESULTS_DIR");
 	if (r->results_dir && !*r->results_dir)
 		r->results_dir = NULL;
@@ -240,9 +246,20 @@ static int parse_args(struct runner *r, int argc, char **argv)
 			r->calibrate = (unsigned)v;
 			break;
 		}
-		case O_MARGIN:
-		case O_CALTOL:
 		case O_TOLERANCE: {
+			char why[256];
+
+			if (pmc__tolerance_add(&r->tolerance, optarg, why, sizeof(why))) {
+				fprintf(stderr, "%s: %s\n", r->prog, why);
+				return -1;
+			}
+			break;
+		}
+		case O_ALLOWMISSING:
+			r->allow_missing = true;
+			break;
+		case O_MARGIN:
+		case O_CALTOL: {
 			double v = strtod(optarg, &end);
 
 			if (*end == '%')
@@ -253,10 +270,8 @@ static int parse_args(struct runner *r, int argc, char **argv)
 			}
 			if (c == O_MARGIN)
 				r->margin = v;
-			else if (c == O_CALTOL)
-				r->cal_tolerance = v;
 			else
-				r->tolerance = v;
+				r->cal_tolerance = v;
 			break;
 		}
 		case O_CALKEY:
@@ -761,22 +776,36 @@ static int calibrate(struct runner *r, size_t total)
 	return status;
 }
 
-/* --baseline: compare, print, Markdown; returns an exit status. */
+/* --baseline: compare, print, Markdown; attaches the comparison to the
+ * results document; returns an exit status. */
 static int compare_baseline(struct runner *r, json_t *doc)
 {
-	json_error_t jerr;
-	json_t *old = json_load_file(r->baseline, 0, &jerr), *rep;
+	json_t *old, *rep, *kept, *c;
+	size_t i, outside = 0;
+	char why[1024];
 	int status;
 
-	if (!old) {
-		fprintf(stderr, "%s: --baseline=%s: %s (line %d)\n", r->prog, r->baseline, jerr.text, jerr.line);
+	if (pmc__results_load(r->baseline, &old, why, sizeof(why))) {
+		fprintf(stderr, "%s: --baseline: %s\n", r->prog, why);
 		return PMC_EXIT_ERROR;
 	}
-	rep = pmc__compare(old, doc, r->tolerance, false);
-	printf("\ncompared with baseline %s:\n", r->baseline);
+	/* Cases outside --filter were not selected: not compared, not gone. */
+	kept = json_array();
+	json_array_foreach(json_object_get(old, "cases"), i, c) {
+		if (pmc__filter_match(r->filter, json_string_value(json_object_get(c, "name"))))
+			json_array_append(kept, c);
+		else
+			outside++;
+	}
+	json_object_set_new(old, "cases", kept);
+	rep = pmc__compare(old, doc, &r->tolerance, false);
+	printf("\ncompared with baseline %s", r->baseline);
+	if (outside)
+		printf(" (%zu of its cases are outside --filter=%s and were not compared)", outside,
+		       r->filter);
+	printf(":\n");
 	pmc__print_compare(stdout, rep);
-	status = json_integer_value(json_object_get(json_object_get(rep, "summary"), "regression"))
-			 ? PMC_EXIT_REGRESSION : PMC_EXIT_PASS;
+	status = pmc__compare_status(rep, r->allow_missing, stdout);
 	if (r->report_md) {
 		char *md = pmc__compare_markdown(rep);
 
@@ -786,7 +815,7 @@ static int compare_baseline(struct runner *r, json_t *doc)
 		}
 		free(md);
 	}
-	json_decref(rep);
+	json_object_set_new(doc, "comparison", rep);
 	json_decref(old);
 	return status;
 }
@@ -946,6 +975,12 @@ int pmc_main(int argc, char **argv)
 		pmc__print_summary(stdout, summary, now_s() - t0);
 	else
 		printf("# %s\n", json_string_value(json_object_get(summary, "line")));
+	if (r.baseline) {
+		int cs = compare_baseline(&r, doc);
+
+		if (cs == PMC_EXIT_ERROR || (cs == PMC_EXIT_REGRESSION && status == PMC_EXIT_PASS))
+			status = cs;
+	}
 	if (r.json_path && (rc = pmc__write_json(r.json_path, doc)) != 0) {
 		fprintf(stderr, "%s: cannot write --json=%s: %s\n", r.prog, r.json_path, strerror(-rc));
 		status = PMC_EXIT_ERROR;
@@ -965,12 +1000,6 @@ int pmc_main(int argc, char **argv)
 	if (r.save_baseline && (rc = pmc__write_json(r.save_baseline, doc)) != 0) {
 		fprintf(stderr, "%s: cannot write --save-baseline=%s: %s\n", r.prog, r.save_baseline, strerror(-rc));
 		status = PMC_EXIT_ERROR;
-	}
-	if (r.baseline) {
-		int cs = compare_baseline(&r, doc);
-
-		if (cs == PMC_EXIT_ERROR || (cs == PMC_EXIT_REGRESSION && status == PMC_EXIT_PASS))
-			status = cs;
 	}
 	pmc__hwdb_teardown();
 	free(r.hwdb_env);

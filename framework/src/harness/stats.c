@@ -179,21 +179,24 @@ static double ratio_pick(const struct pmc__region *r, int ev, int per, enum pmc_
 	return best;
 }
 
-static void fmt_num(char *buf, size_t size, double x)
+void pmc__fmt_num(char *buf, size_t size, double x)
 {
-	if (x == floor(x) && fabs(x) < 1e18)
+	if (isnan(x))
+		snprintf(buf, size, "-");
+	else if (x == floor(x) && fabs(x) < 1e18)
 		snprintf(buf, size, "%.0f", x);
+	else if (fabs(x) >= 1000 && fabs(x) < 1e18)
+		snprintf(buf, size, "%.1f", x); /* counts stay readable, never 2.75966e+06 */
 	else
 		snprintf(buf, size, "%.6g", x);
 }
 
-/* "<= 1200", "1000..1100", "= 600023", ">= 5" */
-static void fmt_bound(char *buf, size_t size, double lo, double hi)
+void pmc__fmt_bound(char *buf, size_t size, double lo, double hi)
 {
 	char a[48], b[48];
 
-	fmt_num(a, sizeof(a), lo);
-	fmt_num(b, sizeof(b), hi);
+	pmc__fmt_num(a, sizeof(a), lo);
+	pmc__fmt_num(b, sizeof(b), hi);
 	if (isnan(lo))
 		snprintf(buf, size, "<= %s", b);
 	else if (isnan(hi))
@@ -298,7 +301,7 @@ void pmc__judge(struct pmc__check *c, const struct pmc__region *r, int ev, int p
 		if (!budget) {
 			c->status = PMC__CHECK_UNBUDGETED;
 			c->measured = x;
-			fmt_num(meas, sizeof(meas), x);
+			pmc__fmt_num(meas, sizeof(meas), x);
 			set_msg(c,
 				 "%s: unbudgeted: no budget recorded for this machine (measured %s); record one with --calibrate",
 				 what, meas);
@@ -317,8 +320,8 @@ void pmc__judge(struct pmc__check *c, const struct pmc__region *r, int ev, int p
 	c->bound_lo = lo;
 	c->bound_hi = hi;
 	ok = (isnan(lo) || x >= lo) && (isnan(hi) || x <= hi);
-	fmt_bound(bound, sizeof(bound), lo, hi);
-	fmt_num(meas, sizeof(meas), x);
+	pmc__fmt_bound(bound, sizeof(bound), lo, hi);
+	pmc__fmt_num(meas, sizeof(meas), x);
 	if (ok) {
 		c->status = PMC__CHECK_PASS;
 		set_msg(c, "%s: %s (%s of %zu) within %s", what, meas,
@@ -330,14 +333,14 @@ void pmc__judge(struct pmc__check *c, const struct pmc__region *r, int ev, int p
 		double delta = x - edge;
 		char d[48];
 
-		fmt_num(d, sizeof(d), fabs(delta));
+		pmc__fmt_num(d, sizeof(d), fabs(delta));
 		c->status = PMC__CHECK_FAIL;
 		if (edge != 0)
 			set_msg(c,
-				 "%s: measured %s (%s of %zu samples), expected %s: %s by %s (%+.2f%%)%s%s",
+				 "%s: measured %s (%s of %zu samples), expected %s: %s by %s (%+.2f%% of the %s)%s%s",
 				 what, meas, c->stat, r->n, bound, delta > 0 ? "over" : "under", d,
-				 100.0 * delta / edge, c->budget_source[0] ? "; budget from " : "",
-				 c->budget_source);
+				 100.0 * delta / edge, budget ? "budget" : "bound",
+				 c->budget_source[0] ? "; budget from " : "", c->budget_source);
 		else
 			set_msg(c,
 				 "%s: measured %s (%s of %zu samples), expected %s: over by %s%s%s",
@@ -356,7 +359,7 @@ enum pmc_verdict pmc__verdict_from_checks(const struct pmc__check *c, size_t n, 
 	for (i = 0; i < n; i++) {
 		enum pmc__check_status st = c[i].status;
 
-		if (st == PMC__CHECK_UNBUDGETED && strict)
+		if (st == PMC__CHECK_UNBUDGETED && (strict || c[i].gate))
 			st = PMC__CHECK_FAIL;
 		if (st > worst) {
 			worst = st;
@@ -376,7 +379,7 @@ enum pmc_verdict pmc__verdict_from_checks(const struct pmc__check *c, size_t n, 
 		return PMC_ERROR;
 	case PMC__CHECK_FAIL:
 		if (first && first->status == PMC__CHECK_UNBUDGETED && reason)
-			snprintf(reason, size, "--strict: %s", first->message);
+			snprintf(reason, size, "%s%s", first->gate ? "" : "--strict: ", first->message);
 		return PMC_FAIL;
 	case PMC__CHECK_INCONCLUSIVE:
 		return PMC_INCONCLUSIVE;

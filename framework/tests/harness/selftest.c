@@ -210,7 +210,7 @@ PMC_TEST(fixture, teardown_after_failure, .fixture = &logging_fixture)
 	PMC_CHECK(t, 0);
 }
 
-PMC_TEST(budget, unbudgeted, .events = "calls:selftest_fn")
+PMC_TEST(selfbudget, unbudgeted, .events = "calls:selftest_fn")
 {
 	PMC_REGION(t, "ten") {
 		call_n(10);

@@ -43,7 +43,7 @@ EXPECTED = {
     "known.does_not_reproduce": ("PASS", 0),
     "fixture.order": ("PASS", 0),
     "fixture.teardown_after_failure": ("FAIL", 1),
-    "budget.unbudgeted": ("PASS", 0),
+    "selfbudget.unbudgeted": ("PASS", 0),
     "repeat.samples": ("PASS", 0),
 }
 
@@ -305,17 +305,30 @@ def t_repeat():
 
 
 def t_strict():
-    p, doc = run_json("--filter=budget.unbudgeted")
-    c = case(doc, "budget.unbudgeted")
+    p, doc = run_json("--filter=selfbudget.unbudgeted")
+    c = case(doc, "selfbudget.unbudgeted")
     check(p.returncode == 0 and c["verdict"] == "PASS", f"unbudgeted passes: {p.returncode}")
     check(c["checks"][0]["status"] == "unbudgeted" and c["checks"][0]["measured"] == 10,
           c["checks"][0])
     check(doc["summary"]["unbudgeted"] == 1, "summary counts unbudgeted")
     check("unbudgeted" in p.stdout, "console mentions unbudgeted")
-    p, doc = run_json("--filter=budget.unbudgeted", "--strict")
-    c = case(doc, "budget.unbudgeted")
+    p, doc = run_json("--filter=selfbudget.unbudgeted", "--strict")
+    c = case(doc, "selfbudget.unbudgeted")
     check(p.returncode == 1 and c["verdict"] == "FAIL" and "--strict" in c["reason"],
           f"--strict fails: {p.returncode} {c.get('reason')}")
+    # The suite has budgets under another key: the missing one fails, naming
+    # the key looked up, the keys that exist and the directory to record in.
+    with tempfile.TemporaryDirectory() as d:
+        os.makedirs(os.path.join(d, "budgets", "SomeOtherCPU"))
+        with open(os.path.join(d, "budgets", "SomeOtherCPU", "selfbudget.ini"), "w") as f:
+            f.write("[unbudgeted]\nten = calls:selftest_fn = 10\n")
+        p, doc = run_json("--filter=selfbudget.unbudgeted", f"--hwdb={d}")
+        c = case(doc, "selfbudget.unbudgeted")
+        msg = c["checks"][0]["message"]
+        check(p.returncode == 1 and c["verdict"] == "FAIL" and c["checks"][0]["status"] == "unbudgeted",
+              f"missing budget with others present fails: {p.returncode} {c}")
+        check("no budget under key" in msg and "SomeOtherCPU" in msg and f"--hwdb={d}" in msg, msg)
+        check(p.stdout.count("no budget under key") == 1, f"printed once: {p.stdout}")
 
 
 def t_fixture():
