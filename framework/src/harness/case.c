@@ -895,6 +895,8 @@ static json_t *result_json(struct pmc_test *t)
 		json_object_set_new(co, "samples", json_integer((json_int_t)c->samples));
 		if (c->budget_source[0])
 			json_object_set_new(co, "budget_source", json_string(c->budget_source));
+		if (c->gate)
+			json_object_set_new(co, "gate", json_true());
 		json_array_append_new(checks, co);
 	}
 	json_object_set_new(res, "checks", checks);

@@ -529,8 +529,9 @@ json_t *pmc__compare(json_t *old, json_t *new, const struct pmc__tolerance *tols
 			"pmcheck-compare/1", "old", "signature", osig, "backend", jstr(oe, "backend"),
 			"new", "signature", nsig, "backend", jstr(ne, "backend"), "summary", summary,
 			"rows", rows);
+	/* Forced across CPUs or backends, the difference is kept as a note. */
 	if (mismatch[0])
-		json_object_set_new(rep, "mismatch", json_string(mismatch));
+		json_object_set_new(rep, force ? "forced_across" : "mismatch", json_string(mismatch));
 	return rep;
 }
 
@@ -629,6 +630,12 @@ int pmc__compare_status(json_t *rep, bool allow_missing, FILE *f)
 	const char *last = "";
 	size_t i;
 
+	if (json_is_string(json_object_get(rep, "mismatch"))) {
+		/* No verdict at all is not a pass: the gate would be off. */
+		fprintf(f, "error: not compared: %s (compare runs of one CPU and backend, or pass --force)\n",
+			jstr(rep, "mismatch"));
+		return PMC_EXIT_ERROR;
+	}
 	if (gone && !allow_missing) {
 		/* A gate must not pass because a case stopped running. */
 		fprintf(f, "error: %" JSON_INTEGER_FORMAT " figure(s) of the baseline were not measured by this run:", gone);
@@ -660,7 +667,7 @@ static const char compare_usage[] =
 	"  --help                 this text\n"
 	"\n"
 	"exit status: 0 no regression, 3 a regression or a case that did not run,\n"
-	"2 unreadable input, 64 usage.\n";
+	"2 unreadable input or runs that cannot be compared (CPU, backend), 64 usage.\n";
 
 /* `pmcheck compare OLD.json NEW.json [options]` */
 int pmc__compare_command(int argc, char **argv)

@@ -101,7 +101,8 @@ PMC_TEST(skip, hardware_event, .events = "instructions:u")
 	PMC_EXPECT_GE(t, "nothing", "instructions:u", 0);
 }
 
-PMC_TEST(skip, sim_only, .backends = PMC_BACKEND_SIM)
+/* Counts events (a measuring case) but never runs on perf. */
+PMC_TEST(skip, sim_only, .events = "sim:Ir", .backends = PMC_BACKEND_SIM)
 {
 	pmc_test_fail(t, "must not run on perf");
 }

@@ -372,6 +372,12 @@ def t_results():
         check(p.returncode == 1 and "nothing was measured" in p.stderr,
               f"all-skipped guard: {p.returncode} {p.stderr}")
         check("2 SKIP" in p.stdout, p.stdout)
+        # A selection with no measuring case (ctest -L conformance) has
+        # nothing to guard: the guard passes and says so.
+        only = os.path.join(d, "only")
+        run("--filter=skip.explicit", env={"PMCHECK_RESULTS_DIR": only})
+        p = cli("--require-measured", only)
+        check(p.returncode == 0 and "nothing to guard" in p.stdout, f"no measuring case: {p.returncode} {p.stdout}")
         p = cli(res)
         check(p.returncode == 0, "without --require-measured skips are fine")
         run("--filter=pass.exact_calls", env={"PMCHECK_RESULTS_DIR": res})

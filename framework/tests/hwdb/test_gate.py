@@ -219,7 +219,8 @@ def t_compare_crafted():
     check("tightened" in p.stdout, "improvement hint on the console")
     # Same data, different CPU: refused unless forced.
     p, rep, md = compare(old, doc(sig="GenuineIntel-6-CF-2", cases=new["cases"]))
-    check(p.returncode == 0 and rep["mismatch"].startswith("different CPUs"), "mismatch refused")
+    check(p.returncode == 2 and rep["mismatch"].startswith("different CPUs")
+          and "not compared" in p.stdout, f"mismatch refused, and not a pass: {p.returncode}")
     check(set(verdicts(rep).values()) <= {"no-verdict", "new", "gone"}, verdicts(rep))
     check("Not comparable" in md and "warning: different CPUs" in p.stdout, "mismatch reported")
     p, rep, md = compare(old, doc(sig="GenuineIntel-6-CF-2", cases=new["cases"]), "--force")
