@@ -65,3 +65,11 @@ PMC_TEST(parser, instructions_budget, .events = "instructions:u")
 	}
 	PMC_EXPECT_LE(t, "tokenize", "instructions:u", 5000);
 }
+
+/* A case that checks behaviour and counts nothing (as a conformance case
+ * does): `ctest -L behaviour` selects it alone, and the guard, which ctest
+ * adds to the selection, has no measuring case to guard and passes. */
+PMC_TEST(parser, token_count, .labels = "behaviour")
+{
+	PMC_CHECK_EQ(t, count_tokens(input), 8);
+}

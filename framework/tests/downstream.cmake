@@ -22,13 +22,13 @@ endif()
 execute_process(COMMAND ${CMAKE_CTEST_COMMAND} -N WORKING_DIRECTORY ${WORK_DIR}/build
                 OUTPUT_VARIABLE listing RESULT_VARIABLE rc)
 foreach(t parser.one_call_per_token parser.watched_result parser.instructions_budget
-          pmcheck.measured.clear pmcheck.measured)
+          parser.token_count pmcheck.measured.clear pmcheck.measured)
   if(NOT listing MATCHES "Test +#[0-9]+: ${t}\n")
     message(FATAL_ERROR "ctest -N does not list ${t}:\n${listing}")
   endif()
 endforeach()
-if(NOT listing MATCHES "Total Tests: 5")
-  message(FATAL_ERROR "expected 5 tests:\n${listing}")
+if(NOT listing MATCHES "Total Tests: 6")
+  message(FATAL_ERROR "expected 6 tests:\n${listing}")
 endif()
 execute_process(COMMAND ${CMAKE_CTEST_COMMAND} -N -L hardware WORKING_DIRECTORY ${WORK_DIR}/build
                 OUTPUT_VARIABLE hw)
@@ -57,4 +57,36 @@ if(NOT HAS_HW_PMU)
   if(NOT rc OR NOT out MATCHES "nothing was measured")
     message(FATAL_ERROR "the guard did not fail an all-skipped run (rc ${rc}):\n${out}")
   endif()
+endif()
+
+# A label selection without measuring cases passes when its cases pass (the
+# guard comes along as a fixture and has nothing to guard).
+execute_process(COMMAND ${CMAKE_CTEST_COMMAND} -L behaviour --output-on-failure
+                WORKING_DIRECTORY ${WORK_DIR}/build OUTPUT_VARIABLE out ERROR_VARIABLE out
+                RESULT_VARIABLE rc)
+if(rc OR NOT out MATCHES "pmcheck.measured" OR NOT out MATCHES "100% tests passed")
+  message(FATAL_ERROR "ctest -L behaviour failed (rc ${rc}):\n${out}")
+endif()
+
+# Every installed program runs from the prefix (shared libraries found
+# through their rpath, no LD_LIBRARY_PATH).
+set(bin ${WORK_DIR}/prefix/bin)
+foreach(cmd "pmcheck;help" "pmcheck;compare;--help" "pmcheck;version"
+            "pmcheck-validate;--list" "pmcheck;hwdb;lookup" "pmcheck_overhead;--help")
+  list(POP_FRONT cmd prog)
+  execute_process(COMMAND ${bin}/${prog} ${cmd} OUTPUT_VARIABLE out ERROR_VARIABLE out
+                  RESULT_VARIABLE rc)
+  if(out MATCHES "error while loading shared libraries" OR NOT (rc EQUAL 0 OR rc EQUAL 64))
+    message(FATAL_ERROR "installed ${prog} ${cmd} failed (rc ${rc}):\n${out}")
+  endif()
+endforeach()
+# `pmcheck validate` runs the installed pmcheck-validate: a verdict (0), or
+# nothing to validate on this machine (77), never a loader error.
+execute_process(COMMAND ${bin}/pmcheck validate OUTPUT_VARIABLE out ERROR_VARIABLE out
+                RESULT_VARIABLE rc)
+if(out MATCHES "error while loading shared libraries" OR NOT (rc EQUAL 0 OR rc EQUAL 77 OR rc EQUAL 1))
+  message(FATAL_ERROR "installed pmcheck validate failed (rc ${rc}):\n${out}")
+endif()
+if(NOT out MATCHES "pass|not validated")
+  message(FATAL_ERROR "installed pmcheck validate printed no table:\n${out}")
 endif()

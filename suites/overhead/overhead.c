@@ -20,6 +20,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <linux/perf_event.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -412,9 +413,13 @@ int main(int argc, char **argv)
 		else if (!strncmp(argv[i], "--trials=", 9))
 			trials = (unsigned)strtoul(argv[i] + 9, NULL, 10);
 		else {
-			fprintf(stderr, "usage: %s [--iterations=N] [--trials=N (<= %d)]\n", argv[0],
-				MAX_TRIALS);
-			return 2;
+			bool help = !strcmp(argv[i], "--help");
+
+			fprintf(help ? stdout : stderr,
+				"usage: %s [--iterations=N] [--trials=N (<= %d)]\n"
+				"the cost of one region begin+end against hand-written loops, measured in one run\n",
+				argv[0], MAX_TRIALS);
+			return help ? 0 : 2;
 		}
 	}
 	if (iters == 0 || trials == 0 || trials > MAX_TRIALS) {

@@ -726,8 +726,11 @@ static json_t *run_one(struct runner *r, const struct pmc_test_def *d, double *s
 	pmc__effective_options(d, r->repeat, r->timeout, &o);
 	if (r->backend == PMC_BACKEND_SIM && !(r->timeout > 0))
 		o.timeout *= PMC__SIM_TIMEOUT_FACTOR;
-	/* Under the sim backend every case is a fresh process anyway. */
-	if (r->no_fork && r->backend != PMC_BACKEND_SIM) {
+	/* A case that does not run on this backend skips before it does
+	 * anything: no process (and no valgrind) for it.  Under the sim
+	 * backend every other case is a fresh process anyway. */
+	if ((d->opt.backends && !(d->opt.backends & r->backend)) ||
+	    (r->no_fork && r->backend != PMC_BACKEND_SIM)) {
 		double t0 = now_s();
 
 		alarm((unsigned)ceil(o.timeout));
@@ -820,11 +823,16 @@ static int calibrate(struct runner *r, size_t total)
 		if (!runs)
 			return PMC_EXIT_ERROR;
 		for (k = 0; k < r->calibrate; k++) {
+			const char *v;
 			double secs;
 
 			runs[k] = run_one(r, d, &secs);
+			v = json_string_value(json_object_get(runs[k], "verdict"));
+			/* A case that cannot run here will not in the next runs. */
+			if (k == 0 && v && (!strcmp(v, "SKIP") || !strcmp(v, "ERROR")))
+				break;
 		}
-		n = pmc__calibrate_case(runs, r->calibrate,
+		n = pmc__calibrate_case(runs, k < r->calibrate ? 1 : r->calibrate,
 					&(struct pmc__calibration){ r->hwdb[0], key,
 								    r->calibrate_key && *r->calibrate_key,
 								    r->margin, r->cal_tolerance },
@@ -834,7 +842,7 @@ static int calibrate(struct runner *r, size_t total)
 		else
 			written += (size_t)n;
 		for (k = 0; k < r->calibrate; k++)
-			json_decref(runs[k]);
+			json_decref(runs[k]); /* NULL past an early stop */
 		free(runs);
 	}
 	printf("\n%zu budget(s) written; review them with git diff before committing\n", written);
