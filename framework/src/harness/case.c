@@ -742,181 +742,155 @@ static const char *kind_label(enum pmc_event_kind k)
 	return (unsigned)k <= PMC_KIND_SIM ? names[k] : "?";
 }
 
-static const char *kind_name(enum pmc_expect_kind k)
+static char *dup_or_null(const char *s)
 {
-	static const char *const names[] = { "?", "le", "ge", "range", "eq", "ratio_le",
-					     "ratio_ge", "ratio_range", "budget", "figure" };
-
-	return (unsigned)k <= PMC_EXPECT_KIND_FIGURE ? names[k] : "?";
+	return s && *s ? strdup(s) : NULL;
 }
 
-static const char *check_status_name(enum pmc__check_status s)
-{
-	static const char *const names[] = { "pass", "unbudgeted", "inconclusive", "fail",
-					     "error" };
-
-	return (unsigned)s <= PMC__CHECK_ERROR ? names[s] : "?";
-}
-
-static json_t *num(double x)
-{
-	if (isnan(x))
-		return json_null();
-	if (x == floor(x) && fabs(x) < 9e15)
-		return json_integer((json_int_t)x);
-	return json_real(x);
-}
-
-static json_t *stats_json(const struct pmc__stats *s, uint64_t iterations)
-{
-	json_t *o = json_pack("{s:I, s:I, s:o, s:I, s:o, s:I, s:I}", "n", (json_int_t)s->n, "min",
-			      (json_int_t)s->min, "median", num(s->median), "max",
-			      (json_int_t)s->max, "mean", num(s->mean), "multiplexed",
-			      (json_int_t)s->multiplexed, "not_counted", (json_int_t)s->not_counted);
-
-	if (o && iterations > 1)
-		json_object_set_new(o, "per_iteration",
-				    json_pack("{s:o, s:o, s:o}", "min",
-					      num((double)s->min / (double)iterations), "median",
-					      num(s->median / (double)iterations), "max",
-					      num((double)s->max / (double)iterations)));
-	return o;
-}
-
-static json_t *result_json(struct pmc_test *t)
+/* The case's result record: everything the reports, calibration and
+ * comparison need, built here and nowhere else. */
+static int result_record(struct pmc_test *t, struct pmc__result *r)
 {
 	char name[256], desc[1024];
-	json_t *res, *events, *regions, *checks, *notes, *overhead;
-	size_t i, j;
+	size_t i, j, k;
 
+	memset(r, 0, sizeof(*r));
 	pmc__full_name(t->def, name, sizeof(name));
-	res = json_pack("{s:s, s:s, s:s, s:s, s:i, s:s, s:s, s:I, s:I, s:s}", "name", name,
-			"suite", t->def->suite, "test", t->def->name, "file", t->def->file, "line",
-			t->def->line, "verdict", pmc_verdict_name(t->verdict), "backend",
-			t->backend == PMC_BACKEND_SIM ? "sim" : "perf", "reps",
-			(json_int_t)t->opt.reps, "warmup", (json_int_t)t->opt.warmup, "stat",
-			pmc__stat_name(t->opt.stat));
-	if (!res)
-		return NULL;
+	r->name = strdup(name);
+	r->suite = strdup(t->def->suite);
+	r->test = strdup(t->def->name);
+	r->file = strdup(t->def->file);
+	r->line = t->def->line;
+	r->verdict = t->verdict;
+	r->backend = t->backend == PMC_BACKEND_SIM ? "sim" : "perf";
+	r->has_options = true;
+	r->reps = t->opt.reps;
+	r->warmup = t->opt.warmup;
+	r->stat = t->opt.stat;
 	/* A case that counts events (a conformance case need not): the
 	 * guard fails only when every selected measuring case was skipped. */
-	json_object_set_new(res, "measuring",
-			    json_boolean(t->nev > 0 || (t->def->opt.events && *t->def->opt.events) ||
-					 (t->def->opt.fixture && t->def->opt.fixture->setup)));
-	if (t->reason[0])
-		json_object_set_new(res, "reason", json_string(t->reason));
-	if (t->known_issue[0])
-		json_object_set_new(res, "known_issue", json_string(t->known_issue));
-
-	events = json_array();
-	overhead = json_object();
+	r->measuring = t->nev > 0 || (t->def->opt.events && *t->def->opt.events) ||
+		       (t->def->opt.fixture && t->def->opt.fixture->setup);
+	r->reason = dup_or_null(t->reason);
+	r->known_issue = dup_or_null(t->known_issue);
+	r->events = calloc(t->nev + 1, sizeof(*r->events));
+	r->regions = calloc(t->nregions + 1, sizeof(*r->regions));
+	r->checks = calloc(t->nexpect + 1, sizeof(*r->checks));
+	r->notes = calloc(t->nnotes + 1, sizeof(*r->notes));
+	if (!r->name || !r->suite || !r->test || !r->file || !r->events || !r->regions ||
+	    !r->checks || !r->notes)
+		goto oom;
 	for (i = 0; i < t->nev; i++) {
-		json_t *e = json_pack("{s:s, s:s}", "label", t->label[i], "name", t->spec[i].name);
+		struct pmc__event_rec *e = &r->events[r->nevents++];
 
-		if (t->set)
-			json_object_set_new(e, "group", json_integer(pmc_counters_group_of(t->set, i)));
-		json_object_set_new(e, "hardware", json_boolean(t->spec[i].uses_hw_counter));
-		json_object_set_new(e, "kind", json_string(kind_label(t->spec[i].kind)));
-		json_array_append_new(events, e);
-		if (t->set)
-			json_object_set_new(overhead, t->label[i],
-					    json_integer((json_int_t)t->overhead.d[i].value));
+		e->label = strdup(t->label[i]);
+		e->name = strdup(t->spec[i].name);
+		e->kind = strdup(kind_label(t->spec[i].kind));
+		e->group = t->set ? pmc_counters_group_of(t->set, i) : -1;
+		e->hardware = t->spec[i].uses_hw_counter;
+		e->has_overhead = t->set != NULL;
+		e->overhead = t->overhead.d[i].value;
+		if (!e->label || !e->name || !e->kind)
+			goto oom;
 	}
-	json_object_set_new(res, "events", events);
 	if (t->set) {
+		enum pmc_read_path path = pmc_counters_path(t->set);
+
 		pmc_counters_describe(t->set, desc, sizeof(desc));
-		json_object_set_new(res, "grouping", json_string(desc));
-		json_object_set_new(res, "read_path",
-				    json_string(pmc_counters_path(t->set) == PMC_PATH_USER  ? "user"
-						: pmc_counters_path(t->set) == PMC_PATH_SIM ? "sim"
-											    : "read"));
-		json_object_set_new(res, "overhead", overhead);
+		r->grouping = strdup(desc);
+		r->read_path = strdup(path == PMC_PATH_USER ? "user" : path == PMC_PATH_SIM ? "sim" : "read");
 		if (t->backend == PMC_BACKEND_SIM) {
 			char key[PMC_HWDB_KEY_MAX];
 
 			pmc__sim_profile_key(t->def, key, sizeof(key));
-			json_object_set_new(res, "sim_profile", json_string(key));
+			r->sim_profile = strdup(key);
 			/* The CPU valgrind shows the program: synthetic, not the
 			 * host's (the run's environment names the host). */
 			if (pmc_sim_active()) {
 				struct pmc_cpu_id cpu;
 
 				pmc_cpu_identify(&cpu);
-				json_object_set_new(res, "simulated_cpu", json_string(cpu.signature));
+				r->simulated_cpu = strdup(cpu.signature);
 			}
 		}
-	} else {
-		json_decref(overhead);
 	}
-
-	regions = json_array();
 	for (i = 0; i < t->nregions; i++) {
-		struct pmc__region *r = &t->region[i];
-		json_t *evs = json_object();
-		json_t *ro = json_pack("{s:s, s:I, s:I}", "name", r->name, "iterations",
-				       (json_int_t)r->iterations, "samples", (json_int_t)r->n);
+		struct pmc__region *g = &t->region[i];
+		struct pmc__region_rec *gr = &r->regions[r->nregions++];
 
-		for (j = 0; j < r->nev; j++) {
+		gr->name = strdup(g->name);
+		gr->iterations = g->iterations;
+		gr->samples = g->n;
+		gr->ev = calloc(g->nev + 1, sizeof(*gr->ev));
+		if (!gr->name || !gr->ev)
+			goto oom;
+		for (j = 0; j < g->nev; j++) {
+			struct pmc__stat_rec *st = &gr->ev[gr->nev++];
 			struct pmc__stats s;
-			json_t *so, *vals = json_array();
-			size_t k;
 
-			pmc__stats_of(r, j, &s);
-			so = stats_json(&s, r->iterations);
-			for (k = 0; k < r->n; k++)
-				json_array_append_new(vals, json_integer((json_int_t)r->value[k * r->nev + j]));
-			json_object_set_new(so, "values", vals);
-			json_object_set_new(evs, t->label[j], so);
+			pmc__stats_of(g, j, &s);
+			st->label = strdup(t->label[j]);
+			st->n = s.n;
+			st->min = s.min;
+			st->max = s.max;
+			st->median = s.median;
+			st->mean = s.mean;
+			st->multiplexed = s.multiplexed;
+			st->not_counted = s.not_counted;
+			st->values = calloc(g->n + 1, sizeof(*st->values));
+			if (!st->label || !st->values)
+				goto oom;
+			for (k = 0; k < g->n; k++)
+				st->values[st->nvalues++] = g->value[k * g->nev + j];
 		}
-		json_object_set_new(ro, "events", evs);
-		json_array_append_new(regions, ro);
 	}
-	json_object_set_new(res, "regions", regions);
-
-	checks = json_array();
 	for (i = 0; i < t->nexpect; i++) {
 		struct pmc__check *c = &t->check[i];
-		bool ratio = c->e.per != NULL;
-		json_t *co;
+		struct pmc__check_rec *cr;
 
 		if (!c->message[0])
 			continue; /* not judged: the case ended before */
-		co = json_pack("{s:s, s:s, s:s, s:s, s:s, s:i, s:s}", "kind", kind_name(c->e.kind),
-			       "region", c->e.region, "event", c->e.event, "status",
-			       check_status_name(c->status), "file", c->e.file, "line", c->e.line,
-			       "message", c->message);
-		if (ratio)
-			json_object_set_new(co, "per", json_string(c->e.per));
-		json_object_set_new(co, "measured", num(c->measured));
-		json_object_set_new(co, "lo", num(c->bound_lo));
-		json_object_set_new(co, "hi", num(c->bound_hi));
-		if (c->stat)
-			json_object_set_new(co, "statistic", json_string(c->stat));
-		json_object_set_new(co, "samples", json_integer((json_int_t)c->samples));
-		if (c->budget_source[0])
-			json_object_set_new(co, "budget_source", json_string(c->budget_source));
-		if (c->gate)
-			json_object_set_new(co, "gate", json_true());
-		json_array_append_new(checks, co);
+		cr = &r->checks[r->nchecks++];
+		cr->kind = c->e.kind;
+		cr->status = c->status;
+		cr->region = strdup(c->e.region);
+		cr->event = strdup(c->e.event);
+		cr->per = c->e.per ? strdup(c->e.per) : NULL;
+		cr->file = strdup(c->e.file);
+		cr->line = c->e.line;
+		cr->message = strdup(c->message);
+		cr->measured = c->measured;
+		cr->lo = c->bound_lo;
+		cr->hi = c->bound_hi;
+		cr->has_statistic = c->stat != NULL;
+		cr->statistic = c->stat && !strcmp(c->stat, "median") ? PMC_STAT_MEDIAN
+				: c->stat && !strcmp(c->stat, "max")  ? PMC_STAT_MAX
+								      : PMC_STAT_MIN;
+		cr->samples = c->samples;
+		cr->budget_source = dup_or_null(c->budget_source);
+		cr->gate = c->gate;
+		if (!cr->region || !cr->event || !cr->file || !cr->message)
+			goto oom;
 	}
-	json_object_set_new(res, "checks", checks);
-
-	notes = json_array();
 	for (i = 0; i < t->nnotes; i++)
-		json_array_append_new(notes, json_string(t->notes[i]));
-	json_object_set_new(res, "notes", notes);
-	return res;
+		if (!(r->notes[r->nnotes++] = strdup(t->notes[i])))
+			goto oom;
+	return 0;
+oom:
+	pmc__result_release(r);
+	return -ENOMEM;
 }
 
-json_t *pmc__run_case(const struct pmc_test_def *def, const struct pmc_test_options *opt,
-		      enum pmc_backend backend, bool strict)
+int pmc__run_case(const struct pmc_test_def *def, const struct pmc_test_options *opt,
+		  enum pmc_backend backend, bool strict, struct pmc__result *out)
 {
 	struct pmc_test *t = calloc(1, sizeof(*t));
-	json_t *res;
 	size_t i;
+	int rc;
 
+	memset(out, 0, sizeof(*out));
 	if (!t)
-		return NULL;
+		return -ENOMEM;
 	t->def = def;
 	t->opt = *opt;
 	t->backend = backend;
@@ -953,10 +927,10 @@ json_t *pmc__run_case(const struct pmc_test_def *def, const struct pmc_test_opti
 	} else if (t->verdict == PMC_PASS && t->known_issue[0]) {
 		pmc_test_note(t, "declared known issue did not reproduce: %s", t->known_issue);
 	}
-	res = result_json(t);
+	rc = result_record(t, out);
 	pmc_counters_close(t->set);
 	for (i = 0; i < t->nregions; i++)
 		pmc__region_release(&t->region[i]);
 	free(t);
-	return res;
+	return rc;
 }

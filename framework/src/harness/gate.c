@@ -92,18 +92,6 @@ static const char *jstr(json_t *o, const char *k)
 	return s ? s : "";
 }
 
-/* Kind of the event an expectation names, from a result's events list. */
-static const char *event_kind(json_t *res, const char *event)
-{
-	json_t *e;
-	size_t i;
-
-	json_array_foreach(json_object_get(res, "events"), i, e)
-		if (!strcmp(jstr(e, "label"), event) || !strcmp(jstr(e, "name"), event))
-			return jstr(e, "kind");
-	return "";
-}
-
 int pmc__calibration_key(const char *backend, const char *choice, char *key, size_t size,
 			 char *why, size_t why_size)
 {
@@ -190,19 +178,6 @@ static bool cpu_independent(const char *kind, const char *event)
 	return false;
 }
 
-/* The budget check of a result with this region and event, by name. */
-static json_t *budget_check(json_t *res, const char *region, const char *event)
-{
-	json_t *c;
-	size_t i;
-
-	json_array_foreach(json_object_get(res, "checks"), i, c)
-		if (!strcmp(jstr(c, "kind"), "budget") && !strcmp(jstr(c, "region"), region) &&
-		    !strcmp(jstr(c, "event"), event))
-			return c;
-	return NULL;
-}
-
 /*
  * Record budgets for every budget expectation of one case from `nruns`
  * results of it (matched by region and event, never by position).  Policy
@@ -216,14 +191,13 @@ static json_t *budget_check(json_t *res, const char *region, const char *event)
  *   - noisy (everything else): "<= ceil(max * (1 + margin))".
  * Returns the number of budgets written, or -1 on error.
  */
-int pmc__calibrate_case(json_t **runs, size_t nruns, const struct pmc__calibration *cal,
-			FILE *out)
+int pmc__calibrate_case(const struct pmc__result *runs, size_t nruns,
+			const struct pmc__calibration *cal, FILE *out)
 {
+	const struct pmc__result *first = &runs[0];
 	struct pmc_hwdb_model model;
 	struct pmc_hwdb_match m;
 	struct pmc_cpu_id cpu;
-	json_t *first = runs[0], *chk;
-	const char *verdict = jstr(first, "verdict");
 	size_t i, r;
 	const char *shown = NULL;
 	int written = 0;
@@ -231,50 +205,52 @@ int pmc__calibrate_case(json_t **runs, size_t nruns, const struct pmc__calibrati
 
 	pmc_cpu_identify(&cpu);
 	have_model = pmc_hwdb_match(gate_db, cpu.signature, &m, &model) == 0;
-	if (!strcmp(verdict, "SKIP") || !strcmp(verdict, "ERROR")) {
-		fprintf(out, "  %s: not calibrated: %s: %s\n", jstr(first, "name"), verdict,
-			jstr(first, "reason"));
+	if (first->verdict == PMC_SKIP || first->verdict == PMC_ERROR) {
+		fprintf(out, "  %s: not calibrated: %s: %s\n", first->name,
+			pmc_verdict_name(first->verdict), first->reason ? first->reason : "");
 		return 0;
 	}
-	json_array_foreach(json_object_get(first, "checks"), i, chk) {
-		const char *region = jstr(chk, "region"), *event = jstr(chk, "event");
-		const char *kind = event_kind(first, event), *key = cal->key;
+	for (i = 0; i < first->nchecks; i++) {
+		const struct pmc__check_rec *chk = &first->checks[i];
+		const char *region = chk->region, *event = chk->event;
+		const char *kind = pmc__result_event_kind(first, event), *key = cal->key;
 		double lo = INFINITY, hi = -INFINITY, tol = cal->tolerance_pct;
 		bool det, usable = true;
 		char bound[256], old[1024];
 		struct pmc_error err;
 
-		if (strcmp(jstr(chk, "kind"), "budget"))
+		if (chk->kind != PMC_EXPECT_KIND_BUDGET)
 			continue;
 		for (r = 0; r < nruns; r++) {
-			json_t *c = budget_check(runs[r], region, event);
-			json_t *x = json_object_get(c, "measured");
-			const char *st = jstr(c, "status");
+			const struct pmc__check_rec *c =
+				pmc__result_check(&runs[r], PMC_EXPECT_KIND_BUDGET, region, event);
 
 			if (!c) {
 				fprintf(out, "  %s %s %s: not calibrated: run %zu ended before judging it (%s: %s)\n",
-					jstr(first, "name"), region, event, r + 1,
-					jstr(runs[r], "verdict"), jstr(runs[r], "reason"));
+					first->name, region, event, r + 1,
+					pmc_verdict_name(runs[r].verdict),
+					runs[r].reason ? runs[r].reason : "");
 				usable = false;
 				break;
 			}
-			if (!json_is_number(x) || !strcmp(st, "inconclusive") || !strcmp(st, "error")) {
-				fprintf(out, "  %s %s %s: not calibrated: run %zu: %s\n",
-					jstr(first, "name"), region, event, r + 1, jstr(c, "message"));
+			if (isnan(c->measured) || c->status == PMC__CHECK_INCONCLUSIVE ||
+			    c->status == PMC__CHECK_ERROR) {
+				fprintf(out, "  %s %s %s: not calibrated: run %zu: %s\n", first->name,
+					region, event, r + 1, c->message);
 				usable = false;
 				break;
 			}
-			lo = fmin(lo, json_number_value(x));
-			hi = fmax(hi, json_number_value(x));
+			lo = fmin(lo, c->measured);
+			hi = fmax(hi, c->measured);
 		}
 		if (!usable)
 			continue;
-		if (!strcmp(jstr(first, "backend"), "sim"))
+		if (first->backend && !strcmp(first->backend, "sim"))
 			det = sim_event_deterministic(event);
 		else
 			det = !strcmp(kind, "breakpoint") || !strcmp(kind, "uprobe") ||
 			      (have_model && pmc_hwdb_model_deterministic(&model, event));
-		if (!cal->key_chosen && strcmp(jstr(first, "backend"), "sim") &&
+		if (!cal->key_chosen && !(first->backend && !strcmp(first->backend, "sim")) &&
 		    cpu_independent(kind, event))
 			key = "any";
 		if (det && lo == hi && tol > 0) {
@@ -288,20 +264,20 @@ int pmc__calibrate_case(json_t **runs, size_t nruns, const struct pmc__calibrati
 				 tol > 0 ? ", widened by the tolerance" : "",
 				 tol > 0 ? "" : ", the range seen");
 			fprintf(out, "  warning: %s %s %s should repeat exactly but varied over %zu runs (%.0f..%.0f, %.0f apart): the code under test did different work in different runs (a random seed, the time, getrandom(2), addresses or thread timing); recorded the range seen%s. Make the work repeatable (for example pin the seed) and calibrate again for an exact budget.\n",
-				jstr(first, "name"), region, event, nruns, lo, hi, hi - lo,
+				first->name, region, event, nruns, lo, hi, hi - lo,
 				tol > 0 ? " widened by the tolerance" : "");
 		} else {
 			snprintf(bound, sizeof(bound), "<= %.0f ; calibrated: noisy, %zu runs %.0f..%.0f, margin %g%%",
 				 ceil(hi * (1.0 + cal->margin_pct / 100.0)), nruns, lo, hi, cal->margin_pct);
 		}
-		if (pmc_hwdb_write_budget(cal->dir, key, jstr(first, "suite"), jstr(first, "test"),
-					  region, event, bound, old, sizeof(old), &err) != 0) {
+		if (pmc_hwdb_write_budget(cal->dir, key, first->suite, first->test, region, event,
+					  bound, old, sizeof(old), &err) != 0) {
 			fprintf(out, "  error: %s\n", err.message);
 			return -1;
 		}
 		if (key != shown) /* the file, once per key */
-			fprintf(out, "  %s/budgets/%s/%s.ini [%s]\n", cal->dir, key,
-				jstr(first, "suite"), jstr(first, "test"));
+			fprintf(out, "  %s/budgets/%s/%s.ini [%s]\n", cal->dir, key, first->suite,
+				first->test);
 		shown = key;
 		if (old[0])
 			fprintf(out, "  - %s\n", old);
@@ -312,33 +288,6 @@ int pmc__calibrate_case(json_t **runs, size_t nruns, const struct pmc__calibrati
 }
 
 /* ---- comparison ---------------------------------------------------------------------- */
-
-static json_t *find_case(json_t *doc, const char *name)
-{
-	json_t *c;
-	size_t i;
-
-	json_array_foreach(json_object_get(doc, "cases"), i, c)
-		if (!strcmp(jstr(c, "name"), name))
-			return c;
-	return NULL;
-}
-
-static json_t *find_region(json_t *c, const char *name)
-{
-	json_t *r;
-	size_t i;
-
-	json_array_foreach(json_object_get(c, "regions"), i, r)
-		if (!strcmp(jstr(r, "name"), name))
-			return r;
-	return NULL;
-}
-
-static double num(json_t *o, const char *k)
-{
-	return json_number_value(json_object_get(o, k));
-}
 
 int pmc__tolerance_add(struct pmc__tolerance *t, const char *spec, char *why, size_t size)
 {
@@ -392,12 +341,13 @@ static double tolerance_for(const struct pmc__tolerance *t, const char *event, b
  *   (the distributions do not overlap); improvement symmetrically; the
  *   tolerance is max(its tolerance, twice the larger relative spread).
  */
-static json_t *compare_row(const char *cname, const char *rname, const char *ev, json_t *os,
-			   json_t *ns, const struct pmc__tolerance *tols, const char *blocked)
+static json_t *compare_row(const char *cname, const char *rname, const char *ev,
+			   const struct pmc__stat_rec *os, const struct pmc__stat_rec *ns,
+			   const struct pmc__tolerance *tols, const char *blocked)
 {
-	double omin = num(os, "min"), omax = num(os, "max"), nmin = num(ns, "min"),
-	       nmax = num(ns, "max");
-	size_t on = (size_t)num(os, "n"), nn = (size_t)num(ns, "n");
+	double omin = (double)os->min, omax = (double)os->max, nmin = (double)ns->min,
+	       nmax = (double)ns->max;
+	size_t on = os->n, nn = ns->n;
 	/* One sample cannot show that an event repeats exactly. */
 	bool det = omin == omax && nmin == nmax && on >= 2 && nn >= 2, chosen;
 	double change = omin > 0 ? 100.0 * (nmin - omin) / omin : (nmin > 0 ? INFINITY : 0);
@@ -414,8 +364,7 @@ static json_t *compare_row(const char *cname, const char *rname, const char *ev,
 	if (blocked) {
 		verdict = "no-verdict";
 		snprintf(reason, sizeof(reason), "%s", blocked);
-	} else if (num(os, "multiplexed") + num(os, "not_counted") + num(ns, "multiplexed") +
-			   num(ns, "not_counted") > 0) {
+	} else if (os->multiplexed + os->not_counted + ns->multiplexed + ns->not_counted > 0) {
 		verdict = "no-verdict";
 		snprintf(reason, sizeof(reason), "partial counts (multiplexed or never counted)");
 	} else if (det) {
@@ -450,67 +399,76 @@ static json_t *compare_row(const char *cname, const char *rname, const char *ev,
 	return row;
 }
 
-json_t *pmc__compare(json_t *old, json_t *new, const struct pmc__tolerance *tols, bool force)
+/* A row for an event measured on one side only. */
+static json_t *one_sided_row(const char *cname, const char *rname, const char *ev,
+			     const struct pmc__stat_rec *st, bool is_new, const char *reason)
 {
-	json_t *rows = json_array(), *c, *oe = json_object_get(old, "environment"),
-	       *ne = json_object_get(new, "environment");
-	const char *osig = jstr(json_object_get(oe, "cpu"), "signature");
-	const char *nsig = jstr(json_object_get(ne, "cpu"), "signature");
+	json_t *side = json_pack("{s:f, s:f, s:I}", "min", (double)st->min, "max",
+				 (double)st->max, "n", (json_int_t)st->n);
+
+	return json_pack("{s:s, s:s, s:s, s:o, s:o, s:s, s:s}", "case", cname, "region", rname,
+			 "event", ev, "old", is_new ? json_null() : side, "new",
+			 is_new ? side : json_null(), "verdict", is_new ? "new" : "gone", "reason",
+			 reason);
+}
+
+json_t *pmc__compare(const struct pmc__results *old, const struct pmc__results *new,
+		     const struct pmc__tolerance *tols, bool force)
+{
+	const char *osig = pmc__results_signature(old), *nsig = pmc__results_signature(new);
+	const char *oback = pmc__results_backend(old), *nback = pmc__results_backend(new);
+	json_t *rows = json_array(), *c;
 	char mismatch[512] = "";
 	json_t *rep;
-	size_t i, counts[8] = { 0 };
+	size_t i, j, k, counts[8] = { 0 };
 	static const char *const names[] = { "regression", "improvement", "same", "noise",
 					     "no-verdict", "new", "gone", "tolerated" };
 	json_t *summary;
 
 	if (strcmp(osig, nsig))
 		snprintf(mismatch, sizeof(mismatch), "different CPUs: baseline %s, this run %s", osig, nsig);
-	else if (strcmp(jstr(oe, "backend"), jstr(ne, "backend")))
+	else if (strcmp(oback, nback))
 		snprintf(mismatch, sizeof(mismatch), "different backends: baseline %s, this run %s",
-			 jstr(oe, "backend"), jstr(ne, "backend"));
-	json_array_foreach(json_object_get(new, "cases"), i, c) {
-		json_t *oc = find_case(old, jstr(c, "name")), *r;
-		size_t j;
+			 oback, nback);
+	for (i = 0; i < new->n; i++) {
+		const struct pmc__result *nc = &new->cases[i];
+		const struct pmc__result *oc = pmc__results_find(old, nc->name);
 
-		json_array_foreach(json_object_get(c, "regions"), j, r) {
-			json_t *or = oc ? find_region(oc, jstr(r, "name")) : NULL, *st;
-			const char *ev;
+		for (j = 0; j < nc->nregions; j++) {
+			const struct pmc__region_rec *nr = &nc->regions[j];
+			const struct pmc__region_rec *or = pmc__result_region(oc, nr->name);
 
-			json_object_foreach(json_object_get(r, "events"), ev, st) {
-				json_t *os = or ? json_object_get(json_object_get(or, "events"), ev) : NULL;
+			for (k = 0; k < nr->nev; k++) {
+				const struct pmc__stat_rec *ns = &nr->ev[k];
+				const struct pmc__stat_rec *os = pmc__region_event(or, ns->label);
 
-				if (!os || num(os, "n") == 0 || num(st, "n") == 0) {
-					if (num(st, "n") > 0)
-						json_array_append_new(rows, json_pack("{s:s, s:s, s:s, s:n, s:{s:f, s:f, s:I}, s:s, s:s}",
-							"case", jstr(c, "name"), "region", jstr(r, "name"), "event", ev,
-							"old", "new", "min", num(st, "min"), "max", num(st, "max"),
-							"n", (json_int_t)num(st, "n"), "verdict", "new", "reason",
-							"not in the baseline"));
+				if (!os || os->n == 0 || ns->n == 0) {
+					if (ns->n > 0)
+						json_array_append_new(rows, one_sided_row(nc->name, nr->name, ns->label,
+											  ns, true, "not in the baseline"));
 					continue;
 				}
-				json_array_append_new(rows, compare_row(jstr(c, "name"), jstr(r, "name"), ev, os, st, tols,
+				json_array_append_new(rows, compare_row(nc->name, nr->name, ns->label, os, ns, tols,
 									 mismatch[0] && !force ? mismatch : NULL));
 			}
 		}
 	}
 	/* What the baseline measured and this run did not. */
-	json_array_foreach(json_object_get(old, "cases"), i, c) {
-		json_t *nc = find_case(new, jstr(c, "name")), *r;
-		size_t j;
+	for (i = 0; i < old->n; i++) {
+		const struct pmc__result *oc = &old->cases[i];
+		const struct pmc__result *nc = pmc__results_find(new, oc->name);
 
-		json_array_foreach(json_object_get(c, "regions"), j, r) {
-			json_t *nr = nc ? find_region(nc, jstr(r, "name")) : NULL, *st;
-			const char *ev;
+		for (j = 0; j < oc->nregions; j++) {
+			const struct pmc__region_rec *or = &oc->regions[j];
+			const struct pmc__region_rec *nr = pmc__result_region(nc, or->name);
 
-			json_object_foreach(json_object_get(r, "events"), ev, st) {
-				json_t *ns = nr ? json_object_get(json_object_get(nr, "events"), ev) : NULL;
+			for (k = 0; k < or->nev; k++) {
+				const struct pmc__stat_rec *os = &or->ev[k];
+				const struct pmc__stat_rec *ns = pmc__region_event(nr, os->label);
 
-				if ((!ns || num(ns, "n") == 0) && num(st, "n") > 0)
-					json_array_append_new(rows, json_pack("{s:s, s:s, s:s, s:{s:f, s:f, s:I}, s:n, s:s, s:s}",
-						"case", jstr(c, "name"), "region", jstr(r, "name"), "event", ev,
-						"old", "min", num(st, "min"), "max", num(st, "max"), "n",
-						(json_int_t)num(st, "n"), "new", "verdict", "gone", "reason",
-						nc ? "not measured by this run" : "case not in this run"));
+				if ((!ns || ns->n == 0) && os->n > 0)
+					json_array_append_new(rows, one_sided_row(oc->name, or->name, os->label, os, false,
+										  nc ? "not measured by this run" : "case not in this run"));
 			}
 		}
 	}
@@ -526,9 +484,8 @@ json_t *pmc__compare(json_t *old, json_t *new, const struct pmc__tolerance *tols
 			    (json_int_t)counts[4], "new", (json_int_t)counts[5], "gone",
 			    (json_int_t)counts[6], "tolerated", (json_int_t)counts[7]);
 	rep = json_pack("{s:s, s:{s:s, s:s}, s:{s:s, s:s}, s:o, s:o}", "schema",
-			"pmcheck-compare/1", "old", "signature", osig, "backend", jstr(oe, "backend"),
-			"new", "signature", nsig, "backend", jstr(ne, "backend"), "summary", summary,
-			"rows", rows);
+			"pmcheck-compare/1", "old", "signature", osig, "backend", oback, "new",
+			"signature", nsig, "backend", nback, "summary", summary, "rows", rows);
 	/* Forced across CPUs or backends, the difference is kept as a note. */
 	if (mismatch[0])
 		json_object_set_new(rep, force ? "forced_across" : "mismatch", json_string(mismatch));
@@ -544,6 +501,11 @@ static void fmt_change(char *buf, size_t size, json_t *row)
 	else
 		snprintf(buf, size, "%s", json_object_get(row, "old") && json_is_object(json_object_get(row, "old")) &&
 						  json_is_object(json_object_get(row, "new")) ? "from 0" : "-");
+}
+
+static double num(json_t *o, const char *k)
+{
+	return json_number_value(json_object_get(o, k));
 }
 
 static void fmt_side(char *buf, size_t size, json_t *side)
@@ -675,7 +637,8 @@ int pmc__compare_command(int argc, char **argv)
 	const char *files[2] = { NULL, NULL }, *json_path = NULL, *md_path = NULL;
 	struct pmc__tolerance tols = { 0 };
 	bool force = false, allow_missing = false;
-	json_t *docs[2] = { NULL, NULL }, *rep;
+	struct pmc__results docs[2] = { { 0 }, { 0 } };
+	json_t *rep;
 	char why[512];
 	int i, nfiles = 0, status;
 
@@ -710,12 +673,11 @@ int pmc__compare_command(int argc, char **argv)
 	for (i = 0; i < 2; i++) {
 		if (pmc__results_load(files[i], &docs[i], why, sizeof(why))) {
 			fprintf(stderr, "pmcheck compare: %s\n", why);
-			json_decref(docs[0]);
-			json_decref(docs[1]);
+			pmc__results_release(&docs[0]);
 			return PMC_EXIT_ERROR;
 		}
 	}
-	rep = pmc__compare(docs[0], docs[1], &tols, force);
+	rep = pmc__compare(&docs[0], &docs[1], &tols, force);
 	pmc__print_compare(stdout, rep);
 	status = pmc__compare_status(rep, allow_missing, stdout);
 	if (json_path && pmc__write_json(json_path, rep) != 0) {
@@ -732,7 +694,7 @@ int pmc__compare_command(int argc, char **argv)
 		free(md);
 	}
 	json_decref(rep);
-	json_decref(docs[0]);
-	json_decref(docs[1]);
+	pmc__results_release(&docs[0]);
+	pmc__results_release(&docs[1]);
 	return status;
 }

@@ -73,6 +73,111 @@ struct pmc__check {
 	char figure_event[PMC_EVENT_NAME_MAX];
 };
 
+/* ---- result.c: the result of a case as a record ------------------------------ */
+
+#define PMC__RESULTS_SCHEMA "pmcheck-results/1"
+
+/* Statistics of one event in one region. */
+struct pmc__stat_rec {
+	char *label;
+	size_t n, multiplexed, not_counted;
+	uint64_t min, max;
+	double median, mean;
+	uint64_t *values;        /* every sample, overhead subtracted */
+	size_t nvalues;
+};
+
+struct pmc__region_rec {
+	char *name;
+	uint64_t iterations;
+	size_t samples;
+	size_t nev;
+	struct pmc__stat_rec *ev;
+};
+
+struct pmc__check_rec {
+	enum pmc_expect_kind kind;
+	enum pmc__check_status status;
+	char *region, *event;
+	char *per;               /* ratios only, else NULL */
+	char *file;
+	int line;
+	char *message;
+	double measured, lo, hi; /* NAN: none, or an open side */
+	bool has_statistic;
+	enum pmc_stat statistic;
+	size_t samples;
+	char *budget_source;     /* NULL when not a budget */
+	bool gate;               /* unbudgeted while the suite has budgets elsewhere */
+};
+
+struct pmc__event_rec {
+	char *label, *name, *kind;
+	int group;               /* -1: not opened */
+	bool hardware;
+	bool has_overhead;
+	uint64_t overhead;
+};
+
+/* One case's result.  Strings are owned (pmc__result_release frees them). */
+struct pmc__result {
+	char *name, *suite, *test, *file;
+	int line;
+	enum pmc_verdict verdict;
+	char *reason, *known_issue;         /* NULL when none */
+	const char *backend;                /* "perf", "sim" (static), or NULL */
+	bool has_options;
+	unsigned reps, warmup;
+	enum pmc_stat stat;
+	bool measuring;                     /* counts events (the guard's business) */
+	bool timeout;
+	bool has_duration;
+	double duration_s, timeout_s;
+	char *grouping, *read_path, *sim_profile, *simulated_cpu;
+	size_t nevents, nregions, nchecks, nnotes;
+	struct pmc__event_rec *events;
+	struct pmc__region_rec *regions;
+	struct pmc__check_rec *checks;
+	char **notes;
+	char *output;
+	size_t output_truncated;
+};
+
+/* Results of a run or a file: the cases, and the environment as written. */
+struct pmc__results {
+	struct pmc__result *cases;
+	size_t n, cap;
+	json_t *environment;  /* owned reference, or NULL */
+	json_t *comparison;   /* owned reference, or NULL */
+};
+
+const char *pmc__check_kind_name(enum pmc_expect_kind k);
+const char *pmc__check_status_name(enum pmc__check_status s);
+/* Verdict from its name, -1 if unknown. */
+int pmc__verdict_from_name(const char *s);
+void pmc__result_release(struct pmc__result *r);
+void pmc__results_release(struct pmc__results *rs);
+/* Move *r into rs (r is left empty); 0 or -ENOMEM. */
+int pmc__results_add(struct pmc__results *rs, struct pmc__result *r);
+json_t *pmc__result_to_json(const struct pmc__result *r);
+/* Read and check one case; -EINVAL with "WHERE.FIELD: what is wrong" in why. */
+int pmc__result_from_json(json_t *o, struct pmc__result *r, const char *where, char *why,
+			  size_t size);
+/* Read a results file and check every case; -EINVAL with "FILE: FIELD: what
+ * is wrong" in why. */
+int pmc__results_load(const char *path, struct pmc__results *rs, char *why, size_t size);
+const char *pmc__results_signature(const struct pmc__results *rs);
+const char *pmc__results_backend(const struct pmc__results *rs);
+const struct pmc__result *pmc__results_find(const struct pmc__results *rs, const char *name);
+const struct pmc__region_rec *pmc__result_region(const struct pmc__result *r, const char *name);
+const struct pmc__stat_rec *pmc__region_event(const struct pmc__region_rec *g, const char *label);
+/* The check of this kind, region and event (checks are matched by name). */
+const struct pmc__check_rec *pmc__result_check(const struct pmc__result *r,
+					       enum pmc_expect_kind kind, const char *region,
+					       const char *event);
+/* The kind of the event a check names ("uprobe", "software", ...), or "". */
+const char *pmc__result_event_kind(const struct pmc__result *r, const char *event);
+
 /* The running case. */
 struct pmc_test {
 	const struct pmc_test_def *def;
@@ -155,37 +260,34 @@ struct pmc__run_info {
 
 /* The environment object of a results document. */
 json_t *pmc__environment(const char *backend);
-/* Whole document: {schema, environment, cases, summary}. Steals cases. */
-json_t *pmc__results_doc(json_t *cases, const struct pmc__run_info *info);
-/* Summary object counting verdicts of an array of case results. */
-json_t *pmc__summary(json_t *cases);
+/* Whole document {schema, environment, cases, summary[, comparison]}; the
+ * environment is rs's, or this machine's for info->backend. */
+json_t *pmc__results_doc(const struct pmc__results *rs, const struct pmc__run_info *info);
+/* Summary object counting the verdicts of the cases. */
+json_t *pmc__summary(const struct pmc__results *rs);
 /* JUnit XML text (malloc'd). */
-char *pmc__junit(json_t *doc);
+char *pmc__junit(const struct pmc__results *rs, const char *program, double seconds);
 /* Write a JSON document atomically. */
 int pmc__write_json(const char *path, json_t *doc);
 /* One console line for a case result (no newline). */
-void pmc__print_case_line(FILE *f, json_t *res, size_t idx, size_t total, bool color);
+void pmc__print_case_line(FILE *f, const struct pmc__result *r, size_t idx, size_t total,
+			  bool color);
 /* Details of a non-passing (or verbose) case: checks, notes, output. */
-void pmc__print_case_details(FILE *f, json_t *res, bool verbose);
+void pmc__print_case_details(FILE *f, const struct pmc__result *r, bool verbose);
 /* Summary block. */
 void pmc__print_summary(FILE *f, json_t *summary, double seconds);
 /* TAP line(s) for a case. */
-void pmc__print_tap(FILE *f, json_t *res, size_t idx);
+void pmc__print_tap(FILE *f, const struct pmc__result *r, size_t idx);
 /* <CTestMeasurement> lines for a case. */
-void pmc__print_ctest_measurements(FILE *f, json_t *res);
-/* Verdict from its name, -1 if unknown. */
-int pmc__verdict_from_name(const char *s);
-/* Read a results file and check its shape (schema, types of every field
- * the reports use); -1 with "FILE: FIELD: what is wrong" in why. */
-int pmc__results_load(const char *path, json_t **doc, char *why, size_t size);
+void pmc__print_ctest_measurements(FILE *f, const struct pmc__result *r);
 /* `pmcheck results`: merge result files and guard against all-skipped. */
 int pmc__results_command(int argc, char **argv);
 
 /* ---- case.c ------------------------------------------------------------------ */
 
-/* Run one case in this process and return its result object. */
-json_t *pmc__run_case(const struct pmc_test_def *def, const struct pmc_test_options *opt,
-		      enum pmc_backend backend, bool strict);
+/* Run one case in this process; fills *out (0), or -ENOMEM. */
+int pmc__run_case(const struct pmc_test_def *def, const struct pmc_test_options *opt,
+		  enum pmc_backend backend, bool strict, struct pmc__result *out);
 /* Effective options: defaults applied, then overrides (reps > 0, timeout > 0). */
 void pmc__effective_options(const struct pmc_test_def *def, unsigned reps,
 			    double timeout, struct pmc_test_options *out);
@@ -225,8 +327,8 @@ struct pmc__calibration {
 	double margin_pct;    /* noisy events: over the largest figure seen */
 	double tolerance_pct; /* deterministic events: 0 = exact */
 };
-int pmc__calibrate_case(json_t **runs, size_t nruns, const struct pmc__calibration *cal,
-			FILE *out);
+int pmc__calibrate_case(const struct pmc__result *runs, size_t nruns,
+			const struct pmc__calibration *cal, FILE *out);
 /* Tolerances of a comparison: one for every event, and per event. */
 #define PMC__MAX_TOLERANCES 16
 struct pmc__tolerance {
@@ -238,7 +340,8 @@ struct pmc__tolerance {
 };
 /* Add "PCT" (every event) or "EVENT=PCT"; -1 with *why on a bad spec. */
 int pmc__tolerance_add(struct pmc__tolerance *t, const char *spec, char *why, size_t size);
-json_t *pmc__compare(json_t *old, json_t *new, const struct pmc__tolerance *tols, bool force);
+json_t *pmc__compare(const struct pmc__results *old, const struct pmc__results *new,
+		     const struct pmc__tolerance *tols, bool force);
 /* Exit status of a comparison: a regression, or (unless allow_missing) a
  * baseline figure this run did not measure, is PMC_EXIT_REGRESSION; the
  * cases that did not run are named on f. */

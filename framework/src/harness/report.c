@@ -21,18 +21,6 @@
 
 #include "harness_int.h"
 
-#define SCHEMA_ID "pmcheck-results/1"
-
-int pmc__verdict_from_name(const char *s)
-{
-	int v;
-
-	for (v = PMC_PASS; s && v <= PMC_ERROR; v++)
-		if (!strcmp(s, pmc_verdict_name((enum pmc_verdict)v)))
-			return v;
-	return -1;
-}
-
 /* ---- environment ----------------------------------------------------------------- */
 
 static json_t *git_commit(void)
@@ -115,34 +103,26 @@ json_t *pmc__environment(const char *backend)
 	return env;
 }
 
-json_t *pmc__summary(json_t *cases)
+json_t *pmc__summary(const struct pmc__results *rs)
 {
-	size_t counts[PMC_ERROR + 1] = { 0 }, measured = 0, measuring = 0, unbudgeted = 0, i, ci;
-	json_t *c, *reasons = json_object(), *o;
+	size_t counts[PMC_ERROR + 1] = { 0 }, measured = 0, measuring = 0, unbudgeted = 0, i, k;
+	json_t *reasons = json_object(), *o;
 	char line[512];
-	int v;
 
-	json_array_foreach(cases, i, c) {
-		json_t *regions = json_object_get(c, "regions"), *r, *chk;
-		const char *reason = json_string_value(json_object_get(c, "reason"));
-		size_t ri;
+	for (i = 0; i < rs->n; i++) {
+		const struct pmc__result *c = &rs->cases[i];
 		bool any = false;
 
-		v = pmc__verdict_from_name(json_string_value(json_object_get(c, "verdict")));
-		if (v < 0)
-			v = PMC_ERROR;
-		counts[v]++;
-		json_array_foreach(regions, ri, r)
-			any = any || json_integer_value(json_object_get(r, "samples")) > 0;
-		if (any && v != PMC_SKIP && v != PMC_ERROR)
+		counts[c->verdict]++;
+		for (k = 0; k < c->nregions; k++)
+			any = any || c->regions[k].samples > 0;
+		if (any && c->verdict != PMC_SKIP && c->verdict != PMC_ERROR)
 			measured++;
-		/* Results without the flag (crashes, older files) count as measuring. */
-		if (!json_is_false(json_object_get(c, "measuring")))
-			measuring++;
-		json_array_foreach(json_object_get(c, "checks"), ci, chk)
-			unbudgeted += !strcmp(json_string_value(json_object_get(chk, "status")) ?: "", "unbudgeted");
-		if (v == PMC_SKIP) {
-			const char *key = reason ? reason : "(no reason given)";
+		measuring += c->measuring;
+		for (k = 0; k < c->nchecks; k++)
+			unbudgeted += c->checks[k].status == PMC__CHECK_UNBUDGETED;
+		if (c->verdict == PMC_SKIP) {
+			const char *key = c->reason ? c->reason : "(no reason given)";
 			json_t *n = json_object_get(reasons, key);
 
 			json_object_set_new(reasons, key,
@@ -150,37 +130,40 @@ json_t *pmc__summary(json_t *cases)
 		}
 	}
 	snprintf(line, sizeof(line), "%zu cases: %zu PASS, %zu FAIL, %zu SKIP, %zu ERROR, %zu INCONCLUSIVE, %zu KNOWN-ISSUE; %zu measured",
-		 json_array_size(cases), counts[PMC_PASS], counts[PMC_FAIL], counts[PMC_SKIP],
-		 counts[PMC_ERROR], counts[PMC_INCONCLUSIVE], counts[PMC_KNOWN_ISSUE], measured);
-	o = json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:o, s:s, s:i}",
-		      "total", (json_int_t)json_array_size(cases), "pass", (json_int_t)counts[PMC_PASS],
-		      "fail", (json_int_t)counts[PMC_FAIL], "skip", (json_int_t)counts[PMC_SKIP],
-		      "error", (json_int_t)counts[PMC_ERROR], "inconclusive",
+		 rs->n, counts[PMC_PASS], counts[PMC_FAIL], counts[PMC_SKIP], counts[PMC_ERROR],
+		 counts[PMC_INCONCLUSIVE], counts[PMC_KNOWN_ISSUE], measured);
+	o = json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:o, s:s, s:i}",
+		      "total", (json_int_t)rs->n, "pass", (json_int_t)counts[PMC_PASS], "fail",
+		      (json_int_t)counts[PMC_FAIL], "skip", (json_int_t)counts[PMC_SKIP], "error",
+		      (json_int_t)counts[PMC_ERROR], "inconclusive",
 		      (json_int_t)counts[PMC_INCONCLUSIVE], "known_issue",
 		      (json_int_t)counts[PMC_KNOWN_ISSUE], "measured", (json_int_t)measured,
-		      "unbudgeted", (json_int_t)unbudgeted, "skip_reasons", reasons, "line", line,
-		      "exit_status", pmc__exit_status(counts));
-	if (o)
-		json_object_set_new(o, "measuring", json_integer((json_int_t)measuring));
+		      "measuring", (json_int_t)measuring, "unbudgeted", (json_int_t)unbudgeted,
+		      "skip_reasons", reasons, "line", line, "exit_status", pmc__exit_status(counts));
 	return o;
 }
 
-json_t *pmc__results_doc(json_t *cases, const struct pmc__run_info *info)
+json_t *pmc__results_doc(const struct pmc__results *rs, const struct pmc__run_info *info)
 {
-	json_t *argv = json_array(), *env, *sim_cpu;
-	int i;
+	json_t *argv = json_array(), *env, *cases = json_array(), *doc;
+	size_t i;
 
-	for (i = 0; i < info->argc; i++)
+	for (i = 0; i < (size_t)info->argc; i++)
 		json_array_append_new(argv, json_string(info->argv[i]));
-	env = pmc__environment(info->backend);
+	env = rs->environment ? json_deep_copy(rs->environment) : pmc__environment(info->backend);
 	/* Under sim the environment is the host's; the simulated CPU is
 	 * what the cases saw. */
-	sim_cpu = json_object_get(json_array_get(cases, 0), "simulated_cpu");
-	if (json_is_string(sim_cpu) && json_object_get(env, "sim"))
-		json_object_set(json_object_get(env, "sim"), "simulated_cpu", sim_cpu);
-	return json_pack("{s:s, s:s, s:o, s:o, s:f, s:o, s:o}", "schema", SCHEMA_ID, "program",
-			 info->program, "command", argv, "environment", env, "duration_s",
-			 info->duration_s, "summary", pmc__summary(cases), "cases", cases);
+	if (rs->n && rs->cases[0].simulated_cpu && json_object_get(env, "sim"))
+		json_object_set_new(json_object_get(env, "sim"), "simulated_cpu",
+				    json_string(rs->cases[0].simulated_cpu));
+	for (i = 0; i < rs->n; i++)
+		json_array_append_new(cases, pmc__result_to_json(&rs->cases[i]));
+	doc = json_pack("{s:s, s:s, s:o, s:o, s:f, s:o, s:o}", "schema", PMC__RESULTS_SCHEMA,
+			"program", info->program, "command", argv, "environment", env,
+			"duration_s", info->duration_s, "summary", pmc__summary(rs), "cases", cases);
+	if (doc && rs->comparison)
+		json_object_set(doc, "comparison", rs->comparison);
+	return doc;
 }
 
 int pmc__write_json(const char *path, json_t *doc)
@@ -285,99 +268,89 @@ static const char *str(json_t *o, const char *key)
 	return s ? s : "";
 }
 
-char *pmc__junit(json_t *doc)
+char *pmc__junit(const struct pmc__results *rs, const char *program, double seconds)
 {
-	json_t *cases = json_object_get(doc, "cases"), *sum = json_object_get(doc, "summary"), *c;
+	size_t counts[PMC_ERROR + 1] = { 0 }, i, j, k;
 	struct buf b = { 0 };
-	size_t i;
 
+	for (i = 0; i < rs->n; i++)
+		counts[rs->cases[i].verdict]++;
 	bputs(&b, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
 	bputs(&b, "<testsuites name=\"");
-	bxml(&b, str(doc, "program"));
-	bprintf(&b, "\" tests=\"%zu\" failures=\"%" JSON_INTEGER_FORMAT "\" errors=\"%" JSON_INTEGER_FORMAT "\" skipped=\"%" JSON_INTEGER_FORMAT "\" time=\"%.3f\">\n",
-		json_array_size(cases),
-		json_integer_value(json_object_get(sum, "fail")) +
-			json_integer_value(json_object_get(sum, "inconclusive")),
-		json_integer_value(json_object_get(sum, "error")),
-		json_integer_value(json_object_get(sum, "skip")) +
-			json_integer_value(json_object_get(sum, "known_issue")),
-		json_real_value(json_object_get(doc, "duration_s")));
+	bxml(&b, program);
+	bprintf(&b, "\" tests=\"%zu\" failures=\"%zu\" errors=\"%zu\" skipped=\"%zu\" time=\"%.3f\">\n",
+		rs->n, counts[PMC_FAIL] + counts[PMC_INCONCLUSIVE], counts[PMC_ERROR],
+		counts[PMC_SKIP] + counts[PMC_KNOWN_ISSUE], seconds);
 	/* One <testsuite> per suite, in first-seen order. */
-	{
-		json_t *seen = json_object();
+	for (i = 0; i < rs->n; i++) {
+		const char *suite = rs->cases[i].suite;
+		size_t n = 0, f = 0, e = 0, sk = 0;
+		double secs = 0;
+		bool seen = false;
 
-		json_array_foreach(cases, i, c) {
-			const char *suite = str(c, "suite");
-			size_t j, n = 0, f = 0, e = 0, s = 0;
-			double secs = 0;
-			json_t *d;
+		for (j = 0; j < i && !seen; j++)
+			seen = !strcmp(rs->cases[j].suite, suite);
+		if (seen)
+			continue;
+		for (j = i; j < rs->n; j++) {
+			const struct pmc__result *d = &rs->cases[j];
 
-			if (json_object_get(seen, suite))
+			if (strcmp(d->suite, suite))
 				continue;
-			json_object_set_new(seen, suite, json_true());
-			json_array_foreach(cases, j, d) {
-				int v;
-
-				if (strcmp(str(d, "suite"), suite))
-					continue;
-				v = pmc__verdict_from_name(str(d, "verdict"));
-				n++;
-				f += v == PMC_FAIL || v == PMC_INCONCLUSIVE;
-				e += v == PMC_ERROR || v < 0;
-				s += v == PMC_SKIP || v == PMC_KNOWN_ISSUE;
-				secs += json_number_value(json_object_get(d, "duration_s"));
-			}
-			bputs(&b, "  <testsuite name=\"");
-			bxml(&b, suite);
-			bprintf(&b, "\" tests=\"%zu\" failures=\"%zu\" errors=\"%zu\" skipped=\"%zu\" time=\"%.3f\">\n",
-				n, f, e, s, secs);
-			json_array_foreach(cases, j, d) {
-				const char *verdict = str(d, "verdict"), *reason = str(d, "reason");
-				int v = pmc__verdict_from_name(verdict);
-
-				if (strcmp(str(d, "suite"), suite))
-					continue;
-				bputs(&b, "    <testcase classname=\"");
-				bxml(&b, suite);
-				bputs(&b, "\" name=\"");
-				bxml(&b, str(d, "test"));
-				bprintf(&b, "\" file=\"");
-				bxml(&b, str(d, "file"));
-				bprintf(&b, "\" line=\"%" JSON_INTEGER_FORMAT "\" time=\"%.3f\">\n",
-					json_integer_value(json_object_get(d, "line")),
-					json_number_value(json_object_get(d, "duration_s")));
-				if (v == PMC_SKIP || v == PMC_KNOWN_ISSUE) {
-					bputs(&b, "      <skipped message=\"");
-					if (v == PMC_KNOWN_ISSUE)
-						bputs(&b, "KNOWN-ISSUE: ");
-					bxml(&b, reason);
-					bputs(&b, "\"/>\n");
-				} else if (v == PMC_FAIL || v == PMC_INCONCLUSIVE || v == PMC_ERROR || v < 0) {
-					const char *tag = v == PMC_ERROR || v < 0 ? "error" : "failure";
-					json_t *chk;
-					size_t k;
-
-					bprintf(&b, "      <%s type=\"%s\" message=\"", tag, verdict);
-					bxml(&b, reason);
-					bputs(&b, "\">");
-					json_array_foreach(json_object_get(d, "checks"), k, chk) {
-						bxml(&b, str(chk, "status"));
-						bputs(&b, ": ");
-						bxml(&b, str(chk, "message"));
-						bputs(&b, "\n");
-					}
-					bprintf(&b, "</%s>\n", tag);
-				}
-				if (*str(d, "output")) {
-					bputs(&b, "      <system-out>");
-					bxml(&b, str(d, "output"));
-					bputs(&b, "</system-out>\n");
-				}
-				bputs(&b, "    </testcase>\n");
-			}
-			bputs(&b, "  </testsuite>\n");
+			n++;
+			f += d->verdict == PMC_FAIL || d->verdict == PMC_INCONCLUSIVE;
+			e += d->verdict == PMC_ERROR;
+			sk += d->verdict == PMC_SKIP || d->verdict == PMC_KNOWN_ISSUE;
+			secs += d->duration_s;
 		}
-		json_decref(seen);
+		bputs(&b, "  <testsuite name=\"");
+		bxml(&b, suite);
+		bprintf(&b, "\" tests=\"%zu\" failures=\"%zu\" errors=\"%zu\" skipped=\"%zu\" time=\"%.3f\">\n",
+			n, f, e, sk, secs);
+		for (j = i; j < rs->n; j++) {
+			const struct pmc__result *d = &rs->cases[j];
+			const char *reason = d->reason ? d->reason : "";
+
+			if (strcmp(d->suite, suite))
+				continue;
+			bputs(&b, "    <testcase classname=\"");
+			bxml(&b, suite);
+			bputs(&b, "\" name=\"");
+			bxml(&b, d->test);
+			bprintf(&b, "\" file=\"");
+			bxml(&b, d->file ? d->file : "");
+			bprintf(&b, "\" line=\"%d\" time=\"%.3f\">\n", d->line, d->duration_s);
+			if (d->verdict == PMC_SKIP || d->verdict == PMC_KNOWN_ISSUE) {
+				bputs(&b, "      <skipped message=\"");
+				if (d->verdict == PMC_KNOWN_ISSUE)
+					bputs(&b, "KNOWN-ISSUE: ");
+				bxml(&b, reason);
+				bputs(&b, "\"/>\n");
+			} else if (d->verdict == PMC_FAIL || d->verdict == PMC_INCONCLUSIVE ||
+				   d->verdict == PMC_ERROR) {
+				const char *tag = d->verdict == PMC_ERROR ? "error" : "failure";
+
+				bprintf(&b, "      <%s type=\"%s\" message=\"", tag, pmc_verdict_name(d->verdict));
+				bxml(&b, reason);
+				bputs(&b, "\">");
+				for (k = 0; k < d->nchecks; k++) {
+					if (d->checks[k].status == PMC__CHECK_PASS)
+						continue;
+					bxml(&b, pmc__check_status_name(d->checks[k].status));
+					bputs(&b, ": ");
+					bxml(&b, d->checks[k].message);
+					bputs(&b, "\n");
+				}
+				bprintf(&b, "</%s>\n", tag);
+			}
+			if (d->output && *d->output) {
+				bputs(&b, "      <system-out>");
+				bxml(&b, d->output);
+				bputs(&b, "</system-out>\n");
+			}
+			bputs(&b, "    </testcase>\n");
+		}
+		bputs(&b, "  </testsuite>\n");
 	}
 	bputs(&b, "</testsuites>\n");
 	if (b.oom) {
@@ -401,110 +374,103 @@ static const char *verdict_color(int v)
 }
 
 /* "insert: instructions=1200 calls:malloc=0" for the first regions. */
-static void key_counts(json_t *res, char *buf, size_t size)
+static void key_counts(const struct pmc__result *res, char *buf, size_t size)
 {
-	json_t *regions = json_object_get(res, "regions"), *r;
 	size_t i, used = 0;
 
 	buf[0] = '\0';
-	json_array_foreach(regions, i, r) {
-		json_t *evs = json_object_get(r, "events"), *st;
-		const char *label;
-		int k = 0;
+	for (i = 0; i < res->nregions; i++) {
+		const struct pmc__region_rec *r = &res->regions[i];
 
 		if (i >= 3 || used + 1 >= size) {
 			if (used + 6 < size)
 				used += (size_t)snprintf(buf + used, size - used, " ...");
 			break;
 		}
-		used += (size_t)snprintf(buf + used, size - used, "%s%s:", i ? "  " : "", str(r, "name"));
-		json_object_foreach(evs, label, st) {
-			json_int_t mn = json_integer_value(json_object_get(st, "min"));
-			json_int_t mx = json_integer_value(json_object_get(st, "max"));
+		used += (size_t)snprintf(buf + used, size - used, "%s%s:", i ? "  " : "", r->name);
+		for (size_t k = 0; k < r->nev && used + 1 < size; k++) {
+			const struct pmc__stat_rec *st = &r->ev[k];
 
-			if (used + 1 >= size)
-				break;
-			if (k++ >= 4) {
+			if (k >= 4) {
 				used += (size_t)snprintf(buf + used, size - used, " ...");
 				break;
 			}
-			if (mn == mx)
-				used += (size_t)snprintf(buf + used, size - used, " %s=%" JSON_INTEGER_FORMAT, label, mn);
+			if (st->min == st->max)
+				used += (size_t)snprintf(buf + used, size - used, " %s=%" PRIu64, st->label,
+							 st->min);
 			else
-				used += (size_t)snprintf(buf + used, size - used, " %s=%" JSON_INTEGER_FORMAT "..%" JSON_INTEGER_FORMAT, label, mn, mx);
+				used += (size_t)snprintf(buf + used, size - used,
+							 " %s=%" PRIu64 "..%" PRIu64, st->label, st->min,
+							 st->max);
 		}
-		if (json_integer_value(json_object_get(r, "samples")) > 1 && used + 1 < size)
-			used += (size_t)snprintf(buf + used, size - used, " (%" JSON_INTEGER_FORMAT " samples)",
-						 json_integer_value(json_object_get(r, "samples")));
+		if (r->samples > 1 && used + 1 < size)
+			used += (size_t)snprintf(buf + used, size - used, " (%zu samples)", r->samples);
 	}
 }
 
 /* A verdict that came from a check: the check's own line says it (each
  * failure is printed once). */
-static bool reason_is_a_check(json_t *res)
+static bool reason_is_a_check(const struct pmc__result *res)
 {
-	const char *reason = str(res, "reason");
-	json_t *chk;
-	size_t i;
-
-	json_array_foreach(json_object_get(res, "checks"), i, chk)
-		if (strcmp(str(chk, "status"), "pass") && *str(chk, "message") &&
-		    strstr(reason, str(chk, "message")))
+	for (size_t i = 0; res->reason && i < res->nchecks; i++)
+		if (res->checks[i].status != PMC__CHECK_PASS && *res->checks[i].message &&
+		    strstr(res->reason, res->checks[i].message))
 			return true;
 	return false;
 }
 
-void pmc__print_case_line(FILE *f, json_t *res, size_t idx, size_t total, bool color)
+void pmc__print_case_line(FILE *f, const struct pmc__result *res, size_t idx, size_t total,
+			  bool color)
 {
-	const char *verdict = str(res, "verdict");
-	int v = pmc__verdict_from_name(verdict);
+	enum pmc_verdict v = res->verdict;
 	char counts[512];
 	int w = total >= 100 ? 3 : total >= 10 ? 2 : 1;
 
 	key_counts(res, counts, sizeof(counts));
-	fprintf(f, "[%*zu/%zu] %s%-12s%s %-40s %7.3fs  %s", w, idx, total, color ? verdict_color(v) : "",
-		verdict, color ? "\033[0m" : "", str(res, "name"),
-		json_number_value(json_object_get(res, "duration_s")), counts);
-	if (v != PMC_PASS && *str(res, "reason") && (v == PMC_KNOWN_ISSUE || !reason_is_a_check(res)))
-		fprintf(f, "%s%s", counts[0] ? "\n        " : "", str(res, "reason"));
+	fprintf(f, "[%*zu/%zu] %s%-12s%s %-40s %7.3fs  %s", w, idx, total,
+		color ? verdict_color(v) : "", pmc_verdict_name(v), color ? "\033[0m" : "",
+		res->name, res->duration_s, counts);
+	if (v != PMC_PASS && res->reason && *res->reason &&
+	    (v == PMC_KNOWN_ISSUE || !reason_is_a_check(res)))
+		fprintf(f, "%s%s", counts[0] ? "\n        " : "", res->reason);
 	fputc('\n', f);
 }
 
-void pmc__print_case_details(FILE *f, json_t *res, bool verbose)
+void pmc__print_case_details(FILE *f, const struct pmc__result *res, bool verbose)
 {
-	int v = pmc__verdict_from_name(str(res, "verdict"));
-	bool bad = v == PMC_FAIL || v == PMC_ERROR || v == PMC_INCONCLUSIVE || v < 0;
-	json_t *chk, *note, *r;
-	size_t i;
+	enum pmc_verdict v = res->verdict;
+	bool bad = v == PMC_FAIL || v == PMC_ERROR || v == PMC_INCONCLUSIVE;
+	size_t i, k;
 
-	json_array_foreach(json_object_get(res, "checks"), i, chk) {
-		const char *st = str(chk, "status");
-
-		if (verbose || strcmp(st, "pass"))
-			fprintf(f, "        %-12s %s\n", st, str(chk, "message"));
-	}
-	json_array_foreach(json_object_get(res, "notes"), i, note)
-		fprintf(f, "        note: %s\n", json_string_value(note));
+	for (i = 0; i < res->nchecks; i++)
+		if (verbose || res->checks[i].status != PMC__CHECK_PASS)
+			fprintf(f, "        %-12s %s\n", pmc__check_status_name(res->checks[i].status),
+				res->checks[i].message);
+	for (i = 0; i < res->nnotes; i++)
+		fprintf(f, "        note: %s\n", res->notes[i]);
 	if (verbose) {
-		json_array_foreach(json_object_get(res, "regions"), i, r) {
-			const char *label;
-			json_t *st;
+		for (i = 0; i < res->nregions; i++) {
+			const struct pmc__region_rec *r = &res->regions[i];
 
-			fprintf(f, "        region %s: %" JSON_INTEGER_FORMAT " samples, %" JSON_INTEGER_FORMAT " iterations each\n",
-				str(r, "name"), json_integer_value(json_object_get(r, "samples")),
-				json_integer_value(json_object_get(r, "iterations")));
-			json_object_foreach(json_object_get(r, "events"), label, st)
-				fprintf(f, "          %-28s min %" JSON_INTEGER_FORMAT "  median %g  max %" JSON_INTEGER_FORMAT "  (overhead %" JSON_INTEGER_FORMAT " subtracted)\n",
-					label, json_integer_value(json_object_get(st, "min")),
-					json_number_value(json_object_get(st, "median")),
-					json_integer_value(json_object_get(st, "max")),
-					json_integer_value(json_object_get(json_object_get(res, "overhead"), label)));
+			fprintf(f, "        region %s: %zu samples, %" PRIu64 " iterations each\n",
+				r->name, r->samples, r->iterations);
+			for (k = 0; k < r->nev; k++) {
+				const struct pmc__stat_rec *st = &r->ev[k];
+				uint64_t overhead = 0;
+
+				for (size_t e = 0; e < res->nevents; e++)
+					if (!strcmp(res->events[e].label, st->label))
+						overhead = res->events[e].overhead;
+				fprintf(f, "          %-28s min %" PRIu64 "  median %.1f  max %" PRIu64 "  (overhead %" PRIu64 " subtracted)\n",
+					st->label, st->min, st->median, st->max, overhead);
+			}
 		}
-		if (*str(res, "grouping"))
-			fprintf(f, "        groups %s, read path %s\n", str(res, "grouping"), str(res, "read_path"));
+		if (res->grouping)
+			fprintf(f, "        groups %s, read path %s\n", res->grouping,
+				res->read_path ? res->read_path : "?");
 	}
-	if ((bad || verbose) && *str(res, "output")) {
-		const char *out = str(res, "output");
+	if ((bad || verbose) && res->output && *res->output) {
+		const char *out = res->output;
 		const char *p = out + strlen(out);
 		int lines = 0;
 
@@ -547,190 +513,64 @@ static void tap_text(FILE *f, const char *s)
 		fputc(*s == '#' ? '%' : *s == '\n' ? ' ' : *s, f);
 }
 
-void pmc__print_tap(FILE *f, json_t *res, size_t idx)
+void pmc__print_tap(FILE *f, const struct pmc__result *res, size_t idx)
 {
-	int v = pmc__verdict_from_name(str(res, "verdict"));
-	json_t *chk;
-	size_t i;
+	enum pmc_verdict v = res->verdict;
+	const char *reason = res->reason ? res->reason : "";
 
-	fprintf(f, "%s %zu - %s", v == PMC_PASS || v == PMC_SKIP ? "ok" : "not ok", idx, str(res, "name"));
+	fprintf(f, "%s %zu - %s", v == PMC_PASS || v == PMC_SKIP ? "ok" : "not ok", idx, res->name);
 	if (v == PMC_SKIP) {
 		fputs(" # SKIP ", f);
-		tap_text(f, str(res, "reason"));
+		tap_text(f, reason);
 	} else if (v == PMC_KNOWN_ISSUE) {
 		fputs(" # TODO ", f);
-		tap_text(f, str(res, "reason"));
+		tap_text(f, reason);
 	}
 	fputc('\n', f);
-	if (v == PMC_FAIL || v == PMC_ERROR || v == PMC_INCONCLUSIVE || v < 0) {
-		fprintf(f, "  ---\n  verdict: %s\n  message: \"", str(res, "verdict"));
-		for (const char *p = str(res, "reason"); *p; p++)
+	if (v == PMC_FAIL || v == PMC_ERROR || v == PMC_INCONCLUSIVE) {
+		fprintf(f, "  ---\n  verdict: %s\n  message: \"", pmc_verdict_name(v));
+		for (const char *p = reason; *p; p++)
 			fputs(*p == '"' ? "\\\"" : *p == '\\' ? "\\\\" : *p == '\n' ? "\\n" : (char[]){ *p, 0 }, f);
 		fputs("\"\n", f);
-		json_array_foreach(json_object_get(res, "checks"), i, chk)
-			if (strcmp(str(chk, "status"), "pass")) {
+		for (size_t i = 0; i < res->nchecks; i++)
+			if (res->checks[i].status != PMC__CHECK_PASS) {
 				fputs("  # ", f);
-				tap_text(f, str(chk, "message"));
+				tap_text(f, res->checks[i].message);
 				fputc('\n', f);
 			}
 		fputs("  ...\n", f);
 	}
 }
 
-void pmc__print_ctest_measurements(FILE *f, json_t *res)
+void pmc__print_ctest_measurements(FILE *f, const struct pmc__result *res)
 {
-	json_t *r, *st;
-	const char *label;
-	size_t i;
-
-	json_array_foreach(json_object_get(res, "regions"), i, r)
-		json_object_foreach(json_object_get(r, "events"), label, st)
-			fprintf(f, "<CTestMeasurement type=\"numeric/double\" name=\"%s.%s\">%" JSON_INTEGER_FORMAT "</CTestMeasurement>\n",
-				str(r, "name"), label, json_integer_value(json_object_get(st, "min")));
+	for (size_t i = 0; i < res->nregions; i++)
+		for (size_t k = 0; k < res->regions[i].nev; k++)
+			fprintf(f, "<CTestMeasurement type=\"numeric/double\" name=\"%s.%s\">%" PRIu64 "</CTestMeasurement>\n",
+				res->regions[i].name, res->regions[i].ev[k].label,
+				res->regions[i].ev[k].min);
 }
 
 /* ---- pmcheck results --------------------------------------------------------------------- */
 
-static const char *json_type_name(json_t *v)
+/* Read one results file into rs (its cases appended, its environment kept
+ * if rs has none yet). */
+static int load_into(const char *path, struct pmc__results *rs)
 {
-	switch (json_typeof(v)) {
-	case JSON_OBJECT: return "an object";
-	case JSON_ARRAY: return "an array";
-	case JSON_STRING: return "a string";
-	case JSON_INTEGER: return "an integer";
-	case JSON_REAL: return "a fraction";
-	case JSON_TRUE:
-	case JSON_FALSE: return "a boolean";
-	default: return "null";
-	}
-}
-
-/* Is o[key] of the wanted type?  Fills why with the field's path if not. */
-static bool want(json_t *o, const char *key, json_type type, bool optional, const char *path,
-		 const char *at, char *why, size_t size)
-{
-	json_t *v = json_object_get(o, key);
-	static const char *const names[] = { "an object", "an array", "a string",
-					     "an integer", "a number", "a boolean" };
-	bool ok;
-
-	if (!v || (optional && json_is_null(v))) {
-		if (optional)
-			return true;
-		snprintf(why, size, "%s: %s%s%s: missing", path, at, *at ? "." : "", key);
-		return false;
-	}
-	ok = json_typeof(v) == type || (type == JSON_REAL && json_is_number(v)) ||
-	     (type == JSON_TRUE && json_is_boolean(v));
-	if (!ok)
-		snprintf(why, size, "%s: %s%s%s: expected %s, found %s", path, at, *at ? "." : "",
-			 key, names[type == JSON_REAL ? 4 : type == JSON_TRUE ? 5 : type],
-			 json_type_name(v));
-	return ok;
-}
-
-int pmc__results_load(const char *path, json_t **out, char *why, size_t size)
-{
-	json_error_t jerr;
-	json_t *doc = json_load_file(path, 0, &jerr), *c;
-	size_t i;
-
-	*out = NULL;
-	if (!doc) {
-		snprintf(why, size, "%s:%d: not JSON: %s", path, jerr.line, jerr.text);
-		return -1;
-	}
-	if (!json_is_object(doc) || strcmp(str(doc, "schema"), SCHEMA_ID)) {
-		snprintf(why, size, "%s: not a pmcheck results file (schema \"%s\", expected \"%s\")",
-			 path, json_is_object(doc) ? str(doc, "schema") : "(not an object)", SCHEMA_ID);
-		goto bad;
-	}
-	if (!want(doc, "cases", JSON_ARRAY, false, path, "", why, size) ||
-	    !want(doc, "environment", JSON_OBJECT, false, path, "", why, size))
-		goto bad;
-	json_array_foreach(json_object_get(doc, "cases"), i, c) {
-		char at[64], rat[640];
-		json_t *r, *st, *chk;
-		const char *label;
-		size_t j, k;
-
-		snprintf(at, sizeof(at), "cases[%zu]", i);
-		if (!json_is_object(c)) {
-			snprintf(why, size, "%s: %s: expected an object, found %s", path, at,
-				 json_type_name(c));
-			goto bad;
-		}
-		if (!want(c, "name", JSON_STRING, false, path, at, why, size) ||
-		    !want(c, "verdict", JSON_STRING, false, path, at, why, size) ||
-		    !want(c, "regions", JSON_ARRAY, false, path, at, why, size) ||
-		    !want(c, "checks", JSON_ARRAY, false, path, at, why, size) ||
-		    !want(c, "reason", JSON_STRING, true, path, at, why, size))
-			goto bad;
-		if (pmc__verdict_from_name(str(c, "verdict")) < 0) {
-			snprintf(why, size, "%s: %s.verdict: unknown verdict \"%s\"", path, at,
-				 str(c, "verdict"));
-			goto bad;
-		}
-		json_array_foreach(json_object_get(c, "regions"), j, r) {
-			snprintf(rat, sizeof(rat), "%s.regions[%zu]", at, j);
-			if (!json_is_object(r) ||
-			    !want(r, "name", JSON_STRING, false, path, rat, why, size) ||
-			    !want(r, "samples", JSON_INTEGER, false, path, rat, why, size) ||
-			    !want(r, "events", JSON_OBJECT, false, path, rat, why, size)) {
-				if (!json_is_object(r))
-					snprintf(why, size, "%s: %s: expected an object", path, rat);
-				goto bad;
-			}
-			json_object_foreach(json_object_get(r, "events"), label, st) {
-				char eat[900];
-
-				snprintf(eat, sizeof(eat), "%s.events[\"%s\"]", rat, label);
-				if (!json_is_object(st)) {
-					snprintf(why, size, "%s: %s: expected an object", path, eat);
-					goto bad;
-				}
-				if (!want(st, "n", JSON_INTEGER, false, path, eat, why, size) ||
-				    !want(st, "min", JSON_INTEGER, false, path, eat, why, size) ||
-				    !want(st, "max", JSON_INTEGER, false, path, eat, why, size) ||
-				    !want(st, "multiplexed", JSON_INTEGER, true, path, eat, why, size) ||
-				    !want(st, "not_counted", JSON_INTEGER, true, path, eat, why, size))
-					goto bad;
-			}
-		}
-		json_array_foreach(json_object_get(c, "checks"), k, chk) {
-			snprintf(rat, sizeof(rat), "%s.checks[%zu]", at, k);
-			if (!json_is_object(chk) ||
-			    !want(chk, "status", JSON_STRING, false, path, rat, why, size) ||
-			    !want(chk, "message", JSON_STRING, false, path, rat, why, size) ||
-			    !want(chk, "measured", JSON_REAL, true, path, rat, why, size)) {
-				if (!json_is_object(chk))
-					snprintf(why, size, "%s: %s: expected an object", path, rat);
-				goto bad;
-			}
-		}
-	}
-	*out = doc;
-	return 0;
-bad:
-	json_decref(doc);
-	return -1;
-}
-
-static int load_into(const char *path, json_t *cases, json_t **env)
-{
+	struct pmc__results one;
 	char why[1024];
-	json_t *doc, *c;
 	size_t i;
 
-	if (pmc__results_load(path, &doc, why, sizeof(why))) {
+	if (pmc__results_load(path, &one, why, sizeof(why))) {
 		fprintf(stderr, "pmcheck results: %s\n", why);
 		return -1;
 	}
-	json_array_foreach(json_object_get(doc, "cases"), i, c)
-		json_array_append(cases, c);
-	if (!*env)
-		*env = json_incref(json_object_get(doc, "environment"));
-	json_decref(doc);
+	for (i = 0; i < one.n; i++)
+		if (pmc__results_add(rs, &one.cases[i]))
+			break;
+	if (!rs->environment)
+		rs->environment = json_incref(one.environment);
+	pmc__results_release(&one);
 	return 0;
 }
 
@@ -739,7 +579,7 @@ static int cmp_str(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-static int load_dir(const char *dir, json_t *cases, json_t **env, size_t *files)
+static int load_dir(const char *dir, struct pmc__results *rs, size_t *files)
 {
 	DIR *d = opendir(dir);
 	struct dirent *e;
@@ -769,7 +609,7 @@ static int load_dir(const char *dir, json_t *cases, json_t **env, size_t *files)
 	if (n > 1)
 		qsort(names, n, sizeof(*names), cmp_str);
 	for (i = 0; i < n; i++) {
-		rc |= load_into(names[i], cases, env);
+		rc |= load_into(names[i], rs);
 		free(names[i]);
 	}
 	free(names);
@@ -779,15 +619,14 @@ static int load_dir(const char *dir, json_t *cases, json_t **env, size_t *files)
 
 /* Verdict counts per suite (for a conformance suite: per area of the
  * manual), in the order suites first appear. */
-static json_t *counts_by_suite(json_t *cases)
+static json_t *counts_by_suite(const struct pmc__results *rs)
 {
 	static const char *const verdicts[] = { "PASS", "FAIL", "SKIP", "ERROR", "KNOWN-ISSUE",
 						"INCONCLUSIVE" };
-	json_t *out = json_object(), *c;
-	size_t i;
+	json_t *out = json_object();
 
-	json_array_foreach(cases, i, c) {
-		const char *suite = str(c, "suite"), *v = str(c, "verdict");
+	for (size_t i = 0; i < rs->n; i++) {
+		const char *suite = rs->cases[i].suite, *v = pmc_verdict_name(rs->cases[i].verdict);
 		json_t *row = json_object_get(out, suite);
 
 		if (!row) {
@@ -796,14 +635,11 @@ static json_t *counts_by_suite(json_t *cases)
 				json_object_set_new(row, verdicts[k], json_integer(0));
 			json_object_set_new(out, suite, row);
 		}
-		if (json_object_get(row, v))
-			json_object_set_new(row, v,
-					    json_integer(json_integer_value(json_object_get(row, v)) + 1));
+		json_object_set_new(row, v, json_integer(json_integer_value(json_object_get(row, v)) + 1));
 	}
 	return out;
 }
 
-/* The per-suite table, as text or Markdown, headed by what was tested. */
 static char *suite_table(json_t *by, json_t *env, bool markdown)
 {
 	json_t *kernel = json_object_get(env, "kernel"), *cpu = json_object_get(env, "cpu"), *row;
@@ -838,11 +674,33 @@ static char *suite_table(json_t *by, json_t *env, bool markdown)
 	return buf;
 }
 
+static const char results_usage[] =
+	"usage: pmcheck results [options] DIR|FILE...\n"
+	"\n"
+	"Merges suite result files (--json, --results-dir) and prints the summary with\n"
+	"grouped skip reasons.  Every file is checked on read: a missing or mistyped\n"
+	"field is an error naming the file and the field.\n"
+	"\n"
+	"  --require-measured  fail when measuring cases were selected but none measured\n"
+	"                      anything (all skipped); a selection without measuring\n"
+	"                      cases (a conformance suite) has nothing to guard\n"
+	"  --clear DIR         empty DIR of result files (the start of a CTest run)\n"
+	"  --by-suite          a per-suite (conformance: per-area) table\n"
+	"  --markdown=FILE     that table as Markdown\n"
+	"  --json=FILE         the merged results, atomically\n"
+	"  --junit=FILE        JUnit XML, atomically\n"
+	"  --help              this text\n"
+	"\n"
+	"exit status: the merged cases' (0 pass, 1 fail, 2 error, 4 inconclusive; all\n"
+	"skipped is 0), 1 when --require-measured finds nothing measured, 2 for an\n"
+	"unreadable file, 64 usage.\n";
+
 int pmc__results_command(int argc, char **argv)
 {
 	const char *json_path = NULL, *junit_path = NULL, *md_path = NULL;
 	bool require_measured = false, clear = false, by_suite = false;
-	json_t *cases = json_array(), *env = NULL, *summary, *doc;
+	struct pmc__results rs = { 0 };
+	json_t *summary, *doc;
 	size_t files = 0;
 	int i, rc = 0, status;
 
@@ -852,7 +710,11 @@ int pmc__results_command(int argc, char **argv)
 
 		if (!strcmp(a, "--require-measured"))
 			require_measured = true;
-		else if (!strcmp(a, "--clear"))
+		else if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+			fputs(results_usage, stdout);
+			pmc__results_release(&rs);
+			return 0;
+		} else if (!strcmp(a, "--clear"))
 			clear = true;
 		else if (!strncmp(a, "--json=", 7))
 			json_path = a + 7;
@@ -863,8 +725,8 @@ int pmc__results_command(int argc, char **argv)
 		else if (!strncmp(a, "--markdown=", 11))
 			by_suite = true, md_path = a + 11;
 		else if (a[0] == '-') {
-			fprintf(stderr, "pmcheck results: unknown option '%s'\n", a);
-			json_decref(cases);
+			fprintf(stderr, "pmcheck results: unknown option '%s' (see pmcheck results --help)\n", a);
+			pmc__results_release(&rs);
 			return PMC_EXIT_USAGE;
 		} else if (clear) {
 			/* Start of a run: empty the directory of old results. */
@@ -890,17 +752,17 @@ int pmc__results_command(int argc, char **argv)
 			}
 			closedir(d);
 		} else if (stat(a, &st) == 0 && S_ISDIR(st.st_mode)) {
-			rc |= load_dir(a, cases, &env, &files);
+			rc |= load_dir(a, &rs, &files);
 		} else {
-			rc |= load_into(a, cases, &env);
+			rc |= load_into(a, &rs);
 			files++;
 		}
 	}
 	if (clear) {
-		json_decref(cases);
+		pmc__results_release(&rs);
 		return rc ? PMC_EXIT_ERROR : 0;
 	}
-	summary = pmc__summary(cases);
+	summary = pmc__summary(&rs);
 	printf("%s (from %zu result files)\n", str(summary, "line"), files);
 	{
 		json_t *reasons = json_object_get(summary, "skip_reasons"), *n;
@@ -908,20 +770,6 @@ int pmc__results_command(int argc, char **argv)
 
 		json_object_foreach(reasons, reason, n)
 			printf("  SKIP %3" JSON_INTEGER_FORMAT " x %s\n", json_integer_value(n), reason);
-	}
-	if (by_suite) {
-		json_t *by = counts_by_suite(cases);
-		char *text = suite_table(by, env, false), *md = md_path ? suite_table(by, env, true) : NULL;
-
-		if (text)
-			printf("\n%s", text);
-		if (md_path && (!md || pmc_write_file_atomic(md_path, md, strlen(md)) != 0)) {
-			fprintf(stderr, "pmcheck results: cannot write %s\n", md_path);
-			rc = -1;
-		}
-		free(text);
-		free(md);
-		json_object_set_new(summary, "by_suite", by);
 	}
 	status = (int)json_integer_value(json_object_get(summary, "exit_status"));
 	if (status == PMC_EXIT_SKIP)
@@ -938,18 +786,38 @@ int pmc__results_command(int argc, char **argv)
 			fprintf(stderr, "pmcheck results: nothing was measured: every measuring case was skipped or broken (--require-measured)\n");
 		status = PMC_EXIT_FAIL;
 	}
+	json_decref(summary);
+	if (!rs.environment)
+		rs.environment = json_object();
+	{
+		char *args[] = { (char *)"pmcheck", (char *)"results" };
+		struct pmc__run_info info = { "pmcheck results", "", 2, args, 0.0 };
+
+		doc = pmc__results_doc(&rs, &info);
+	}
+	if (by_suite) {
+		json_t *by = counts_by_suite(&rs);
+		char *text = suite_table(by, rs.environment, false);
+		char *md = md_path ? suite_table(by, rs.environment, true) : NULL;
+
+		if (text)
+			printf("\n%s", text);
+		if (md_path && (!md || pmc_write_file_atomic(md_path, md, strlen(md)) != 0)) {
+			fprintf(stderr, "pmcheck results: cannot write %s\n", md_path);
+			rc = -1;
+		}
+		free(text);
+		free(md);
+		json_object_set_new(json_object_get(doc, "summary"), "by_suite", by);
+	}
 	if (rc)
 		status = PMC_EXIT_ERROR;
-	doc = json_pack("{s:s, s:s, s:o, s:o, s:f, s:o, s:o}", "schema", SCHEMA_ID, "program",
-			"pmcheck results", "command", json_array(), "environment",
-			env ? env : json_object(), "duration_s", 0.0, "summary", summary, "cases",
-			cases);
 	if (json_path && pmc__write_json(json_path, doc) != 0) {
 		fprintf(stderr, "pmcheck results: cannot write %s\n", json_path);
 		status = PMC_EXIT_ERROR;
 	}
 	if (junit_path) {
-		char *xml = pmc__junit(doc);
+		char *xml = pmc__junit(&rs, "pmcheck results", 0.0);
 
 		if (!xml || pmc_write_file_atomic(junit_path, xml, strlen(xml)) != 0) {
 			fprintf(stderr, "pmcheck results: cannot write %s\n", junit_path);
@@ -958,5 +826,6 @@ int pmc__results_command(int argc, char **argv)
 		free(xml);
 	}
 	json_decref(doc);
+	pmc__results_release(&rs);
 	return status;
 }

@@ -465,23 +465,31 @@ static int wait_deadline(pid_t pid, double timeout, int *status)
 	return 0;
 }
 
-static json_t *error_result(const struct pmc_test_def *d, const char *reason)
+/* The record of a case that ended without reporting one. */
+static void error_result(const struct pmc_test_def *d, const char *reason, struct pmc__result *r)
 {
 	char name[256];
 
 	pmc__full_name(d, name, sizeof(name));
-	return json_pack("{s:s, s:s, s:s, s:s, s:i, s:s, s:s, s:[], s:[], s:[], s:[]}", "name",
-			 name, "suite", d->suite, "test", d->name, "file", d->file, "line", d->line,
-			 "verdict", "ERROR", "reason", reason, "events", "regions", "checks",
-			 "notes");
+	memset(r, 0, sizeof(*r));
+	r->name = strdup(name);
+	r->suite = strdup(d->suite);
+	r->test = strdup(d->name);
+	r->file = strdup(d->file);
+	r->line = d->line;
+	r->verdict = PMC_ERROR;
+	r->reason = strdup(reason);
+	r->measuring = true;
 }
 
 /* Write a case's result for the runner; returns 0 when all of it went out. */
-static int write_result(int fd, json_t *res)
+static int write_result(int fd, const struct pmc__result *res)
 {
-	char *text = res ? json_dumps(res, JSON_COMPACT) : NULL;
+	json_t *o = pmc__result_to_json(res);
+	char *text = o ? json_dumps(o, JSON_COMPACT) : NULL;
 	size_t len = text ? strlen(text) : 0, off = 0;
 
+	json_decref(o);
 	while (off < len) {
 		ssize_t n = write(fd, text + off, len - off);
 
@@ -616,31 +624,31 @@ static int exec_sim_case(struct runner *r, const struct pmc_test_def *d, int res
 	return rc;
 }
 
-static json_t *run_forked(struct runner *r, const struct pmc_test_def *d,
-			  const struct pmc_test_options *o, double *seconds)
+static void run_forked(struct runner *r, const struct pmc_test_def *d,
+		       const struct pmc_test_options *o, double *seconds, struct pmc__result *res)
 {
 	int outfd = make_memfd("pmcheck-output"), resfd = make_memfd("pmcheck-result");
 	double t0 = now_s();
-	char reason[512], *out = NULL;
-	json_t *res = NULL;
+	char reason[1024], *out = NULL;
 	size_t out_total = 0;
 	int status = 0;
 	pid_t pid;
 
+	memset(res, 0, sizeof(*res));
 	if (outfd < 0 || resfd < 0) {
 		snprintf(reason, sizeof(reason), "cannot create the result buffer: %s", strerror(errno));
-		res = error_result(d, reason);
+		error_result(d, reason, res);
 		goto out;
 	}
 	fflush(NULL);
 	pid = fork();
 	if (pid < 0) {
 		snprintf(reason, sizeof(reason), "fork: %s", strerror(errno));
-		res = error_result(d, reason);
+		error_result(d, reason, res);
 		goto out;
 	}
 	if (pid == 0) {
-		json_t *cr;
+		struct pmc__result cr;
 		int rc;
 
 		/* Own process group: a timeout kills the case and its children
@@ -656,9 +664,8 @@ static json_t *run_forked(struct runner *r, const struct pmc_test_def *d,
 			fflush(NULL);
 			_exit(rc);
 		}
-		cr = pmc__run_case(d, o, r->backend, r->strict);
-		rc = write_result(resfd, cr) ? 1 : 0;
-		json_decref(cr);
+		rc = pmc__run_case(d, o, r->backend, r->strict, &cr) || write_result(resfd, &cr) ? 1 : 0;
+		pmc__result_release(&cr);
 		fflush(NULL);
 		exit(rc);
 	}
@@ -670,8 +677,8 @@ static json_t *run_forked(struct runner *r, const struct pmc_test_def *d,
 		waitpid(pid, &status, 0);
 		current_child = 0;
 		snprintf(reason, sizeof(reason), "timed out after %g s (set .timeout or --timeout)", o->timeout);
-		res = error_result(d, reason);
-		json_object_set_new(res, "timeout", json_true());
+		error_result(d, reason, res);
+		res->timeout = true;
 		goto out;
 	}
 	kill(-pid, SIGKILL); /* leftovers of the case */
@@ -682,21 +689,26 @@ static json_t *run_forked(struct runner *r, const struct pmc_test_def *d,
 
 		if (text && WIFEXITED(status) && WEXITSTATUS(status) == 0) {
 			json_error_t jerr;
+			json_t *o2 = json_loads(text, 0, &jerr);
+			char why[768];
 
-			res = json_loads(text, 0, &jerr);
-			if (!res) {
+			if (!o2) {
 				snprintf(reason, sizeof(reason), "unreadable result from the case: %s", jerr.text);
-				res = error_result(d, reason);
+				error_result(d, reason, res);
+			} else if (pmc__result_from_json(o2, res, "the case's result", why, sizeof(why))) {
+				snprintf(reason, sizeof(reason), "unreadable result: %s", why);
+				error_result(d, reason, res);
 			}
+			json_decref(o2);
 		} else if (WIFSIGNALED(status)) {
 			snprintf(reason, sizeof(reason), "crashed: killed by signal %d (%s)", WTERMSIG(status),
 				 strsignal(WTERMSIG(status)));
-			res = error_result(d, reason);
+			error_result(d, reason, res);
 		} else {
 			snprintf(reason, sizeof(reason),
 				 "the case exited with status %d before reporting a result (exit() in the test, or a sanitizer report; see output)",
 				 WIFEXITED(status) ? WEXITSTATUS(status) : -1);
-			res = error_result(d, reason);
+			error_result(d, reason, res);
 		}
 		free(text);
 	}
@@ -704,24 +716,23 @@ out:
 	*seconds = now_s() - t0;
 	if (outfd >= 0)
 		out = slurp_fd(outfd, OUTPUT_KEEP, &out_total);
-	if (res && out) {
-		json_object_set_new(res, "output", json_string(out));
+	if (out && *out) {
+		res->output = out;
+		out = NULL;
 		if (out_total > OUTPUT_KEEP)
-			json_object_set_new(res, "output_truncated_bytes",
-					    json_integer((json_int_t)(out_total - OUTPUT_KEEP)));
+			res->output_truncated = out_total - OUTPUT_KEEP;
 	}
 	free(out);
 	if (outfd >= 0)
 		close(outfd);
 	if (resfd >= 0)
 		close(resfd);
-	return res;
 }
 
-static json_t *run_one(struct runner *r, const struct pmc_test_def *d, double *seconds)
+static void run_one(struct runner *r, const struct pmc_test_def *d, double *seconds,
+		    struct pmc__result *res)
 {
 	struct pmc_test_options o;
-	json_t *res;
 
 	pmc__effective_options(d, r->repeat, r->timeout, &o);
 	if (r->backend == PMC_BACKEND_SIM && !(r->timeout > 0))
@@ -734,17 +745,16 @@ static json_t *run_one(struct runner *r, const struct pmc_test_def *d, double *s
 		double t0 = now_s();
 
 		alarm((unsigned)ceil(o.timeout));
-		res = pmc__run_case(d, &o, r->backend, r->strict);
+		if (pmc__run_case(d, &o, r->backend, r->strict, res))
+			error_result(d, "out of memory building the result", res);
 		alarm(0);
 		*seconds = now_s() - t0;
 	} else {
-		res = run_forked(r, d, &o, seconds);
+		run_forked(r, d, &o, seconds, res);
 	}
-	if (!res)
-		res = error_result(d, "out of memory building the result");
-	json_object_set_new(res, "duration_s", json_real(*seconds));
-	json_object_set_new(res, "timeout_s", json_real(o.timeout));
-	return res;
+	res->has_duration = true;
+	res->duration_s = *seconds;
+	res->timeout_s = o.timeout;
 }
 
 /* ---- main ------------------------------------------------------------------------------ */
@@ -756,7 +766,7 @@ static const char *base_name(const char *p)
 	return s ? s + 1 : p;
 }
 
-static int write_results_dir(struct runner *r, json_t *doc, json_t *cases)
+static int write_results_dir(struct runner *r, json_t *doc, const struct pmc__results *rs)
 {
 	char path[PATH_MAX];
 	const char *stem = r->prog;
@@ -765,8 +775,8 @@ static int write_results_dir(struct runner *r, json_t *doc, json_t *cases)
 		fprintf(stderr, "%s: --results-dir=%s: %s\n", r->prog, r->results_dir, strerror(errno));
 		return -1;
 	}
-	if (json_array_size(cases) == 1)
-		stem = json_string_value(json_object_get(json_array_get(cases, 0), "name"));
+	if (rs->n == 1)
+		stem = rs->cases[0].name;
 	/* The sim variant of a case is a test of its own. */
 	if (snprintf(path, sizeof(path), "%s/%s%s.json", r->results_dir, stem,
 		     r->backend == PMC_BACKEND_SIM ? ".sim" : "") >= (int)sizeof(path))
@@ -809,7 +819,7 @@ static int calibrate(struct runner *r, size_t total)
 		printf("tolerance for deterministic counts: %g%%\n", r->cal_tolerance);
 	for (i = 0; i < pmc__ncases(); i++) {
 		const struct pmc_test_def *d = pmc__case(i);
-		json_t **runs;
+		struct pmc__result *runs;
 		char name[256];
 		unsigned k;
 		int n;
@@ -823,13 +833,11 @@ static int calibrate(struct runner *r, size_t total)
 		if (!runs)
 			return PMC_EXIT_ERROR;
 		for (k = 0; k < r->calibrate; k++) {
-			const char *v;
 			double secs;
 
-			runs[k] = run_one(r, d, &secs);
-			v = json_string_value(json_object_get(runs[k], "verdict"));
+			run_one(r, d, &secs, &runs[k]);
 			/* A case that cannot run here will not in the next runs. */
-			if (k == 0 && v && (!strcmp(v, "SKIP") || !strcmp(v, "ERROR")))
+			if (k == 0 && (runs[k].verdict == PMC_SKIP || runs[k].verdict == PMC_ERROR))
 				break;
 		}
 		n = pmc__calibrate_case(runs, k < r->calibrate ? 1 : r->calibrate,
@@ -842,20 +850,21 @@ static int calibrate(struct runner *r, size_t total)
 		else
 			written += (size_t)n;
 		for (k = 0; k < r->calibrate; k++)
-			json_decref(runs[k]); /* NULL past an early stop */
+			pmc__result_release(&runs[k]); /* empty past an early stop */
 		free(runs);
 	}
 	printf("\n%zu budget(s) written; review them with git diff before committing\n", written);
 	return status;
 }
 
-/* --baseline: compare, print, Markdown; attaches the comparison to the
- * results document; returns an exit status. */
-static int compare_baseline(struct runner *r, json_t *doc)
+/* --baseline: compare, print, Markdown; keeps the comparison with the
+ * run's results (--json carries it); returns an exit status. */
+static int compare_baseline(struct runner *r, struct pmc__results *run)
 {
-	json_t *old, *rep, *kept, *c;
+	struct pmc__results old, kept = { 0 };
 	size_t i, outside = 0;
 	char why[1024];
+	json_t *rep;
 	int status;
 
 	if (pmc__results_load(r->baseline, &old, why, sizeof(why))) {
@@ -863,15 +872,14 @@ static int compare_baseline(struct runner *r, json_t *doc)
 		return PMC_EXIT_ERROR;
 	}
 	/* Cases outside --filter were not selected: not compared, not gone. */
-	kept = json_array();
-	json_array_foreach(json_object_get(old, "cases"), i, c) {
-		if (pmc__filter_match(r->filter, json_string_value(json_object_get(c, "name"))))
-			json_array_append(kept, c);
+	kept.environment = json_incref(old.environment);
+	for (i = 0; i < old.n; i++) {
+		if (pmc__filter_match(r->filter, old.cases[i].name))
+			pmc__results_add(&kept, &old.cases[i]);
 		else
 			outside++;
 	}
-	json_object_set_new(old, "cases", kept);
-	rep = pmc__compare(old, doc, &r->tolerance, false);
+	rep = pmc__compare(&kept, run, &r->tolerance, false);
 	printf("\ncompared with baseline %s", r->baseline);
 	if (outside)
 		printf(" (%zu of its cases are outside --filter=%s and were not compared)", outside,
@@ -888,8 +896,10 @@ static int compare_baseline(struct runner *r, json_t *doc)
 		}
 		free(md);
 	}
-	json_object_set_new(doc, "comparison", rep);
-	json_decref(old);
+	json_decref(run->comparison);
+	run->comparison = rep;
+	pmc__results_release(&kept);
+	pmc__results_release(&old);
 	return status;
 }
 
@@ -916,7 +926,7 @@ static int run_inner_case(struct runner *r)
 	const struct pmc_test_def *d = NULL;
 	struct pmc_test_options o;
 	struct pmc_error err;
-	json_t *res;
+	struct pmc__result res;
 	size_t i;
 	int rc;
 
@@ -939,9 +949,8 @@ static int run_inner_case(struct runner *r)
 	pmc__program = r->prog;
 	pmc__hwdb_setup(r->hwdb, r->nhwdb, true, &err);
 	pmc__effective_options(d, r->repeat, r->timeout, &o);
-	res = pmc__run_case(d, &o, PMC_BACKEND_SIM, r->strict);
-	rc = write_result(r->result_fd, res);
-	json_decref(res);
+	rc = pmc__run_case(d, &o, PMC_BACKEND_SIM, r->strict, &res) || write_result(r->result_fd, &res);
+	pmc__result_release(&res);
 	pmc__hwdb_teardown();
 	return rc ? PMC_EXIT_ERROR : 0;
 }
@@ -951,9 +960,10 @@ int pmc_main(int argc, char **argv)
 	struct runner r = { .prog = base_name(argc > 0 ? argv[0] : "pmcheck-suite") };
 	size_t counts[PMC_ERROR + 1] = { 0 };
 	size_t i, total = 0, idx = 0;
-	json_t *cases, *doc, *summary;
+	struct pmc__results run = { 0 };
+	json_t *doc, *summary;
 	double t0 = now_s();
-	int rc, status;
+	int rc, status = PMC_EXIT_PASS;
 
 	rc = parse_args(&r, argc, argv);
 	if (rc) {
@@ -1003,13 +1013,11 @@ int pmc_main(int argc, char **argv)
 	}
 	if (r.tap)
 		printf("TAP version 13\n1..%zu\n", total);
-	cases = json_array();
 	for (i = 0; i < pmc__ncases(); i++) {
 		const struct pmc_test_def *d = pmc__case(i);
+		struct pmc__result res;
 		char name[256];
 		double secs;
-		json_t *res;
-		int v;
 
 		pmc__full_name(d, name, sizeof(name));
 		if (!pmc__filter_match(r.filter, name))
@@ -1019,47 +1027,52 @@ int pmc_main(int argc, char **argv)
 			printf("[%zu/%zu] %s ...\r", idx, total, name);
 			fflush(stdout);
 		}
-		res = run_one(&r, d, &secs);
-		v = pmc__verdict_from_name(json_string_value(json_object_get(res, "verdict")));
-		counts[v < 0 ? PMC_ERROR : v]++;
+		run_one(&r, d, &secs, &res);
+		counts[res.verdict]++;
 		if (r.tap) {
-			pmc__print_tap(stdout, res, idx);
+			pmc__print_tap(stdout, &res, idx);
 		} else {
 			if (isatty(STDOUT_FILENO) && !r.verbose)
 				printf("\033[K");
-			pmc__print_case_line(stdout, res, idx, total, r.color);
-			pmc__print_case_details(stdout, res, r.verbose);
+			pmc__print_case_line(stdout, &res, idx, total, r.color);
+			pmc__print_case_details(stdout, &res, r.verbose);
 		}
 		if (r.ctest)
-			pmc__print_ctest_measurements(stdout, res);
+			pmc__print_ctest_measurements(stdout, &res);
 		fflush(stdout);
-		json_array_append_new(cases, res);
+		if (pmc__results_add(&run, &res)) {
+			pmc__result_release(&res);
+			fprintf(stderr, "%s: out of memory keeping the results\n", r.prog);
+			status = PMC_EXIT_ERROR;
+		}
 	}
-	status = pmc__exit_status(counts);
-	{
-		struct pmc__run_info info = { r.prog, r.backend == PMC_BACKEND_SIM ? "sim" : "perf",
-					      argc, argv, now_s() - t0 };
-
-		json_incref(cases);
-		doc = pmc__results_doc(cases, &info);
-	}
-	summary = json_object_get(doc, "summary");
+	if (status == PMC_EXIT_PASS)
+		status = pmc__exit_status(counts);
+	run.environment = pmc__environment(r.backend == PMC_BACKEND_SIM ? "sim" : "perf");
+	summary = pmc__summary(&run);
 	if (!r.tap)
 		pmc__print_summary(stdout, summary, now_s() - t0);
 	else
 		printf("# %s\n", json_string_value(json_object_get(summary, "line")));
+	json_decref(summary);
 	if (r.baseline) {
-		int cs = compare_baseline(&r, doc);
+		int cs = compare_baseline(&r, &run);
 
 		if (cs == PMC_EXIT_ERROR || (cs == PMC_EXIT_REGRESSION && status == PMC_EXIT_PASS))
 			status = cs;
+	}
+	{
+		struct pmc__run_info info = { r.prog, r.backend == PMC_BACKEND_SIM ? "sim" : "perf",
+					      argc, argv, now_s() - t0 };
+
+		doc = pmc__results_doc(&run, &info);
 	}
 	if (r.json_path && (rc = pmc__write_json(r.json_path, doc)) != 0) {
 		fprintf(stderr, "%s: cannot write --json=%s: %s\n", r.prog, r.json_path, strerror(-rc));
 		status = PMC_EXIT_ERROR;
 	}
 	if (r.junit_path) {
-		char *xml = pmc__junit(doc);
+		char *xml = pmc__junit(&run, r.prog, now_s() - t0);
 		int wrc = xml ? pmc_write_file_atomic(r.junit_path, xml, strlen(xml)) : -ENOMEM;
 
 		if (wrc) {
@@ -1068,7 +1081,7 @@ int pmc_main(int argc, char **argv)
 		}
 		free(xml);
 	}
-	if (r.results_dir && write_results_dir(&r, doc, cases) != 0)
+	if (r.results_dir && write_results_dir(&r, doc, &run) != 0)
 		status = PMC_EXIT_ERROR;
 	if (r.save_baseline && (rc = pmc__write_json(r.save_baseline, doc)) != 0) {
 		fprintf(stderr, "%s: cannot write --save-baseline=%s: %s\n", r.prog, r.save_baseline, strerror(-rc));
@@ -1076,7 +1089,7 @@ int pmc_main(int argc, char **argv)
 	}
 	pmc__hwdb_teardown();
 	free(r.hwdb_env);
-	json_decref(cases);
+	pmc__results_release(&run);
 	json_decref(doc);
 	return status;
 }
