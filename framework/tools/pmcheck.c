@@ -2,10 +2,10 @@
 /*
  * pmcheck: the command-line tool.
  *
- *   pmcheck probe [--json] [--output=FILE] [--timeout=SECONDS]
- *   pmcheck events EVENT[,EVENT...]     parse, show canonical names and attrs
- *   pmcheck results [--require-measured] [--json=F] [--junit=F] DIR|FILE...
- *   pmcheck version | help
+ *   pmcheck probe | events | results | compare | hwdb | validate | sim |
+ *           version | help
+ *
+ * Each command is described in `usage` below (`pmcheck COMMAND --help`).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -33,21 +33,23 @@ static const char usage[] =
 	"  events LIST         parse a comma-separated event list and show each event's\n"
 	"                      canonical name, kind and perf_event_attr fields\n"
 	"  results [--require-measured] [--json=FILE] [--junit=FILE] DIR|FILE...\n"
-	"                      merge suite result files (--json, --results-dir), print\n"
-	"                      the summary with grouped skip reasons; --require-measured\n"
-	"                      fails when no case measured anything (all skipped);\n"
+	"                      merge suite result files (--json, --results-dir), checked\n"
+	"                      on read, and print the summary with grouped skip reasons;\n"
+	"                      --require-measured fails when measuring cases were\n"
+	"                      selected and none measured anything (all skipped);\n"
 	"                      --clear DIR empties DIR of result files; --by-suite adds\n"
 	"                      a per-suite (conformance: per-area) table with kernel and\n"
-	"                      CPU, --markdown=FILE writes it as Markdown\n"
+	"                      CPU, --markdown=FILE writes it as Markdown (--help)\n"
 	"  hwdb lookup [SIG]   which hwdb model a signature (default: this CPU) maps to,\n"
 	"                      from which file:line, its facts and the budget keys\n"
 	"  hwdb budget SUITE.TEST REGION EVENT [--signature=S] [--backend=B]\n"
 	"                      the budget that applies, and its file:line\n"
 	"  hwdb check          parse every hwdb file (map, models, budgets)\n"
 	"                      (hwdb commands take --hwdb=DIR, and PMCHECK_HWDB)\n"
-	"  compare OLD.json NEW.json [--tolerance=PCT] [--force] [--json=F] [--markdown=F]\n"
+	"  compare OLD.json NEW.json [--tolerance=[EVENT=]PCT] [--allow-missing] [--force]\n"
+	"          [--json=F] [--markdown=F]\n"
 	"                      regression report between two result files (exit 3\n"
-	"                      on a regression)\n"
+	"                      on a regression or a case that did not run; --help)\n"
 	"  validate [--backend=perf|sim] [--output=FILE]\n"
 	"                      does this CPU model (or the simulator) count what hwdb says?\n"
 	"                      known-count kernels at 1x and 2x length: per-event table of\n"
@@ -355,6 +357,13 @@ int main(int argc, char **argv)
 	if (argc < 2 || !strcmp(argv[1], "help") || !strcmp(argv[1], "--help")) {
 		fputs(usage, argc < 2 ? stderr : stdout);
 		return argc < 2 ? 2 : 0;
+	}
+	/* `pmcheck COMMAND --help`: results and compare have their own pages;
+	 * the others are described in the command table. */
+	if (argc >= 3 && (!strcmp(argv[2], "--help") || !strcmp(argv[2], "-h")) &&
+	    strcmp(argv[1], "results") && strcmp(argv[1], "compare")) {
+		fputs(usage, stdout);
+		return 0;
 	}
 	if (!strcmp(argv[1], "probe"))
 		return cmd_probe(argc - 2, argv + 2);

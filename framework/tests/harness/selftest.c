@@ -219,6 +219,15 @@ PMC_TEST(selfbudget, unbudgeted, .events = "calls:selftest_fn")
 	PMC_EXPECT_BUDGET(t, "ten", "calls:selftest_fn");
 }
 
+/* A budget on the sim backend (the missing-budget message names the build). */
+PMC_TEST(selfsim, budgeted, .events = "instructions:u", .backends = PMC_BACKEND_SIM, .reps = 1)
+{
+	PMC_REGION(t, "r") {
+		call_n(10);
+	}
+	PMC_EXPECT_BUDGET(t, "r", "instructions:u");
+}
+
 PMC_TEST(repeat, samples, .events = "calls:selftest_fn", .reps = 4, .no_warmup = 1)
 {
 	PMC_REGION(t, "r") {

@@ -44,6 +44,7 @@ EXPECTED = {
     "fixture.order": ("PASS", 0),
     "fixture.teardown_after_failure": ("FAIL", 1),
     "selfbudget.unbudgeted": ("PASS", 0),
+    "selfsim.budgeted": ("SKIP", 77),
     "repeat.samples": ("PASS", 0),
 }
 
@@ -285,6 +286,24 @@ def t_backend():
           (p.returncode == 77 and "AddressSanitizer" in p.stdout),
           f"sim runs the case: {p.returncode} {p.stdout} {p.stderr}")
     check("warning" not in p.stderr, f"no valgrind noise: {p.stderr}")
+    # A sim budget recorded only for another build of the same compiler:
+    # the gate fails and says which builds have budgets.
+    p, doc = run_json("--backend=sim", "--filter=selfsim.budgeted")
+    if p.returncode != 77:
+        key = case(doc, "selfsim.budgeted")["sim_profile"]
+        other = key.rsplit("-", 1)[0] + "-Other"
+        with tempfile.TemporaryDirectory() as d:
+            os.makedirs(os.path.join(d, "budgets", other))
+            with open(os.path.join(d, "budgets", other, "selfsim.ini"), "w") as f:
+                f.write("[budgeted]\nr = instructions:u <= 1\n")
+            p, doc = run_json("--backend=sim", "--filter=selfsim.budgeted", f"--hwdb={d}")
+            c = case(doc, "selfsim.budgeted")
+            msg = c["checks"][0]["message"]
+            check(p.returncode == 1 and c["verdict"] == "FAIL" and other in msg and
+                  "Only another build type's budgets exist (Other; this build is" in msg,
+                  f"another build's budgets: {p.returncode} {msg}")
+            check(doc["environment"]["cpu"]["signature"] != c.get("simulated_cpu"),
+                  f"the host CPU, not valgrind's, names the machine: {doc['environment']['cpu']}")
     p = run("--backend=gpu")
     check(p.returncode == 64 and "unknown backend" in p.stderr, p.stderr)
     p = run("--bogus")

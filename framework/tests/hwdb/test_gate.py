@@ -239,6 +239,9 @@ def t_compare_crafted():
     check(p.returncode == 64, "usage")
     p = cli("compare", "--help")
     check(p.returncode == 0 and "--tolerance=EVENT=PCT" in p.stdout, f"compare --help: {p.stdout}{p.stderr}")
+    for command in ("probe", "events", "results", "hwdb", "validate", "sim"):
+        p = cli(command, "--help")
+        check(p.returncode == 0 and "usage" in p.stdout, f"{command} --help: {p.returncode} {p.stderr}")
 
 
 def t_gate_holes():
