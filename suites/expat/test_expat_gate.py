@@ -11,6 +11,7 @@ usage: test_expat_gate.py SUITE_EXE CTEST_FILE PMCHECK_CLI RUNS
    inside the region) fails the gate: exit status and report lines.
 5. A +0.05% change fails an exact budget and passes one calibrated with
    --calibrate-tolerance=1.
+6. Budgets of a case that no longer exists fail a whole-suite run.
 Exit 0 pass, 1 fail, 77 skip (the sim backend cannot run in this build).
 """
 import glob
@@ -169,6 +170,13 @@ def main():
         n = math.ceil(0.02 * base / per_doc)
         p, docs = ctest(d, results, "flat", PMCHECK_EXPAT_EXTRA=n)
         check(p.returncode != 0, f"+2% fails the 1% tolerance: {p.returncode}")
+
+        # 6. Budgets for a case that is gone (renamed) fail a whole-suite run.
+        with open(budget_files[0], "a") as f:
+            f.write("\n[renamed_away]\nparse = instructions:u = 5\n")
+        p = run("--backend=sim", "--hwdb=" + hwdb)
+        check(p.returncode == 1 and "expat.renamed_away, which is not a case of this program" in p.stdout,
+              f"stale budgets: {p.returncode}\n{p.stdout[-1500:]}")
 
 
 if __name__ == "__main__":

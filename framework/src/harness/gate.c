@@ -5,6 +5,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <limits.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
@@ -285,6 +286,136 @@ int pmc__calibrate_case(const struct pmc__result *runs, size_t nruns,
 		written++;
 	}
 	return written;
+}
+
+/* ---- budgets of cases that did not run ------------------------------------------ */
+
+struct section_seen {
+	char (*name)[128];
+	int *line;
+	size_t n, cap;
+};
+
+static int note_section(void *user, const char *section, const char *name, const char *value,
+			int line, struct pmc_error *err)
+{
+	struct section_seen *s = user;
+
+	(void)name;
+	(void)value;
+	(void)err;
+	for (size_t i = 0; i < s->n; i++)
+		if (!strcmp(s->name[i], section))
+			return 0;
+	if (s->n == s->cap) {
+		size_t cap = s->cap ? 2 * s->cap : 16;
+		void *a = realloc(s->name, cap * sizeof(*s->name)), *b;
+
+		if (!a)
+			return -ENOMEM;
+		s->name = a;
+		b = realloc(s->line, cap * sizeof(*s->line));
+		if (!b)
+			return -ENOMEM;
+		s->line = b;
+		s->cap = cap;
+	}
+	snprintf(s->name[s->n], sizeof(s->name[0]), "%s", section);
+	s->line[s->n++] = line;
+	return 0;
+}
+
+/* Sections of one budget file (the tests it budgets), with their lines. */
+static int budget_sections(const char *path, struct section_seen *s)
+{
+	struct pmc_error err;
+	FILE *f = fopen(path, "re");
+	char *text = NULL;
+	size_t len = 0;
+	int rc;
+
+	if (!f)
+		return -errno;
+	{
+		FILE *m = open_memstream(&text, &len);
+		char buf[4096];
+		size_t n;
+
+		if (!m) {
+			fclose(f);
+			return -ENOMEM;
+		}
+		while ((n = fread(buf, 1, sizeof(buf), f)) > 0)
+			fwrite(buf, 1, n, m);
+		fclose(m);
+	}
+	fclose(f);
+	rc = pmc_ini_parse_text(path, text, len, note_section, s, &err);
+	free(text);
+	return rc;
+}
+
+static const struct pmc__result *result_named(const struct pmc__results *run, const char *suite,
+					      const char *test)
+{
+	for (size_t i = 0; i < run->n; i++)
+		if (!strcmp(run->cases[i].suite, suite) && !strcmp(run->cases[i].test, test))
+			return &run->cases[i];
+	return NULL;
+}
+
+int pmc__budgets_not_run(const struct pmc__results *run, const char *backend, FILE *out)
+{
+	char keys[PMC_HWDB_MAX_KEYS][PMC_HWDB_KEY_MAX], path[PATH_MAX];
+	struct pmc_cpu_id cpu;
+	size_t nkeys, k, d, i, c, problems = 0;
+
+	if (!gate_db || pmc__ncases() == 0)
+		return 0;
+	if (!strcmp(backend, "sim")) {
+		pmc__sim_profile_key(pmc__case(0), keys[0], sizeof(keys[0]));
+		nkeys = 1;
+	} else {
+		pmc_cpu_identify(&cpu);
+		nkeys = pmc_hwdb_keys(gate_db, backend, cpu.signature, keys, PMC_HWDB_MAX_KEYS);
+	}
+	for (c = 0; c < pmc__ncases(); c++) {
+		const char *suite = pmc__case(c)->suite;
+		bool first = true;
+
+		/* Each suite once. */
+		for (i = 0; i < c && first; i++)
+			first = strcmp(pmc__case(i)->suite, suite) != 0;
+		if (!first)
+			continue;
+		for (k = 0; k < nkeys; k++) {
+			for (d = 0; d < pmc_hwdb_ndirs(gate_db); d++) {
+				struct section_seen s = { 0 };
+
+				snprintf(path, sizeof(path), "%s/budgets/%s/%s.ini", pmc_hwdb_dir(gate_db, d),
+					 keys[k], suite);
+				if (budget_sections(path, &s) == 0) {
+					for (i = 0; i < s.n; i++) {
+						const struct pmc__result *r = result_named(run, suite, s.name[i]);
+
+						if (!r) {
+							fprintf(out, "error: %s:%d: budgets for %s.%s, which is not a case of this program (renamed or removed? rename or delete the section)\n",
+								path, s.line[i], suite, s.name[i]);
+							problems++;
+						} else if (r->verdict == PMC_SKIP) {
+							fprintf(out, "error: %s.%s has budgets (%s:%d) but did not run: %s\n",
+								suite, s.name[i], path, s.line[i],
+								r->reason ? r->reason : "skipped");
+							problems++;
+						}
+					}
+				}
+				free(s.name);
+				free(s.line);
+			}
+		}
+	}
+	return (int)problems;
 }
 
 /* ---- comparison ---------------------------------------------------------------------- */

@@ -329,6 +329,10 @@ struct pmc__calibration {
 };
 int pmc__calibrate_case(const struct pmc__result *runs, size_t nruns,
 			const struct pmc__calibration *cal, FILE *out);
+/* After a whole-suite run: budgets (under this run's keys) naming a test that
+ * is no case of the program, or a case that was skipped, are gate holes.
+ * Prints each with its file:line; returns how many. */
+int pmc__budgets_not_run(const struct pmc__results *run, const char *backend, FILE *out);
 /* Tolerances of a comparison: one for every event, and per event. */
 #define PMC__MAX_TOLERANCES 16
 struct pmc__tolerance {

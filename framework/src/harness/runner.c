@@ -1048,6 +1048,12 @@ int pmc_main(int argc, char **argv)
 	}
 	if (status == PMC_EXIT_PASS)
 		status = pmc__exit_status(counts);
+	/* A whole-suite run also answers for the budgets: every budgeted case
+	 * must have run (a filtered run selects cases on purpose). */
+	if (!r.filter && pmc__budgets_not_run(&run, r.backend == PMC_BACKEND_SIM ? "sim" : "perf",
+					      stdout) > 0 &&
+	    (status == PMC_EXIT_PASS || status == PMC_EXIT_SKIP))
+		status = PMC_EXIT_FAIL;
 	run.environment = pmc__environment(r.backend == PMC_BACKEND_SIM ? "sim" : "perf");
 	summary = pmc__summary(&run);
 	if (!r.tap)
