@@ -189,7 +189,9 @@ static bool cpu_independent(const char *kind, const char *event)
  *   - deterministic but varied: the observed range "lo..hi" (widened by
  *     the tolerance, if any) and a warning that says why: the code under
  *     test did different work in different runs.  Never a fixed margin;
- *   - noisy (everything else): "<= ceil(max * (1 + margin))".
+ *   - noisy (everything else): "<= ceil(max + slack)", the slack being the
+ *     margin or twice the spread seen, whichever is wider.  On sim each run
+ *     has its own memory layout (cal->layouts), since misses depend on it.
  * Returns the number of budgets written, or -1 on error.
  */
 int pmc__calibrate_case(const struct pmc__result *runs, size_t nruns,
@@ -268,8 +270,13 @@ int pmc__calibrate_case(const struct pmc__result *runs, size_t nruns,
 				first->name, region, event, nruns, lo, hi, hi - lo,
 				tol > 0 ? " widened by the tolerance" : "");
 		} else {
-			snprintf(bound, sizeof(bound), "<= %.0f ; calibrated: noisy, %zu runs %.0f..%.0f, margin %g%%",
-				 ceil(hi * (1.0 + cal->margin_pct / 100.0)), nruns, lo, hi, cal->margin_pct);
+			/* The margin, or twice the spread seen if that is wider:
+			 * a few runs show only part of a noisy count's range. */
+			double slack = fmax(hi * cal->margin_pct / 100.0, 2.0 * (hi - lo));
+
+			snprintf(bound, sizeof(bound), "<= %.0f ; calibrated: noisy, %zu runs %.0f..%.0f%s, max + %.0f (margin %g%% or twice the spread)",
+				 ceil(hi + slack), nruns, lo, hi, cal->layouts ? " over as many memory layouts" : "",
+				 ceil(slack), cal->margin_pct);
 		}
 		if (pmc_hwdb_write_budget(cal->dir, key, first->suite, first->test, region, event,
 					  bound, old, sizeof(old), &err) != 0) {

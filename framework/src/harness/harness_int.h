@@ -326,6 +326,7 @@ struct pmc__calibration {
 	bool key_chosen;      /* --calibrate-key given: every budget goes under key */
 	double margin_pct;    /* noisy events: over the largest figure seen */
 	double tolerance_pct; /* deterministic events: 0 = exact */
+	bool layouts;         /* sim: every run had another memory layout */
 };
 int pmc__calibrate_case(const struct pmc__result *runs, size_t nruns,
 			const struct pmc__calibration *cal, FILE *out);
