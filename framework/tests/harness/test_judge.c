@@ -259,6 +259,81 @@ T_CASE(filters)
 	T_CHECK(pmc__filter_match("a.b,", "a.b"), "trailing comma");
 }
 
+T_CASE(numbers_in_messages)
+{
+	static const uint64_t v[] = { 3000000, 3000000 };
+	struct pmc_budget b = { .kind = PMC_BOUND_RANGE, .lo = 100, .hi = 240034,
+				.source = "hwdb/x.ini:3" };
+	struct pmc__region r;
+	struct pmc__check c;
+	char buf[64];
+
+	pmc__fmt_num(buf, sizeof(buf), 2759660.0);
+	T_EQ_STR(buf, "2759660", "a count is an integer");
+	pmc__fmt_num(buf, sizeof(buf), 2759660.5);
+	T_EQ_STR(buf, "2759660.5", "a large fraction keeps its digits");
+	pmc__fmt_num(buf, sizeof(buf), 0.125);
+	T_EQ_STR(buf, "0.125", "a small fraction");
+	pmc__fmt_num(buf, sizeof(buf), NAN);
+	T_EQ_STR(buf, "-", "no figure");
+	region_of(&r, 1, 2, v, NULL, NULL);
+	c = expect(PMC_EXPECT_KIND_BUDGET, 0, 0);
+	pmc__judge(&c, &r, 0, -1, PMC_STAT_MIN, &b);
+	T_CHECK(c.status == PMC__CHECK_FAIL && strstr(c.message, "over by 2759966 (") &&
+			!strstr(c.message, "e+") && strstr(c.message, "% of the budget)"),
+		"range bound, integers, one percentage against the budget: %s", c.message);
+	/* Unbudgeted where the suite has budgets under other keys: a failure. */
+	c.status = PMC__CHECK_UNBUDGETED;
+	c.gate = true;
+	T_CHECK(pmc__verdict_from_checks(&c, 1, false, NULL, 0) == PMC_FAIL, "gate fails unbudgeted");
+	pmc__region_release(&r);
+}
+
+/* A result record survives JSON both ways; a broken one is refused with
+ * the field named. */
+T_CASE(result_record_round_trip)
+{
+	static uint64_t vals[] = { 7, 9 };
+	struct pmc__stat_rec st = { .label = (char *)"calls:f", .n = 2, .min = 7, .max = 9,
+				    .median = 8, .mean = 8, .values = vals, .nvalues = 2 };
+	struct pmc__region_rec g = { .name = (char *)"r", .iterations = 1, .samples = 2, .nev = 1,
+				     .ev = &st };
+	struct pmc__check_rec chk = { .kind = PMC_EXPECT_KIND_BUDGET, .status = PMC__CHECK_UNBUDGETED,
+				      .region = (char *)"r", .event = (char *)"calls:f",
+				      .file = (char *)"x.c", .line = 3, .message = (char *)"m",
+				      .measured = 7, .lo = NAN, .hi = NAN, .samples = 2, .gate = true };
+	struct pmc__result in = { .name = (char *)"s.t", .suite = (char *)"s", .test = (char *)"t",
+				  .file = (char *)"x.c", .line = 1, .verdict = PMC_FAIL,
+				  .reason = (char *)"why", .backend = "sim", .measuring = true,
+				  .nregions = 1, .regions = &g, .nchecks = 1, .checks = &chk };
+	struct pmc__result out;
+	json_t *o = pmc__result_to_json(&in);
+	char why[512];
+
+	T_CHECK(o && pmc__result_from_json(o, &out, "x", why, sizeof(why)) == 0, "read back: %s", why);
+	T_CHECK(out.verdict == PMC_FAIL && !strcmp(out.reason, "why") && out.measuring &&
+			!strcmp(out.backend, "sim"), "case fields");
+	T_CHECK(out.nregions == 1 && out.regions[0].nev == 1 && out.regions[0].ev[0].nvalues == 2 &&
+			out.regions[0].ev[0].values[1] == 9, "samples");
+	T_CHECK(out.nchecks == 1 && out.checks[0].kind == PMC_EXPECT_KIND_BUDGET &&
+			out.checks[0].status == PMC__CHECK_UNBUDGETED && out.checks[0].gate &&
+			isnan(out.checks[0].lo) && out.checks[0].measured == 7, "check fields");
+	pmc__result_release(&out);
+	json_object_set_new(json_array_get(json_object_get(o, "checks"), 0), "status",
+			    json_string("maybe"));
+	T_CHECK(pmc__result_from_json(o, &out, "f.json: cases[0]", why, sizeof(why)) != 0 &&
+			!strcmp(why, "f.json: cases[0].checks[0].status: unknown status \"maybe\""),
+		"%s", why);
+	json_object_set_new(o, "regions", json_string("none"));
+	T_CHECK(pmc__result_from_json(o, &out, "f.json: cases[0]", why, sizeof(why)) != 0 &&
+			!strcmp(why, "f.json: cases[0].regions: expected an array, found a string"),
+		"%s", why);
+	json_object_del(o, "name");
+	T_CHECK(pmc__result_from_json(o, &out, "f.json: cases[0]", why, sizeof(why)) != 0 &&
+			!strcmp(why, "f.json: cases[0].name: missing"), "%s", why);
+	json_decref(o);
+}
+
 int main(int argc, char **argv)
 {
 	return t_main(argc, argv);
