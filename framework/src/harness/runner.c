@@ -1061,6 +1061,13 @@ int pmc_main(int argc, char **argv)
 		free(r.hwdb_env);
 		return PMC_EXIT_USAGE;
 	}
+	/* --calibrate writes into the first hwdb directory: a new project's
+	 * first calibration creates it. */
+	if (r.calibrate && mkdir(r.hwdb[0], 0755) != 0 && errno != EEXIST) {
+		fprintf(stderr, "%s: --calibrate: cannot create %s: %s\n", r.prog, r.hwdb[0], strerror(errno));
+		free(r.hwdb_env);
+		return PMC_EXIT_ERROR;
+	}
 	{
 		struct pmc_error err;
 
