@@ -41,6 +41,13 @@ enum pmc_open_flags {
 	/* Count with the sim backend (callgrind) instead of the kernel: the
 	 * program must run under pmc_sim_exec() (see sim.h). */
 	PMC_OPEN_SIM = 1u << 2,
+	/* Count the calling thread and every thread and child process it
+	 * creates after the open (attr.inherit).  Threads and processes that
+	 * already exist are not counted.  Such a set is always read with
+	 * read(2): a user-space read (rdpmc/mrs) sees only the calling
+	 * thread's counter, while the kernel sums the children into the group
+	 * read.  Under the sim backend every set counts the whole process. */
+	PMC_OPEN_INHERIT = 1u << 3,
 };
 
 /* One event's counter at one instant.  Times are nanoseconds. */
@@ -65,6 +72,10 @@ enum pmc_delta_flags {
 	PMC_DELTA_NOT_COUNTED = 1u << 1,
 	/* value went backwards (should not happen; reported, not hidden). */
 	PMC_DELTA_NEGATIVE = 1u << 2,
+	/* Other threads of the process ran during the region while the set
+	 * counted the calling thread only: their share is missing.  Set by the
+	 * harness (see harness.h, .inherit), never by pmc_measurement_from(). */
+	PMC_DELTA_OTHER_THREADS = 1u << 3,
 };
 
 /* Difference of two readings for one event. */

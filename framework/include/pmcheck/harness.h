@@ -46,7 +46,9 @@
  *
  * A sample taken while an event was multiplexed (running < enabled) or never
  * scheduled is a partial count: an expectation over it is INCONCLUSIVE,
- * never PASS.
+ * never PASS.  So is a sample during which other threads of the process ran
+ * while the case counts its own thread only (.inherit = 0), except for a
+ * lower bound that holds (the missing counts could only add to it).
  */
 #ifndef PMCHECK_HARNESS_H
 #define PMCHECK_HARNESS_H
@@ -146,6 +148,13 @@ struct pmc_test_options {
 	enum pmc_stat stat;   /* statistic the expectations judge */
 	const struct pmc_fixture *fixture;
 	const char *labels;   /* extra CTest labels, ';'-separated */
+	/* 1: count the threads and child processes the case creates too
+	 * (PMC_OPEN_INHERIT; read with read(2)).  0: the calling thread only;
+	 * a sample during which other threads of the process ran is then
+	 * flagged PMC_DELTA_OTHER_THREADS and an expectation the missing
+	 * counts could change is INCONCLUSIVE.  The sim backend always counts
+	 * every thread of the process. */
+	int inherit;
 };
 
 /* A registered case.  Filled by PMC_TEST; users never build one by hand. */

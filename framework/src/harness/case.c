@@ -12,7 +12,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/single_threaded.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "harness_int.h"
@@ -319,7 +321,10 @@ static void open_counters(struct pmc_test *t)
 	if (t->nev == 0)
 		return;
 	rc = pmc_counters_open(&t->set, t->spec, t->nev,
-			       t->backend == PMC_BACKEND_SIM ? PMC_OPEN_SIM : 0, &err);
+			       t->backend == PMC_BACKEND_SIM ? PMC_OPEN_SIM
+			       : t->opt.inherit		       ? PMC_OPEN_INHERIT
+								       : 0,
+			       &err);
 	if (rc) {
 		if (is_capability_error(rc))
 			pmc_test_skip(t, "%s", err.message);
@@ -328,6 +333,8 @@ static void open_counters(struct pmc_test *t)
 	rc = pmc_counters_enable(t->set);
 	if (rc)
 		pmc_test_error(t, "cannot enable the counters: %s", pmc_strerror(rc));
+	/* Counting this thread only on the kernel: watch for the others. */
+	t->watch_threads = t->backend == PMC_BACKEND_PERF && !t->opt.inherit;
 	if ((t->opt.requires & PMC_REQ_USER_READ) && pmc_counters_path(t->set) != PMC_PATH_USER)
 		pmc_test_skip(t, "needs user-space counter reads (rdpmc/mrs): the kernel does not offer them for these events here (cap_user_rdpmc 0, or arm64 perf_user_access 0)");
 }
@@ -369,6 +376,15 @@ int pmc_test_region_begin_n(struct pmc_test *t, const char *name, uint64_t itera
 	if (!t->set)
 		pmc_test_error(t, "region \"%s\": the case counts no events (set .events, or add events in the fixture's setup)", name);
 	t->open_region = r ? r : &t->region[PMC__MAX_REGIONS - 1];
+	/* Outside the counted window.  A process that never created a thread
+	 * (glibc's __libc_single_threaded) needs no clocks; otherwise the
+	 * thread clock is read first, so that end - begin of the process
+	 * clock exceeds the thread clock's only by other threads' time. */
+	t->threaded_at_begin = !__libc_single_threaded;
+	if (t->watch_threads && t->threaded_at_begin) {
+		clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t->thread_cpu0);
+		clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t->process_cpu0);
+	}
 	PMC_BARRIER();
 	rc = pmc_counters_read(t->set, &t->start);
 	PMC_BARRIER();
@@ -382,14 +398,38 @@ int pmc_test_region_begin(struct pmc_test *t, const char *name)
 	return pmc_test_region_begin_n(t, name, 1);
 }
 
+/* Did other threads of the process run since the region began?  Threads
+ * created inside the region did (the process is no longer single-threaded);
+ * for threads that existed, the process CPU clock advanced beyond this
+ * thread's.  Limits (README): another thread running in parallel is seen
+ * once the kernel has accounted its runtime (at least every scheduler
+ * tick), and child processes are not seen at all. */
+static bool other_threads_ran(struct pmc_test *t)
+{
+	struct timespec p1, t1;
+	int64_t process_ns, thread_ns;
+
+	if (!t->threaded_at_begin)
+		return !__libc_single_threaded;
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &p1);
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t1);
+	process_ns = (int64_t)(p1.tv_sec - t->process_cpu0.tv_sec) * 1000000000 +
+		     (p1.tv_nsec - t->process_cpu0.tv_nsec);
+	thread_ns = (int64_t)(t1.tv_sec - t->thread_cpu0.tv_sec) * 1000000000 +
+		    (t1.tv_nsec - t->thread_cpu0.tv_nsec);
+	return process_ns > thread_ns;
+}
+
 int pmc_test_region_end(struct pmc_test *t)
 {
 	struct pmc_measurement m;
+	bool others;
 	int rc;
 
 	PMC_BARRIER();
 	rc = t->set ? pmc_counters_read(t->set, &t->end) : PMC_E_STATE;
 	PMC_BARRIER();
+	others = t->watch_threads && !t->measuring_overhead && other_threads_ran(t);
 	if (!t->open_region)
 		pmc_test_error(t, "pmc_test_region_end without pmc_test_region_begin");
 	if (rc)
@@ -404,6 +444,8 @@ int pmc_test_region_end(struct pmc_test *t)
 				t->overhead.d[i].value = m.d[i].value;
 	} else if (t->rep >= 0) {
 		pmc_measurement_subtract(&m, &t->overhead);
+		for (size_t i = 0; others && i < m.n; i++)
+			m.d[i].flags |= PMC_DELTA_OTHER_THREADS;
 		if (pmc__region_append(t->open_region, &m))
 			pmc_test_error(t, "out of memory storing samples of region \"%s\"",
 				       t->open_region->name);
@@ -838,6 +880,7 @@ static int result_record(struct pmc_test *t, struct pmc__result *r)
 			st->mean = s.mean;
 			st->multiplexed = s.multiplexed;
 			st->not_counted = s.not_counted;
+			st->other_threads = s.other_threads;
 			st->values = calloc(g->n + 1, sizeof(*st->values));
 			if (!st->label || !st->values)
 				goto oom;

@@ -502,9 +502,10 @@ static json_t *compare_row(const char *cname, const char *rname, const char *ev,
 	if (blocked) {
 		verdict = "no-verdict";
 		snprintf(reason, sizeof(reason), "%s", blocked);
-	} else if (os->multiplexed + os->not_counted + ns->multiplexed + ns->not_counted > 0) {
+	} else if (os->multiplexed + os->not_counted + os->other_threads + ns->multiplexed +
+			   ns->not_counted + ns->other_threads > 0) {
 		verdict = "no-verdict";
-		snprintf(reason, sizeof(reason), "partial counts (multiplexed or never counted)");
+		snprintf(reason, sizeof(reason), "partial counts (multiplexed, never counted, or other threads uncounted)");
 	} else if (det) {
 		verdict = nmin == omin ? "same"
 			  : fabs(change) <= tol ? "tolerated"

@@ -46,6 +46,7 @@ struct pmc__stats {
 	double median, mean;
 	size_t multiplexed;      /* samples with running < enabled */
 	size_t not_counted;      /* samples with running == 0 */
+	size_t other_threads;    /* samples during which other threads ran, uncounted */
 	double running_share;    /* smallest running/enabled over the samples */
 };
 
@@ -80,7 +81,7 @@ struct pmc__check {
 /* Statistics of one event in one region. */
 struct pmc__stat_rec {
 	char *label;
-	size_t n, multiplexed, not_counted;
+	size_t n, multiplexed, not_counted, other_threads;
 	uint64_t min, max;
 	double median, mean;
 	uint64_t *values;        /* every sample, overhead subtracted */
@@ -200,6 +201,10 @@ struct pmc_test {
 	struct pmc__region *open_region;
 	struct pmc_reading start, end;
 	int rep;                 /* <0 warm-up */
+	/* Other threads during a region (the set counts this thread only):
+	 * was the process multi-threaded at begin, and the CPU clocks then. */
+	bool watch_threads, threaded_at_begin;
+	struct timespec thread_cpu0, process_cpu0;
 
 	/* expectations */
 	size_t nexpect;

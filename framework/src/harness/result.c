@@ -156,6 +156,8 @@ static json_t *stats_to_json(const struct pmc__stat_rec *s, uint64_t iterations)
 
 	if (!o)
 		return NULL;
+	if (s->other_threads)
+		json_object_set_new(o, "other_threads", json_integer((json_int_t)s->other_threads));
 	if (iterations > 1)
 		json_object_set_new(o, "per_iteration",
 				    json_pack("{s:o, s:o, s:o}", "min",
@@ -388,6 +390,7 @@ static void read_stats(struct reader *rd, json_t *st, const char *path, struct p
 	s->max = count(rd, st, path, "max", false);
 	s->multiplexed = count(rd, st, path, "multiplexed", true);
 	s->not_counted = count(rd, st, path, "not_counted", true);
+	s->other_threads = count(rd, st, path, "other_threads", true);
 	s->median = number(rd, st, path, "median");
 	s->mean = number(rd, st, path, "mean");
 	vals = field(rd, st, path, "values", JSON_ARRAY, true);

@@ -100,6 +100,8 @@ void pmc__stats_of(const struct pmc__region *r, size_t ev, struct pmc__stats *s)
 			s->not_counted++;
 		else if (r->flags[k] & PMC_DELTA_MULTIPLEXED)
 			s->multiplexed++;
+		if (r->flags[k] & PMC_DELTA_OTHER_THREADS)
+			s->other_threads++;
 		if (r->enabled_ns[k] > 0) {
 			double share = (double)r->running_ns[k] / (double)r->enabled_ns[k];
 
@@ -320,6 +322,21 @@ void pmc__judge(struct pmc__check *c, const struct pmc__region *r, int ev, int p
 	c->bound_lo = lo;
 	c->bound_hi = hi;
 	ok = (isnan(lo) || x >= lo) && (isnan(hi) || x <= hi);
+	/* Other threads ran uncounted: the true figure is at least x.  Only a
+	 * lower bound that holds stays true; anything else is unknown. */
+	if (s.other_threads || (ratio && sp.other_threads)) {
+		size_t ot = s.other_threads > (ratio ? sp.other_threads : 0) ? s.other_threads
+									 : sp.other_threads;
+
+		if (!(ok && !ratio && isnan(hi))) {
+			pmc__fmt_num(meas, sizeof(meas), x);
+			c->status = PMC__CHECK_INCONCLUSIVE;
+			set_msg(c,
+				"%s: cannot judge: other threads of the process ran during %zu of %zu samples and the case counts its own thread only (measured %s, a partial count); set .inherit = 1 to count them",
+				what, ot, r->n, meas);
+			return;
+		}
+	}
 	pmc__fmt_bound(bound, sizeof(bound), lo, hi);
 	pmc__fmt_num(meas, sizeof(meas), x);
 	if (ok) {

@@ -6,10 +6,14 @@
  * JSON, JUnit and TAP.
  */
 #define _GNU_SOURCE
+#include <dirent.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <pmcheck/harness.h>
@@ -234,4 +238,136 @@ PMC_TEST(repeat, samples, .events = "calls:selftest_fn", .reps = 4, .no_warmup =
 		call_n(2);
 	}
 	PMC_EXPECT_EQ(t, "r", "calls:selftest_fn", 2);
+}
+
+/* ---- threads and child processes (.inherit) ------------------------------------- */
+
+/*
+ * Calls are counted with an execute breakpoint on selftest_fn here: a
+ * breakpoint is inherited exactly, while a uprobe (calls:) loses counts once
+ * an inherited thread exits (pmcheck refuses calls: with .inherit).
+ */
+#define CALLS_BP "mem:selftest_fn:x"
+
+static void *fifty_calls(void *arg)
+{
+	call_n(50);
+	return arg;
+}
+
+/* 4 threads x 50 calls, and 10 on the calling thread, inside one region. */
+static void threads_region(struct pmc_test *t)
+{
+	pthread_t th[4];
+
+	PMC_REGION(t, "threads") {
+		for (int i = 0; i < 4; i++)
+			PMC_CHECK(t, pthread_create(&th[i], NULL, fifty_calls, NULL) == 0);
+		call_n(10);
+		for (int i = 0; i < 4; i++)
+			pthread_join(th[i], NULL);
+	}
+}
+
+/* With inherit the threads are counted: exactly 4 x 50 + 10. */
+PMC_TEST(threads, inherit_sum, .events = CALLS_BP, .inherit = 1, .reps = 3)
+{
+	threads_region(t);
+	PMC_EXPECT_EQ(t, "threads", CALLS_BP, 210);
+}
+
+/* Without it the count is the calling thread's 10, flagged: an upper
+ * bound cannot be judged (INCONCLUSIVE), a lower bound that holds can. */
+PMC_TEST(threads, own_only, .events = CALLS_BP, .reps = 3)
+{
+	threads_region(t);
+	PMC_EXPECT_LE(t, "threads", CALLS_BP, 210);
+}
+
+PMC_TEST(threads, own_only_lower_bound, .events = CALLS_BP, .reps = 3)
+{
+	threads_region(t);
+	PMC_EXPECT_GE(t, "threads", CALLS_BP, 10);
+}
+
+static pthread_mutex_t idle_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void *wait_for_lock(void *arg)
+{
+	pthread_mutex_lock(&idle_lock);
+	pthread_mutex_unlock(&idle_lock);
+	return arg;
+}
+
+/* A thread that exists but sleeps through the region is no reason to
+ * doubt the count: the process clock shows it did not run. */
+PMC_TEST(threads, idle_thread, .events = CALLS_BP, .reps = 3)
+{
+	struct timespec settle = { 0, 20 * 1000 * 1000 };
+	pthread_t th;
+
+	if (pmc_test_rep(t) == 0) {
+		pthread_mutex_lock(&idle_lock);
+		PMC_CHECK(t, pthread_create(&th, NULL, wait_for_lock, NULL) == 0);
+		nanosleep(&settle, NULL); /* until it blocks on the lock */
+	}
+	PMC_REGION(t, "alone") {
+		call_n(10);
+	}
+	if (pmc_test_rep(t) == 2) {
+		pthread_mutex_unlock(&idle_lock);
+		pthread_join(th, NULL);
+	}
+	PMC_EXPECT_EQ(t, "alone", CALLS_BP, 10);
+}
+
+/* A child process's calls count with inherit. */
+PMC_TEST(threads, child_process, .events = CALLS_BP, .inherit = 1, .reps = 3)
+{
+	PMC_REGION(t, "child") {
+		pid_t pid = fork();
+		int status = 0;
+
+		if (pid == 0) {
+			call_n(30);
+			_exit(0);
+		}
+		PMC_CHECK(t, pid > 0 && waitpid(pid, &status, 0) == pid && WIFEXITED(status));
+	}
+	PMC_EXPECT_EQ(t, "child", CALLS_BP, 30);
+}
+
+static int open_fds(void)
+{
+	DIR *d = opendir("/proc/self/fd");
+	int n = 0;
+
+	while (d && readdir(d))
+		n++;
+	if (d)
+		closedir(d);
+	return n;
+}
+
+/* 1000 thread-creating regions with inherit leave no descriptor behind. */
+PMC_TEST(threads, no_leak, .events = CALLS_BP, .inherit = 1, .reps = 1, .no_warmup = 1)
+{
+	int before = open_fds();
+
+	for (int k = 0; k < 1000; k++) {
+		pthread_t th;
+
+		PMC_REGION(t, "spawn") {
+			PMC_CHECK(t, pthread_create(&th, NULL, fifty_calls, NULL) == 0);
+			pthread_join(th, NULL);
+		}
+	}
+	PMC_CHECK_EQ(t, open_fds(), before);
+	PMC_EXPECT_EQ(t, "spawn", CALLS_BP, 50);
+}
+
+/* A uprobe with inherit loses counts: refused, with the remedy. */
+PMC_TEST(threads, calls_refused, .events = "calls:selftest_fn", .inherit = 1)
+{
+	threads_region(t);
 }

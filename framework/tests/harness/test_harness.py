@@ -45,6 +45,13 @@ EXPECTED = {
     "fixture.teardown_after_failure": ("FAIL", 1),
     "selfbudget.unbudgeted": ("PASS", 0),
     "selfsim.budgeted": ("SKIP", 77),
+    "threads.inherit_sum": ("PASS", 0),
+    "threads.own_only": ("INCONCLUSIVE", 4),
+    "threads.own_only_lower_bound": ("PASS", 0),
+    "threads.idle_thread": ("PASS", 0),
+    "threads.child_process": ("PASS", 0),
+    "threads.no_leak": ("PASS", 0),
+    "threads.calls_refused": ("SKIP", 77),
     "repeat.samples": ("PASS", 0),
 }
 
@@ -240,7 +247,7 @@ def t_junit():
         c = by[name]
         if verdict in ("SKIP", "KNOWN-ISSUE"):
             check(c.find("skipped") is not None, f"{name}: skipped element")
-        elif verdict == "FAIL":
+        elif verdict in ("FAIL", "INCONCLUSIVE"):
             check(c.find("failure") is not None, f"{name}: failure element")
         elif verdict == "ERROR":
             check(c.find("error") is not None, f"{name}: error element")
@@ -349,6 +356,23 @@ def t_strict():
               f"missing budget with others present fails: {p.returncode} {c}")
         check("no budget under key" in msg and "SomeOtherCPU" in msg and f"--hwdb={d}" in msg, msg)
         check(p.stdout.count("no budget under key") == 1, f"printed once: {p.stdout}")
+
+
+def t_threads():
+    # 4 threads x 50 calls + 10 on the calling thread, per sample.
+    p, doc = run_json("--filter=threads.inherit_sum")
+    st = case(doc, "threads.inherit_sum")["regions"][0]["events"]["mem:selftest_fn:x"]
+    check(p.returncode == 0 and st["values"] == [210] * 3, f"inherit sums the threads: {st}")
+    p, doc = run_json("--filter=threads.own_only")
+    c = case(doc, "threads.own_only")
+    st = c["regions"][0]["events"]["mem:selftest_fn:x"]
+    check(p.returncode == 4 and c["verdict"] == "INCONCLUSIVE" and st["values"] == [10] * 3
+          and st.get("other_threads") == 3 and "set .inherit = 1" in c["checks"][0]["message"],
+          f"own thread only: flagged, upper bound inconclusive: {p.returncode} {c['checks']} {st}")
+    p, doc = run_json("--filter=threads.calls_refused")
+    c = case(doc, "threads.calls_refused")
+    check(p.returncode == 77 and "mem:selftest_fn:x" in c["reason"] and "inherit" in c["reason"],
+          f"calls: with inherit refused: {c.get('reason')}")
 
 
 def t_fixture():
