@@ -586,8 +586,8 @@ uint64_t pmc_test_last(struct pmc_test *t, const char *region, const char *event
 		pmc_test_error(t, "pmc_test_last: region \"%s\" has no sample yet (warm-up runs keep none)",
 			       region);
 	if (r->flags[(r->n - 1) * r->nev + (size_t)ev] &
-	    (PMC_DELTA_MULTIPLEXED | PMC_DELTA_NOT_COUNTED))
-		pmc_test_skip(t, "region \"%s\", %s: the last sample was multiplexed or never counted; its value is partial",
+	    (PMC_DELTA_MULTIPLEXED | PMC_DELTA_NOT_COUNTED | PMC_DELTA_OTHER_THREADS))
+		pmc_test_skip(t, "region \"%s\", %s: the last sample was multiplexed, never counted, or missed other threads (set .inherit = 1); its value is partial",
 			      region, event);
 	return r->value[(r->n - 1) * r->nev + (size_t)ev];
 }
