@@ -66,8 +66,11 @@ EXACT = ("instructions:u", "branches", "L1-dcache-loads")
 
 def t_determinism():
     """Instructions, branches and loads repeat exactly over three runs and
-    with a larger environment (which moves the stack); misses may not."""
-    flt = "--filter=kernels.*"
+    with a larger caller environment (which the case does not see); misses
+    may not.  kernels.threads_sum is left out: how two threads interleave
+    under valgrind moves its thread creation and join by a few instructions
+    (its case states the allowance)."""
+    flt = "--filter=kernels.*,-kernels.threads_sum"
     runs = []
     for i in range(3):
         p, doc = sim_run(flt)
