@@ -381,7 +381,7 @@ int pmc_test_region_begin_n(struct pmc_test *t, const char *name, uint64_t itera
 	 * thread clock is read first, so that end - begin of the process
 	 * clock exceeds the thread clock's only by other threads' time. */
 	t->threaded_at_begin = !__libc_single_threaded;
-	if (t->watch_threads && t->threaded_at_begin) {
+	if (t->watch_threads && t->threaded_at_begin && !t->measuring_overhead) {
 		clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t->thread_cpu0);
 		clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t->process_cpu0);
 	}
