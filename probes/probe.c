@@ -244,6 +244,21 @@ static json_t *dir_files(const char *dir, int with_content)
 	return o;
 }
 
+/* The core PMUs (one per core type): several make a hybrid CPU, where a
+ * generic event is opened on each and summed. */
+static json_t *probe_core_pmus(void)
+{
+	struct pmc_core_pmu core[8];
+	size_t n = pmc_machine_core_pmus(core, 8);
+	json_t *arr = json_array();
+
+	for (size_t i = 0; i < n && i < 8; i++)
+		json_array_append_new(arr, json_pack("{s:s, s:i, s:s}", "name", core[i].name,
+						     "type", (json_int_t)core[i].type, "cpus",
+						     core[i].cpus));
+	return arr;
+}
+
 static json_t *probe_pmus(void)
 {
 	json_t *arr = json_array();
@@ -273,7 +288,8 @@ static json_t *probe_pmus(void)
 	}
 	if (d)
 		closedir(d);
-	return json_pack("{s:o, s:s}", "list", arr, "how", "listed " PMU_ROOT);
+	return json_pack("{s:o, s:o, s:s}", "list", arr, "core", probe_core_pmus(), "how",
+			 "listed " PMU_ROOT "; core PMUs: \"cpu\" or a PMU with a cpus file");
 }
 
 /* ---- counting experiments ------------------------------------------------------ */
@@ -738,6 +754,18 @@ void pmc_probe_print(const json_t *rec, FILE *out)
 			have_cpu_pmu = 1;
 	}
 	fprintf(out, "\n");
+	v = json_object_get(json_object_get(rec, "pmus"), "core");
+	if (json_array_size(v) > 0) {
+		const json_t *c;
+
+		fprintf(out, "  %-13s", "Core PMUs");
+		json_array_foreach(v, i, c)
+			fprintf(out, " %s (CPUs %s)", str_at(c, "name"),
+				str_at(c, "cpus") && *str_at(c, "cpus") ? str_at(c, "cpus") : "all");
+		fprintf(out, "%s\n", json_array_size(v) > 1
+					    ? "; hybrid: generic events are opened on each core PMU and summed, read with read(2)"
+					    : "");
+	}
 	if (json_is_true(value_of(hw, "available"))) {
 		const json_t *ur = json_object_get(hw, "user_read");
 

@@ -6,6 +6,8 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <inttypes.h>
+#include <dirent.h>
+#include <pthread.h>
 #include <linux/hw_breakpoint.h>
 #include <linux/perf_event.h>
 #include <stdio.h>
@@ -14,6 +16,7 @@
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
+#include <sys/utsname.h>
 #include <unistd.h>
 
 #include <time.h>
@@ -21,8 +24,12 @@
 #include <valgrind/valgrind.h>
 
 #include <pmcheck/counters.h>
+#include <pmcheck/sampling.h>
 #include <pmcheck/sim.h>
 
+#include <pmcheck/machine.h>
+
+#include "hybrid_int.h"
 #include "pmcheck_int.h"
 #include "userpage_int.h"
 
@@ -35,7 +42,13 @@ struct pmc__event {
 	int fd;
 	int group;
 	struct perf_event_mmap_page *page;
+	uint64_t id; /* PERF_EVENT_IOC_ID, for PMC_OPEN_PER_THREAD records */
 };
+
+/* Data pages of the per-thread ring: a thread's exit writes one record per
+ * event of its groups, 40 + 16 x (events of the group) bytes, so 64 KiB
+ * holds a few hundred threads between two drains. */
+#define PMC__THREAD_RING_PAGES 16
 
 struct pmc__group {
 	int leader_fd;
@@ -45,8 +58,20 @@ struct pmc__group {
 	int hw;                        /* holds PMU counter events */
 };
 
+/* Most core PMUs a hybrid CPU has that pmcheck spreads over. */
+#define PMC__MAX_CORE_PMUS 8
+
 struct pmc_counters {
-	size_t n, ngroups;
+	size_t n, ngroups; /* kernel events (parts), groups */
+	/* Events as the caller gave them: nuser of them; owner[k] is the one
+	 * kernel event k counts for.  Without spreading n == nuser and the
+	 * mapping is the identity. */
+	size_t nuser;
+	unsigned char owner[PMC_MAX_EVENTS];
+	unsigned char first[PMC_MAX_EVENTS]; /* first kernel event of each */
+	int spread;                          /* some event has several parts */
+	struct pmc_event_spec *uspec;        /* the caller's specs, when spread */
+	struct pmc_reading raw;              /* kernel events, when spread */
 	enum pmc_read_path path;
 	/* sim backend: callgrind column mask per event, open time */
 	unsigned sim_mask[PMC_MAX_EVENTS];
@@ -56,6 +81,11 @@ struct pmc_counters {
 	struct pmc__group g[PMC_MAX_EVENTS];
 	/* read(2) buffer: nr, time_enabled, time_running, {value, id}[] */
 	uint64_t rbuf[3 + 2 * PMC_MAX_EVENTS];
+	/* PMC_OPEN_PER_THREAD: a dummy event whose ring receives the exiting
+	 * threads' PERF_RECORD_READ (an inherited per-task event cannot be
+	 * mapped itself: EINVAL, so its output is redirected here). */
+	int thread_fd;
+	struct pmc_ring *thread_ring;
 };
 
 int pmc__under_valgrind(void)
@@ -154,6 +184,9 @@ static void fill_attr(struct perf_event_attr *attr, const struct pmc_event_spec 
 	/* Threads and processes created after the open inherit the counter;
 	 * read(2) of the leader sums them in (perf_read_group). */
 	attr->inherit = (flags & PMC_OPEN_INHERIT) ? 1 : 0;
+	/* On each inherited copy's exit the kernel writes the copy's counts
+	 * as PERF_RECORD_READ to the parent's ring (perf_event_exit_task). */
+	attr->inherit_stat = (flags & PMC_OPEN_PER_THREAD) ? 1 : 0;
 	if (s->kind == PMC_KIND_BREAKPOINT) {
 		attr->bp_type = s->bp_type;
 		attr->bp_addr = s->bp_addr;
@@ -224,6 +257,12 @@ static int translate_open_error(int rc, const struct pmc_counters *set,
 	switch (rc) {
 	case -ENOENT:
 	case -ENODEV:
+		if ((s->kind == PMC_KIND_HARDWARE || s->kind == PMC_KIND_CACHE) &&
+		    (s->config >> PERF_PMU_TYPE_SHIFT) != 0)
+			return pmc__fail(err, PMC_E_UNSUPPORTED, s->name, -1,
+					 "cannot open \"%s\": this CPU has several core PMUs, so a generic event is opened on each with the PMU's type (%u) in config bits 32-63, and this kernel's %s PMU refuses that (%s; x86 takes it from Linux 5.13, arm64 from Linux 6.6); name one core PMU's own event (%s/event=.../) and pin the task to its CPUs",
+					 s->name, (unsigned)(s->config >> PERF_PMU_TYPE_SHIFT), s->pmu,
+					 strerror(-rc), s->pmu);
 		if (s->uses_hw_counter && !s->pmu[0] && !pmc__has_hw_pmu()) {
 			char pmus[256];
 
@@ -395,6 +434,272 @@ static int map_page(struct pmc_counters *set, struct pmc__event *e)
 	return 0;
 }
 
+/* Build the kernel event list: each caller's spec, spread over the core
+ * PMUs where it is a generic hardware or cache event on a hybrid CPU. */
+static int spread_specs(struct pmc_counters *set, const struct pmc_event_spec *specs,
+			size_t n, unsigned flags, struct pmc_error *err)
+{
+	struct pmc_core_pmu core[PMC__MAX_CORE_PMUS];
+	struct pmc_event_spec parts[PMC__MAX_CORE_PMUS];
+	size_t ncore = 0, total = 0;
+
+	if (!(flags & PMC_OPEN_SIM)) {
+		ncore = pmc_machine_core_pmus(core, PMC__MAX_CORE_PMUS);
+		ncore = ncore < PMC__MAX_CORE_PMUS ? ncore : PMC__MAX_CORE_PMUS;
+	}
+	for (size_t i = 0; i < n; i++) {
+		size_t k = pmc__spread(&specs[i], core, ncore, parts);
+
+		if (total + k > PMC_MAX_EVENTS)
+			return pmc__fail(err, PMC_E_TOO_MANY, specs[i].name, -1,
+					 "this CPU has %zu core PMUs and every generic hardware or cache event is opened on each: the %zu events need more than %d kernel events; split the list, or name one core PMU (%s/%s/)",
+					 ncore, n, PMC_MAX_EVENTS, core[0].name, specs[i].name);
+		set->first[i] = (unsigned char)total;
+		set->spread |= k > 1;
+		for (size_t j = 0; j < k; j++, total++) {
+			set->ev[total].fd = -1;
+			set->ev[total].spec = parts[j];
+			set->owner[total] = (unsigned char)i;
+		}
+	}
+	if (set->spread) {
+		set->uspec = malloc(n * sizeof(*set->uspec));
+		if (!set->uspec)
+			return pmc__fail(err, -ENOMEM, "", -1, "out of memory");
+		memcpy(set->uspec, specs, n * sizeof(*set->uspec));
+	}
+	set->n = total;
+	return 0;
+}
+
+/* On a hybrid CPU a user-space read is right only while the task stays on
+ * the CPUs of the event's core PMU (arm64 enables it only then, and only
+ * for an event opened with that PMU's type): is this thread's affinity
+ * inside the cpus list of core PMU `pmu`? */
+static int affinity_within(const char *pmu)
+{
+	struct pmc_core_pmu core[PMC__MAX_CORE_PMUS];
+	size_t ncore = pmc_machine_core_pmus(core, PMC__MAX_CORE_PMUS);
+	cpu_set_t mine, theirs;
+
+	if (ncore < 2)
+		return 1;
+	if (sched_getaffinity(0, sizeof(mine), &mine) != 0)
+		return 0;
+	for (size_t k = 0; k < ncore && k < PMC__MAX_CORE_PMUS; k++) {
+		if (strcmp(core[k].name, pmu) != 0)
+			continue;
+		if (pmc__parse_cpulist(core[k].cpus, &theirs) != 0)
+			return 0;
+		CPU_AND(&theirs, &theirs, &mine);
+		return CPU_EQUAL(&theirs, &mine);
+	}
+	return 0;
+}
+
+/* A dummy event of this thread, pid 0, any CPU. */
+static int open_dummy(int inherit)
+{
+	struct perf_event_attr attr;
+
+	memset(&attr, 0, sizeof(attr));
+	attr.size = sizeof(attr);
+	attr.type = PERF_TYPE_SOFTWARE;
+	attr.config = PERF_COUNT_SW_DUMMY;
+	attr.exclude_kernel = 1;
+	attr.inherit = inherit ? 1 : 0;
+	attr.inherit_stat = inherit ? 1 : 0;
+	attr.read_format = PMC__READ_FORMAT;
+	return (int)syscall(SYS_perf_event_open, &attr, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
+}
+
+static void *noop_thread(void *arg)
+{
+	return arg;
+}
+
+/* Threads of this process (/proc/self/task entries). */
+static int task_count(void)
+{
+	DIR *d = opendir("/proc/self/task");
+	struct dirent *e;
+	int n = 0;
+
+	if (!d)
+		return -1;
+	while ((e = readdir(d)))
+		n += e->d_name[0] != '.';
+	closedir(d);
+	return n;
+}
+
+int pmc_threads_wait(int n)
+{
+	struct timespec tick = { 0, 100000 };
+	int now = task_count();
+
+	/* pthread_join returns when the thread clears its tid, before the
+	 * kernel runs the thread's perf exit; the thread leaves /proc after. */
+	for (int i = 0; i < 2000 && now > n; i++) {
+		nanosleep(&tick, NULL);
+		now = task_count();
+	}
+	return now;
+}
+
+/*
+ * Does this kernel write an inherited thread's counts at its exit?  From
+ * Linux 5.13 (ef54c1a476ae, "perf: Rework perf_event_exit_event()") until
+ * c418d8b4d7a4 ("perf/core: Fix missing read event generation on task exit",
+ * December 2025) the context was marked dead before the records were due,
+ * and none was written.  Asked once per process with a thread that does
+ * nothing: 1 yes, 0 no, negative errno when the probe itself failed.
+ */
+static int thread_records_state = 2;
+static pthread_once_t thread_records_once = PTHREAD_ONCE_INIT;
+
+static void probe_thread_records(void)
+{
+	struct pmc_ring *ring = NULL;
+	uint64_t rec[64];
+	int holder = open_dummy(0), ev = open_dummy(1), before = task_count(), rc;
+	size_t len;
+	pthread_t th;
+
+	thread_records_state = -errno;
+	if (holder < 0 || ev < 0 || pmc_ring_map(&ring, holder, 1, NULL) != 0 ||
+	    ioctl(ev, PERF_EVENT_IOC_SET_OUTPUT, holder) < 0 ||
+	    ioctl(ev, PERF_EVENT_IOC_ENABLE, 0) < 0)
+		goto out;
+	if ((rc = pthread_create(&th, NULL, noop_thread, NULL)) != 0) {
+		thread_records_state = -rc;
+		goto out;
+	}
+	pthread_join(th, NULL);
+	pmc_threads_wait(before);
+	thread_records_state = 0;
+	while (pmc_ring_next(ring, rec, sizeof(rec), &len) == 1) {
+		struct perf_event_header h;
+
+		memcpy(&h, rec, sizeof(h));
+		if (h.type == PERF_RECORD_READ)
+			thread_records_state = 1;
+	}
+out:
+	pmc_ring_unmap(ring);
+	if (ev >= 0)
+		close(ev);
+	if (holder >= 0)
+		close(holder);
+}
+
+/*
+ * PMC_OPEN_PER_THREAD: a dummy software event of this thread owns a ring,
+ * and every event's output goes there (PERF_EVENT_IOC_SET_OUTPUT: same task,
+ * both cpu -1).  The ids tell which event a record's values belong to; an
+ * inherited copy reports its parent's id.
+ */
+static int open_thread_ring(struct pmc_counters *set, struct pmc_error *err)
+{
+	struct utsname u;
+	int rc;
+
+	pthread_once(&thread_records_once, probe_thread_records);
+	if (thread_records_state == 0)
+		return pmc__fail(err, PMC_E_UNSUPPORTED, "", -1,
+				 "a per-thread breakdown needs a kernel that writes each inherited thread's counts when it exits, and this one (Linux %s) writes none: broken from Linux 5.13 (commit ef54c1a476ae) until commit c418d8b4d7a4 (December 2025, Linux 6.19 and the stable series that took it); the summed count (PMC_OPEN_INHERIT, .inherit) still works",
+				 uname(&u) == 0 ? u.release : "?");
+	if (thread_records_state < 0)
+		return pmc__fail(err, thread_records_state, "", -1,
+				 "per-thread breakdown: cannot test whether this kernel reports thread counts: %s",
+				 strerror(-thread_records_state));
+	set->thread_fd = open_dummy(0);
+	if (set->thread_fd < 0)
+		return pmc__fail(err, -errno, "", -1,
+				 "per-thread breakdown: cannot open the dummy event that carries the threads' counts: %s",
+				 strerror(errno));
+	rc = pmc_ring_map(&set->thread_ring, set->thread_fd, PMC__THREAD_RING_PAGES, err);
+	if (rc)
+		return rc;
+	for (size_t i = 0; i < set->n; i++) {
+		struct pmc__event *e = &set->ev[i];
+
+		if (ioctl(e->fd, PERF_EVENT_IOC_SET_OUTPUT, set->thread_fd) < 0 ||
+		    ioctl(e->fd, PERF_EVENT_IOC_ID, &e->id) < 0)
+			return pmc__fail(err, -errno, e->spec.name, -1,
+					 "per-thread breakdown: cannot route \"%s\"'s thread records to the ring: %s",
+					 e->spec.name, strerror(errno));
+	}
+	return 0;
+}
+
+static struct pmc_thread_count *thread_row(struct pmc_counters *set,
+					   struct pmc_thread_count *out, size_t *n,
+					   size_t max, int32_t pid, int32_t tid)
+{
+	for (size_t i = 0; i < *n; i++)
+		if (out[i].tid == tid && out[i].pid == pid)
+			return &out[i];
+	if (*n == max)
+		return NULL;
+	memset(&out[*n], 0, sizeof(out[*n]));
+	out[*n].pid = pid;
+	out[*n].tid = tid;
+	out[*n].n = set->n;
+	return &out[(*n)++];
+}
+
+int pmc_counters_threads(struct pmc_counters *set, struct pmc_thread_count *out,
+			 size_t max, size_t *n, uint64_t *lost)
+{
+	/* header, pid, tid, nr, enabled, running, {value, id}[], trailer */
+	uint64_t rec[8 + 2 * PMC_MAX_EVENTS];
+	size_t len;
+	int rc, result = 0;
+
+	if (n)
+		*n = 0;
+	if (lost)
+		*lost = 0;
+	if (!set || !set->thread_ring || !n || !lost || (!out && max))
+		return -EINVAL;
+	while ((rc = pmc_ring_next(set->thread_ring, rec, sizeof(rec), &len)) == 1) {
+		const struct perf_event_header *h = (const void *)rec;
+		const uint32_t *ids = (const uint32_t *)(h + 1);
+		const uint64_t *v = (const uint64_t *)(ids + 2);
+		struct pmc_thread_count *row;
+		uint64_t nr;
+
+		if (h->type == PERF_RECORD_LOST) {
+			*lost += len >= 24 ? rec[2] : 1;
+			continue;
+		}
+		if (h->type != PERF_RECORD_READ)
+			continue;
+		if (len < sizeof(*h) + 8 + 24 || (nr = v[0]) > PMC_MAX_EVENTS ||
+		    len < sizeof(*h) + 8 + 24 + 16 * nr)
+			return PMC_E_RING;
+		row = thread_row(set, out, n, max, (int32_t)ids[0], (int32_t)ids[1]);
+		if (!row) {
+			*lost += 1;
+			result = PMC_E_TOO_MANY;
+			continue;
+		}
+		for (uint64_t k = 0; k < nr; k++) {
+			for (size_t i = 0; i < set->n; i++) {
+				if (set->ev[i].id != v[4 + 2 * k])
+					continue;
+				row->value[i] = v[3 + 2 * k];
+				if (set->ev[i].group == 0) {
+					row->enabled_ns = v[1];
+					row->running_ns = v[2];
+				}
+			}
+		}
+	}
+	return rc < 0 ? rc : result;
+}
+
 int pmc_counters_open(struct pmc_counters **out, const struct pmc_event_spec *specs,
 		      size_t n, unsigned flags, struct pmc_error *err)
 {
@@ -402,6 +707,8 @@ int pmc_counters_open(struct pmc_counters **out, const struct pmc_event_spec *sp
 	int rc = 0;
 
 	pmc_error_clear(err);
+	if (flags & PMC_OPEN_PER_THREAD)
+		flags |= PMC_OPEN_INHERIT;
 	if (!out || (!specs && n))
 		return pmc__fail(err, -EINVAL, "", -1, "pmc_counters_open: NULL argument");
 	*out = NULL;
@@ -415,9 +722,17 @@ int pmc_counters_open(struct pmc_counters **out, const struct pmc_event_spec *sp
 	if (!set)
 		return pmc__fail(err, -ENOMEM, "", -1, "out of memory");
 	set->page_size = (size_t)sysconf(_SC_PAGESIZE);
-	for (size_t i = 0; i < n; i++) {
-		set->ev[i].fd = -1;
-		set->ev[i].spec = specs[i];
+	set->thread_fd = -1;
+	set->nuser = n;
+	rc = spread_specs(set, specs, n, flags, err);
+	if (rc)
+		goto fail;
+	n = set->n;
+	set->n = 0; /* grows as events open, so a failure closes what opened */
+	if ((flags & PMC_OPEN_SIM) && (flags & PMC_OPEN_PER_THREAD)) {
+		rc = pmc__fail(err, PMC_E_UNSUPPORTED, "", -1,
+			       "a per-thread breakdown is not available on the sim backend: callgrind counts every thread of the process into one total; use the perf backend, or .inherit without the breakdown");
+		goto fail;
 	}
 	if (flags & PMC_OPEN_SIM) {
 		struct timespec ts;
@@ -516,10 +831,19 @@ int pmc_counters_open(struct pmc_counters **out, const struct pmc_event_spec *sp
 			if (!e->page || !e->page->cap_user_rdpmc || !e->spec.uses_hw_counter)
 				user = 0;
 		}
+		if (user && (set->spread || !affinity_within(set->ev[g->member[0]].spec.pmu))) {
+			pmc__log(1, "pmcheck: \"%s\": read(2), not a user-space read: this CPU has several core PMUs and %s",
+				 set->ev[g->member[0]].spec.name,
+				 set->spread ? "the set sums events across them"
+					     : "this thread may run on CPUs the event's PMU does not count on (pin it to that PMU's cpus)");
+			user = 0;
+		}
 		g->user_read = user;
 		if (user)
 			set->path = PMC_PATH_USER;
 	}
+	if ((flags & PMC_OPEN_PER_THREAD) && (rc = open_thread_ring(set, err)) != 0)
+		goto fail;
 	*out = set;
 	return 0;
 fail:
@@ -535,6 +859,10 @@ void pmc_counters_close(struct pmc_counters *set)
 	 * members to singleton groups for no reason. */
 	for (size_t i = set->n; i-- > 0;)
 		close_event(set, &set->ev[i]);
+	pmc_ring_unmap(set->thread_ring);
+	if (set->thread_fd >= 0)
+		close(set->thread_fd);
+	free(set->uspec);
 	free(set);
 }
 
@@ -565,10 +893,8 @@ int pmc_counters_reset(struct pmc_counters *set)
 
 /* ---- read: the hot path --------------------------------------------------- */
 
-int pmc_counters_read(struct pmc_counters *set, struct pmc_reading *r)
+static PMC__ALWAYS_INLINE int read_groups(struct pmc_counters *set, struct pmc_reading *r)
 {
-	if (set->path == PMC_PATH_SIM)
-		return pmc__sim_read(set->sim_mask, set->n, set->sim_t0, r, NULL);
 	r->n = set->n;
 	for (size_t gi = 0; gi < set->ngroups; gi++) {
 		const struct pmc__group *g = &set->g[gi];
@@ -602,11 +928,45 @@ int pmc_counters_read(struct pmc_counters *set, struct pmc_reading *r)
 	return 0;
 }
 
+/* The caller's events from the kernel events: sums of the parts (times:
+ * the longest enabled, the summed running), with the parts kept. */
+static void fold_reading(const struct pmc_counters *set, struct pmc_reading *r)
+{
+	r->n = set->nuser;
+	memset(r->c, 0, set->nuser * sizeof(r->c[0]));
+	for (size_t k = 0; k < set->n; k++) {
+		const struct pmc_count *p = &set->raw.c[k];
+		struct pmc_count *c = &r->c[set->owner[k]];
+
+		c->value += p->value;
+		c->running_ns += p->running_ns;
+		c->enabled_ns = p->enabled_ns > c->enabled_ns ? p->enabled_ns : c->enabled_ns;
+		r->part[k] = *p;
+		r->part_of[k] = set->owner[k];
+	}
+	r->nparts = set->n;
+}
+
+int pmc_counters_read(struct pmc_counters *set, struct pmc_reading *r)
+{
+	int rc;
+
+	r->nparts = 0;
+	if (set->path == PMC_PATH_SIM)
+		return pmc__sim_read(set->sim_mask, set->n, set->sim_t0, r, NULL);
+	if (!set->spread)
+		return read_groups(set, r);
+	rc = read_groups(set, &set->raw);
+	if (rc == 0)
+		fold_reading(set, r);
+	return rc;
+}
+
 /* ---- introspection -------------------------------------------------------- */
 
 size_t pmc_counters_count(const struct pmc_counters *set)
 {
-	return set ? set->n : 0;
+	return set ? set->nuser : 0;
 }
 
 size_t pmc_counters_groups(const struct pmc_counters *set)
@@ -616,17 +976,24 @@ size_t pmc_counters_groups(const struct pmc_counters *set)
 
 int pmc_counters_group_of(const struct pmc_counters *set, size_t i)
 {
-	return set && i < set->n ? set->ev[i].group : -1;
+	return set && i < set->nuser ? set->ev[set->first[i]].group : -1;
 }
 
 const struct pmc_event_spec *pmc_counters_spec(const struct pmc_counters *set, size_t i)
 {
-	return set && i < set->n ? &set->ev[i].spec : NULL;
+	if (!set || i >= set->nuser)
+		return NULL;
+	return set->uspec ? &set->uspec[i] : &set->ev[i].spec;
 }
 
 int pmc_counters_fd(const struct pmc_counters *set, size_t i)
 {
-	return set && i < set->n ? set->ev[i].fd : -1;
+	return set && i < set->nuser ? set->ev[set->first[i]].fd : -1;
+}
+
+const char *pmc_counters_part_pmu(const struct pmc_counters *set, size_t part)
+{
+	return set && set->spread && part < set->n ? set->ev[part].spec.pmu : NULL;
 }
 
 enum pmc_read_path pmc_counters_path(const struct pmc_counters *set)
@@ -659,6 +1026,41 @@ int pmc_counters_describe(const struct pmc_counters *set, char *buf, size_t size
 
 /* ---- measurements ----------------------------------------------------------- */
 
+static void delta_of(struct pmc_delta *d, const struct pmc_count *a, const struct pmc_count *b)
+{
+	d->flags = 0;
+	if (b->value >= a->value) {
+		d->value = b->value - a->value;
+	} else {
+		d->value = 0;
+		d->flags |= PMC_DELTA_NEGATIVE;
+	}
+	d->enabled_ns = b->enabled_ns - a->enabled_ns;
+	d->running_ns = b->running_ns - a->running_ns;
+}
+
+/* Hybrid: each part's delta, and each spread event's delta from its parts. */
+static void measure_parts(struct pmc_measurement *m, const struct pmc_reading *start,
+			  const struct pmc_reading *end)
+{
+	struct pmc_delta mine[PMC_MAX_EVENTS];
+
+	m->nparts = start->nparts;
+	for (size_t k = 0; k < start->nparts; k++) {
+		delta_of(&m->part[k], &start->part[k], &end->part[k]);
+		m->part_of[k] = start->part_of[k];
+	}
+	for (size_t i = 0; i < m->n; i++) {
+		size_t n = 0;
+
+		for (size_t k = 0; k < m->nparts; k++)
+			if (m->part_of[k] == i)
+				mine[n++] = m->part[k];
+		if (n > 1)
+			pmc__fold(&m->d[i], mine, n);
+	}
+}
+
 void pmc_measurement_from(struct pmc_measurement *m, const struct pmc_reading *start,
 			  const struct pmc_reading *end)
 {
@@ -669,20 +1071,15 @@ void pmc_measurement_from(struct pmc_measurement *m, const struct pmc_reading *s
 		const struct pmc_count *a = &start->c[i], *b = &end->c[i];
 		struct pmc_delta *d = &m->d[i];
 
-		d->flags = 0;
-		if (b->value >= a->value) {
-			d->value = b->value - a->value;
-		} else {
-			d->value = 0;
-			d->flags |= PMC_DELTA_NEGATIVE;
-		}
-		d->enabled_ns = b->enabled_ns - a->enabled_ns;
-		d->running_ns = b->running_ns - a->running_ns;
+		delta_of(d, a, b);
 		if (d->running_ns == 0 && d->enabled_ns > 0)
 			d->flags |= PMC_DELTA_NOT_COUNTED;
 		else if (d->running_ns < d->enabled_ns)
 			d->flags |= PMC_DELTA_MULTIPLEXED;
 	}
+	m->nparts = 0;
+	if (start->nparts && start->nparts == end->nparts)
+		measure_parts(m, start, end);
 }
 
 int pmc_counters_overhead(struct pmc_counters *set, unsigned reps,
@@ -724,4 +1121,7 @@ void pmc_measurement_subtract(struct pmc_measurement *m,
 	for (size_t i = 0; i < n; i++)
 		m->d[i].value = m->d[i].value > overhead->d[i].value
 					? m->d[i].value - overhead->d[i].value : 0;
+	for (size_t k = 0; m->nparts == overhead->nparts && k < m->nparts; k++)
+		m->part[k].value = m->part[k].value > overhead->part[k].value
+					   ? m->part[k].value - overhead->part[k].value : 0;
 }

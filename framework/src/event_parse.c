@@ -20,6 +20,7 @@
 #include <perfmon/pfmlib_perf_event.h>
 
 #include <pmcheck/event.h>
+#include <pmcheck/machine.h>
 #include <pmcheck/sim.h>
 
 #include "pmcheck_int.h"
@@ -252,6 +253,50 @@ static int is_core_pmu(const char *pmu)
 		return 1;
 	pmc__snprintf(path, sizeof(path), "%s/%s/rdpmc", pmc__sysfs_root(), pmu);
 	return pmc__read_text(path, buf, sizeof(buf)) >= 0;
+}
+
+size_t pmc_machine_core_pmus(struct pmc_core_pmu *out, size_t max)
+{
+	DIR *d = opendir(pmc__sysfs_root());
+	struct dirent *e;
+	size_t n = 0;
+
+	if (!d)
+		return 0;
+	while ((e = readdir(d))) {
+		char path[PMC_EVENT_PATH_MAX], cpus[256], type[32];
+		int has_cpus;
+		uint64_t t;
+
+		if (e->d_name[0] == '.')
+			continue;
+		pmc__snprintf(path, sizeof(path), "%s/%s/cpus", pmc__sysfs_root(), e->d_name);
+		has_cpus = pmc__read_text(path, cpus, sizeof(cpus)) >= 0;
+		if (!has_cpus && strcmp(e->d_name, "cpu") != 0)
+			continue;
+		pmc__snprintf(path, sizeof(path), "%s/%s/type", pmc__sysfs_root(), e->d_name);
+		if (pmc__read_text(path, type, sizeof(type)) < 0 ||
+		    parse_number(type, strcspn(type, "\n"), &t) != 0 || t > UINT32_MAX)
+			continue;
+		if (n < max) {
+			/* Insertion by type keeps the list in one order everywhere. */
+			size_t at = n;
+
+			while (at > 0 && (out[at - 1].type > (uint32_t)t ||
+					  (out[at - 1].type == (uint32_t)t &&
+					   strcmp(out[at - 1].name, e->d_name) > 0))) {
+				out[at] = out[at - 1];
+				at--;
+			}
+			pmc__copy(out[at].name, sizeof(out[at].name), e->d_name);
+			out[at].type = (uint32_t)t;
+			cpus[strcspn(cpus, "\n")] = '\0';
+			pmc__copy(out[at].cpus, sizeof(out[at].cpus), has_cpus ? cpus : "");
+		}
+		n++;
+	}
+	closedir(d);
+	return n;
 }
 
 /* List of PMU names for messages: "breakpoint, msr, software, ...". */

@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -56,6 +57,30 @@ static inline void t_register(const char *name, void (*fn)(void))
 	}                                                                      \
 	static void t_case_##name(void)
 
+/* Write root/rel (making its directories) holding `content` and a newline:
+ * fixture sysfs trees. */
+static inline void t_put(const char *root, const char *rel, const char *content)
+{
+	char path[512], dir[512];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", root, rel);
+	snprintf(dir, sizeof(dir), "%s", path);
+	for (char *p = dir + strlen(root) + 1; *p; p++)
+		if (*p == '/') {
+			*p = '\0';
+			mkdir(dir, 0755);
+			*p = '/';
+		}
+	f = fopen(path, "w");
+	if (!f) {
+		perror(path);
+		exit(2);
+	}
+	fprintf(f, "%s\n", content);
+	fclose(f);
+}
+
 static inline void t_fail_at(const char *file, int line, const char *fmt, ...)
 {
 	va_list ap;
@@ -91,6 +116,13 @@ static inline void t_fail_at(const char *file, int line, const char *fmt, ...)
 		T_CHECK(t_a_ && strcmp(t_a_, t_e_) == 0,                       \
 			"%s: got \"%s\" expected \"%s\"", what,                 \
 			t_a_ ? t_a_ : "(null)", t_e_);                          \
+	} while (0)
+
+#define T_STR_EQ(got, want, what)                                              \
+	do {                                                                   \
+		const char *t_g_ = (got), *t_w_ = (want);                       \
+		T_CHECK(t_g_ && strcmp(t_g_, t_w_) == 0, "%s: got \"%s\" expected \"%s\"", \
+			what, t_g_ ? t_g_ : "(null)", t_w_);                   \
 	} while (0)
 
 #define T_SKIP(...)                                                            \

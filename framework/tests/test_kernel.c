@@ -7,6 +7,7 @@
  */
 #define _GNU_SOURCE
 #include <dirent.h>
+#include <pthread.h>
 #include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -14,6 +15,7 @@
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/auxv.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <pmcheck/pmcheck.h>
@@ -207,6 +209,137 @@ T_CASE(bp_execute_exact)
 	pmc_region_end(&r, &m);
 	pmc_counters_close(set);
 	T_EQ_U64(m.d[0].value, 4321, "execute breakpoint: calls");
+}
+
+/* ---- threads and child processes ---------------------------------------- */
+
+static void *call_bp_function(void *arg)
+{
+	void (*volatile fn)(void) = t_bp_function;
+
+	for (uintptr_t i = 0; i < (uintptr_t)arg; i++)
+		fn();
+	return NULL;
+}
+
+/* A set with the per-thread breakdown, or a skip on a kernel that writes no
+ * thread counts (the refusal must name the kernel fix). */
+static struct pmc_counters *open_per_thread(const char *text)
+{
+	struct pmc_event_spec specs[PMC_MAX_EVENTS];
+	struct pmc_counters *set = NULL;
+	struct pmc_error err;
+	size_t n;
+	int rc;
+
+	rc = pmc_event_parse_list(text, specs, PMC_MAX_EVENTS, &n, &err);
+	if (rc == 0)
+		rc = pmc_counters_open(&set, specs, n, PMC_OPEN_PER_THREAD, &err);
+	if (rc == PMC_E_UNSUPPORTED && strstr(err.message, "c418d8b4d7a4"))
+		T_SKIP("%s", err.message);
+	if (rc == 0 && pmc_counters_enable(set) == 0)
+		return set;
+	t_fail_at(__FILE__, __LINE__, "open %s: %s", text, err.message);
+	pmc_counters_close(set);
+	return NULL;
+}
+
+/*
+ * Inherit with the per-thread breakdown, on a breakpoint that counts calls
+ * exactly: three threads and a child process created inside the region are
+ * summed into the reading, and each one's own count comes back as a row.
+ */
+T_CASE(inherit_per_thread_exact)
+{
+	static const uintptr_t calls[3] = { 100, 200, 300 };
+	struct pmc_thread_count rows[8];
+	struct pmc_measurement m;
+	struct pmc_region r;
+	struct pmc_counters *set;
+	pthread_t th[3];
+	uint64_t lost, mine = 0, seen[3] = { 0 };
+	size_t nrows;
+	int fds = count_fds(), status, threads = pmc_threads_wait(1);
+	pid_t child;
+
+	set = open_per_thread("mem:t_bp_function:x");
+	if (!set)
+		return;
+	T_EQ_U64(pmc_counters_path(set), PMC_PATH_READ, "an inherited set reads with read(2)");
+	pmc_region_init(&r, set);
+	pmc_region_begin(&r);
+	for (int i = 0; i < 3; i++)
+		T_CHECK(pthread_create(&th[i], NULL, call_bp_function, (void *)calls[i]) == 0,
+			"pthread_create");
+	call_bp_function((void *)7);
+	for (int i = 0; i < 3; i++)
+		pthread_join(th[i], NULL);
+	T_EQ_U64((uint64_t)pmc_threads_wait(threads), (uint64_t)threads, "the threads are gone");
+	child = fork();
+	if (child == 0) {
+		call_bp_function((void *)50);
+		_exit(0);
+	}
+	waitpid(child, &status, 0);
+	pmc_region_end(&r, &m);
+	T_EQ_U64(m.d[0].value, 7 + 100 + 200 + 300 + 50,
+		 "the reading sums the calling thread, three threads and a child");
+	T_EQ_U64(pmc_counters_threads(set, rows, 8, &nrows, &lost), 0, "threads");
+	T_EQ_U64(nrows, 4, "one row per thread and per child process");
+	T_EQ_U64(lost, 0, "no record lost");
+	for (size_t k = 0; k < nrows; k++) {
+		if (rows[k].pid == child) {
+			T_EQ_U64(rows[k].value[0], 50, "the child process's row");
+			continue;
+		}
+		T_EQ_U64((uint64_t)rows[k].pid, (uint64_t)getpid(), "a thread of this process");
+		for (int i = 0; i < 3; i++)
+			if (rows[k].value[0] == calls[i])
+				seen[i]++;
+		mine += rows[k].value[0];
+	}
+	for (int i = 0; i < 3; i++)
+		T_EQ_U64(seen[i], 1, "each thread's own count, once");
+	T_EQ_U64(m.d[0].value - mine - 50, 7, "the calling thread's share is the rest");
+	T_EQ_U64(pmc_counters_threads(set, rows, 8, &nrows, &lost), 0, "drain again");
+	T_EQ_U64(nrows, 0, "rows are taken out once");
+	pmc_counters_close(set);
+	T_EQ_U64((uint64_t)count_fds(), (uint64_t)fds, "no descriptor left behind");
+}
+
+/* More threads exit than the caller has rows for: PMC_E_TOO_MANY, the
+ * first rows kept and the rest counted as lost, never silently dropped. */
+T_CASE(inherit_per_thread_too_many)
+{
+	struct pmc_thread_count rows[2];
+	struct pmc_counters *set;
+	pthread_t th;
+	uint64_t lost;
+	size_t nrows;
+
+	set = open_per_thread("mem:t_bp_function:x");
+	if (!set)
+		return;
+	for (int i = 0; i < 5; i++) {
+		T_CHECK(pthread_create(&th, NULL, call_bp_function, (void *)(uintptr_t)(i + 1)) == 0,
+			"pthread_create");
+		pthread_join(th, NULL);
+		pmc_threads_wait(1);
+	}
+	T_EQ_U64((uint64_t)-pmc_counters_threads(set, rows, 2, &nrows, &lost),
+		 (uint64_t)-PMC_E_TOO_MANY, "five threads, two rows");
+	T_EQ_U64(nrows, 2, "rows kept");
+	T_EQ_U64(rows[0].value[0] + rows[1].value[0], 3, "the first two threads' counts");
+	T_CHECK(lost >= 3, "the other three counted as lost (%" PRIu64 ")", lost);
+	T_EQ_U64((uint64_t)-pmc_counters_threads(NULL, rows, 2, &nrows, &lost),
+		 (uint64_t)EINVAL, "NULL set");
+	pmc_counters_close(set);
+	set = open_list("mem:t_bp_function:x", PMC_OPEN_INHERIT);
+	if (!set)
+		return;
+	T_EQ_U64((uint64_t)-pmc_counters_threads(set, rows, 2, &nrows, &lost),
+		 (uint64_t)EINVAL, "a set opened without PMC_OPEN_PER_THREAD");
+	pmc_counters_close(set);
 }
 
 T_CASE(bp_symbol_form)

@@ -220,24 +220,7 @@ static char fixture[256];
 
 static void put(const char *rel, const char *content)
 {
-	char path[512], dir[512];
-	FILE *f;
-
-	snprintf(path, sizeof(path), "%s/%s", fixture, rel);
-	snprintf(dir, sizeof(dir), "%s", path);
-	for (char *p = dir + strlen(fixture) + 1; *p; p++)
-		if (*p == '/') {
-			*p = '\0';
-			mkdir(dir, 0755);
-			*p = '/';
-		}
-	f = fopen(path, "w");
-	if (!f) {
-		perror(path);
-		exit(2);
-	}
-	fprintf(f, "%s\n", content);
-	fclose(f);
+	t_put(fixture, rel, content);
 }
 
 static void make_fixture(void)

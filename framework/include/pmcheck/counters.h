@@ -48,6 +48,13 @@ enum pmc_open_flags {
 	 * thread's counter, while the kernel sums the children into the group
 	 * read.  Under the sim backend every set counts the whole process. */
 	PMC_OPEN_INHERIT = 1u << 3,
+	/* PMC_OPEN_INHERIT, and keep each thread's own counts: when an
+	 * inherited thread or child process exits, the kernel writes its
+	 * counts (attr.inherit_stat, PERF_RECORD_READ) to a ring buffer the
+	 * set owns; pmc_counters_threads() takes them out.  Costs one more
+	 * descriptor and 1 + 16 pages of locked memory per set.  Perf backend
+	 * only: callgrind does not count per thread for pmcheck. */
+	PMC_OPEN_PER_THREAD = 1u << 4,
 };
 
 /* One event's counter at one instant.  Times are nanoseconds. */
@@ -57,10 +64,17 @@ struct pmc_count {
 	uint64_t running_ns;
 };
 
-/* All events of a set at one instant, in the order the specs were given. */
+/* All events of a set at one instant, in the order the specs were given.
+ * On a hybrid CPU (several core PMUs, see pmc_machine_core_pmus) a generic
+ * hardware or cache event is opened once per core PMU: c[i] is then the sum
+ * and part[0..nparts) holds every kernel event of the set, part_of[k] being
+ * the event part k belongs to.  Elsewhere nparts is 0. */
 struct pmc_reading {
 	size_t n;
 	struct pmc_count c[PMC_MAX_EVENTS];
+	size_t nparts;
+	unsigned char part_of[PMC_MAX_EVENTS];
+	struct pmc_count part[PMC_MAX_EVENTS];
 };
 
 /* Quality of one event's delta between two readings. */
@@ -86,14 +100,27 @@ struct pmc_delta {
 	unsigned flags; /* enum pmc_delta_flags */
 };
 
-/* A measured region: per-event deltas, in spec order. */
+/* A measured region: per-event deltas, in spec order, and on a hybrid CPU
+ * the per-core-PMU parts (as in struct pmc_reading; pmc_counters_part_pmu()
+ * names each part's PMU).  An event spread over core PMUs has the sum of
+ * its parts as value; it is MULTIPLEXED when the parts' running times do
+ * not cover its enabled time (beyond the few microseconds the parts' reads
+ * lie apart), since each part runs only while the task is on its core type. */
 struct pmc_measurement {
 	size_t n;
 	struct pmc_delta d[PMC_MAX_EVENTS];
+	size_t nparts;
+	unsigned char part_of[PMC_MAX_EVENTS];
+	struct pmc_delta part[PMC_MAX_EVENTS];
 };
 
 /*
- * Open `n` specs as counters of the calling thread (pid 0, any CPU).  Events
+ * Open `n` specs as counters of the calling thread (pid 0, any CPU).  On a
+ * hybrid CPU a generic hardware or cache event (no PMU named) is opened on
+ * every core PMU with the PMU's type in config bits 32-63 (x86 from Linux
+ * 5.13; arm64 from Linux 6.6, commit 5c816728651a; an older kernel refuses
+ * it and the open says so) and read with read(2); name a PMU
+ * ("cpu_core/instructions/") to count one core type only.  Events
  * are packed greedily into as few groups as the PMU schedules: each group has
  * a disabled leader and enabled members, read format GROUP | ID |
  * TOTAL_TIME_ENABLED | TOTAL_TIME_RUNNING.  An event that the kernel refuses
@@ -109,6 +136,41 @@ struct pmc_measurement {
 PMC_API int pmc_counters_open(struct pmc_counters **out,
 			      const struct pmc_event_spec *specs, size_t n,
 			      unsigned flags, struct pmc_error *err);
+
+/* The counts of one inherited thread or child process, over its life. */
+struct pmc_thread_count {
+	int32_t pid, tid;
+	size_t n;                        /* events of the set */
+	uint64_t value[PMC_MAX_EVENTS];  /* in spec order */
+	uint64_t enabled_ns, running_ns; /* of the first group */
+};
+
+/*
+ * Take out the counts of the threads and child processes that exited since
+ * the last call (or the open), for a set opened with PMC_OPEN_PER_THREAD:
+ * one row per thread id, in exit order, into out[0..max).  Each row is the
+ * thread's whole life, so a row is the thread's share of a region exactly
+ * when the thread was created and ended inside it.  Threads still running
+ * have no row yet; the calling thread never has one (its share is the
+ * set's reading minus the rows).  *n is the number of rows; *lost counts
+ * records the kernel dropped because the ring was full (then the rows are
+ * incomplete; drain more often).  Returns 0, PMC_E_TOO_MANY when more than
+ * `max` threads exited (the first `max` rows are stored, the rest are
+ * dropped and counted in *lost), PMC_E_RING for a corrupt record, or
+ * -EINVAL for a set opened without PMC_OPEN_PER_THREAD.
+ */
+PMC_API int pmc_counters_threads(struct pmc_counters *set, struct pmc_thread_count *out,
+				 size_t max, size_t *n, uint64_t *lost);
+
+/*
+ * Wait, up to 200 ms, until this process has at most `n` threads, and
+ * return how many it has.  pthread_join() returns when the thread has
+ * cleared its id, before the kernel runs the thread's perf exit, which adds
+ * its counts to the set and writes its row; a thread leaves /proc/self/task
+ * after that.  Call it with the thread count from before the threads were
+ * created, then pmc_counters_threads().  (waitpid() needs no such wait.)
+ */
+PMC_API int pmc_threads_wait(int n);
 
 /* Close all descriptors and unmap all pages.  NULL is a no-op. */
 PMC_API void pmc_counters_close(struct pmc_counters *set);
@@ -130,6 +192,10 @@ PMC_API int pmc_counters_read(struct pmc_counters *set, struct pmc_reading *r);
 /* Number of events and of kernel groups in the set. */
 PMC_API size_t pmc_counters_count(const struct pmc_counters *set);
 PMC_API size_t pmc_counters_groups(const struct pmc_counters *set);
+
+/* Name of the core PMU kernel event `part` of the set counts on ("cpu_atom"),
+ * for sets whose readings have parts; NULL when out of range. */
+PMC_API const char *pmc_counters_part_pmu(const struct pmc_counters *set, size_t part);
 
 /* Group index (0-based) of event i, or -1 when i is out of range. */
 PMC_API int pmc_counters_group_of(const struct pmc_counters *set, size_t i);

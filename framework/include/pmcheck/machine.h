@@ -52,6 +52,24 @@ PMC_API int pmc_cpu_identify(struct pmc_cpu_id *id);
  */
 PMC_API int pmc_machine_has_hw_pmu(char *pmus, size_t size);
 
+/* A core PMU: one per core type. */
+struct pmc_core_pmu {
+	char name[64];  /* "cpu", "cpu_core", "cpu_atom", "armv8_cortex_a53", ... */
+	uint32_t type;  /* its perf_event_attr.type (sysfs type file) */
+	char cpus[256]; /* the CPUs it counts on ("0-7,16"); empty when sysfs has no
+			 * cpus file (x86 "cpu": every CPU) */
+};
+
+/*
+ * The core PMUs sysfs lists (under the parser's root, see
+ * pmc_event_set_sysfs_root): a PMU named "cpu", or any PMU with a "cpus"
+ * file (x86 hybrids, every arm64 CPU PMU).  Stores up to `max` of them in
+ * out, sorted by type (then name), and returns how many there are.  Two or more make a
+ * hybrid machine: generic hardware and cache events are then opened on
+ * each and summed (see counters.h).
+ */
+PMC_API size_t pmc_machine_core_pmus(struct pmc_core_pmu *out, size_t max);
+
 /* Is the named sysfs PMU ("breakpoint", "uprobe", "tracepoint") present? */
 PMC_API int pmc_machine_has_pmu(const char *pmu);
 
