@@ -12,6 +12,8 @@
 #include <linux/perf_event.h>
 #include <dirent.h>
 #include <pthread.h>
+#include <sys/mount.h>
+#include <unistd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -180,19 +182,31 @@ struct pmc__pctx {
 static int perr(struct pmc__pctx *p, int code, int pos, const char *fmt, ...)
 	PMC__PRINTF(4, 5);
 
+/* The input as a message quotes it: whole up to 96 bytes, else its start,
+ * an ellipsis and its length, so the reason after it is never cut off. */
+static void shown_input(const char *text, char *buf, size_t size)
+{
+	size_t n = strlen(text);
+
+	if (n <= 96)
+		snprintf(buf, size, "%s", text);
+	else
+		snprintf(buf, size, "%.72s... (%zu bytes)", text, n);
+}
+
 static int perr(struct pmc__pctx *p, int code, int pos, const char *fmt, ...)
 {
-	char why[PMC_ERROR_MSG_MAX - 64];
+	char why[PMC_ERROR_MSG_MAX - 160], shown[128];
 	va_list ap;
 
 	va_start(ap, fmt);
 	vsnprintf(why, sizeof(why), fmt, ap);
 	va_end(ap);
+	shown_input(p->text, shown, sizeof(shown));
 	if (pos >= 0)
 		return pmc__fail(p->err, code, p->text, p->base + pos,
-				 "event \"%s\", at position %d: %s", p->text,
-				 p->base + pos, why);
-	return pmc__fail(p->err, code, p->text, -1, "event \"%s\": %s", p->text, why);
+				 "event \"%s\", at position %d: %s", shown, p->base + pos, why);
+	return pmc__fail(p->err, code, p->text, -1, "event \"%s\": %s", shown, why);
 }
 
 static int parse_number(const char *s, size_t len, uint64_t *out)
@@ -342,10 +356,17 @@ static int apply_modifiers(struct pmc__pctx *p, int pos, const char *s, size_t l
 				return perr(p, PMC_E_SYNTAX, pos + (int)i,
 					    "at most three 'p' modifiers (precise_ip is 0..3)");
 			continue;
-		default:
+		case ':':
 			return perr(p, PMC_E_SYNTAX, pos + (int)i,
-				    "unknown modifier '%c'; modifiers are u (user), k (kernel), h (hypervisor) and p (precise)",
-				    s[i]);
+				    "modifiers form one group after a single ':' (for example instructions:uk), not several");
+		default:
+			if (isprint((unsigned char)s[i]))
+				return perr(p, PMC_E_SYNTAX, pos + (int)i,
+					    "unknown modifier '%c'; modifiers are u (user), k (kernel), h (hypervisor) and p (precise)",
+					    s[i]);
+			return perr(p, PMC_E_SYNTAX, pos + (int)i,
+				    "unknown modifier (byte 0x%02x); modifiers are u (user), k (kernel), h (hypervisor) and p (precise)",
+				    (unsigned char)s[i]);
 		}
 		if (*flag)
 			return perr(p, PMC_E_SYNTAX, pos + (int)i,
@@ -577,7 +598,7 @@ static int parse_pmu_form(struct pmc__pctx *p, const char *s, size_t len,
 	t = slash + 1;
 	while (t < close) {
 		const char *end = memchr(t, ',', (size_t)(close - t)), *eq;
-		size_t tl;
+		size_t tl, kl;
 
 		if (!end)
 			end = close;
@@ -585,6 +606,22 @@ static int parse_pmu_form(struct pmc__pctx *p, const char *s, size_t len,
 		if (tl == 0)
 			return perr(p, PMC_E_SYNTAX, (int)(t - s), "empty term");
 		eq = memchr(t, '=', tl);
+		kl = eq ? (size_t)(eq - t) : tl;
+		/* One meaning per input: a field named twice is refused, not
+		 * "the last wins". */
+		for (const char *u = slash + 1; u < t;) {
+			const char *ue = memchr(u, ',', (size_t)(t - u)), *ueq;
+			size_t ul;
+
+			ue = ue ? ue : t;
+			ueq = memchr(u, '=', (size_t)(ue - u));
+			ul = ueq ? (size_t)(ueq - u) : (size_t)(ue - u);
+			if (ul == kl && !memcmp(u, t, kl))
+				return perr(p, PMC_E_SYNTAX, (int)(t - s),
+					    "\"%.*s\" is given twice in %s/.../ (also at position %d); give each field once",
+					    (int)kl, t, pmu, p->base + (int)(u - s));
+			u = ue + 1;
+		}
 		rc = apply_term(p, (int)(t - s), pmu, t, eq ? (size_t)(eq - t) : tl,
 				eq ? eq + 1 : NULL, eq ? (size_t)(end - eq - 1) : 0, 0, spec,
 				override);
@@ -603,11 +640,20 @@ static int parse_pmu_form(struct pmc__pctx *p, const char *s, size_t len,
 		if (mlen && *m == ':') {
 			m++;
 			mlen--;
+			if (!mlen)
+				return perr(p, PMC_E_SYNTAX, (int)(m - s),
+					    "expected modifiers after ':' (u, k, h, p), or nothing after the closing '/'");
 		}
 		rc = apply_modifiers(p, (int)(m - s), m, mlen, spec);
 		if (rc)
 			return rc;
 	}
+	if (spec->type == PERF_TYPE_SOFTWARE &&
+	    strcmp(canonical_of(sw_events, COUNT(sw_events), spec->config), "?") == 0)
+		return perr(p, PMC_E_UNKNOWN_EVENT, (int)plen + 1,
+			    "the software PMU has no event with config %" PRIu64
+			    " (it counts 0..%d: cpu-clock, task-clock, page-faults, ...); use the event's name",
+			    spec->config, PERF_COUNT_SW_CGROUP_SWITCHES);
 	if (cn + 2 < sizeof(canon))
 		strcat(canon, "/");
 	if (override[0])
@@ -730,6 +776,9 @@ static int parse_mem(struct pmc__pctx *p, const char *s, size_t len,
 	} else if (!len_given) {
 		blen = 4; /* perf's default for data breakpoints */
 	}
+	if (addr == 0)
+		return perr(p, PMC_E_SYNTAX, 4,
+			    "address 0 cannot be watched (nothing is mapped there); give the address of a variable or a symbol name");
 	if (access != PMC_BP_X && addr % blen)
 		return perr(p, PMC_E_SYNTAX, 4,
 			    "address 0x%" PRIx64 " is not aligned to the breakpoint length %" PRIu64
@@ -981,6 +1030,103 @@ static int parse_cache(const char *s, size_t len, struct pmc_event_spec *spec)
 	return 1;
 }
 
+/* ---- tracepoints ------------------------------------------------------------ */
+
+/* Where tracefs is: mounted already, or mounted here (root only) at
+ * /sys/kernel/tracing.  NULL with *why set when neither works. */
+static const char *tracefs_root(const char **why)
+{
+	static const char *const roots[] = { "/sys/kernel/tracing", "/sys/kernel/debug/tracing" };
+	char path[64];
+
+	for (size_t i = 0; i < COUNT(roots); i++) {
+		snprintf(path, sizeof(path), "%s/events", roots[i]);
+		if (access(path, R_OK) == 0)
+			return roots[i];
+	}
+	if (mount("nodev", "/sys/kernel/tracing", "tracefs", 0, NULL) == 0 &&
+	    access("/sys/kernel/tracing/events", R_OK) == 0)
+		return "/sys/kernel/tracing";
+	*why = errno == EPERM || errno == EACCES
+		       ? "tracefs is not mounted and only root can mount it (mount -t tracefs nodev /sys/kernel/tracing)"
+		       : "tracefs is not mounted and mounting it failed (is CONFIG_TRACING on? mount -t tracefs nodev /sys/kernel/tracing)";
+	return NULL;
+}
+
+/*
+ * SUBSYSTEM:EVENT[:MODS] when tracefs has the subsystem.  *handled is 0
+ * when the text is not a tracepoint at all (then libpfm4 gets it).
+ */
+static int parse_tracepoint(struct pmc__pctx *p, const char *s, size_t len,
+			    struct pmc_event_spec *spec, int *handled)
+{
+	const char *c1 = memchr(s, ':', len), *c2, *root, *why = NULL;
+	char path[PMC_EVENT_PATH_MAX], sub[64], ev[128], idtext[32], base[PMC_EVENT_NAME_MAX];
+	size_t slen, elen;
+	uint64_t id;
+	int rc;
+
+	*handled = 0;
+	if (!c1 || c1 == s || !is_ident(s, (size_t)(c1 - s)) || (size_t)(c1 - s) >= sizeof(sub))
+		return 0;
+	c2 = memchr(c1 + 1, ':', len - (size_t)(c1 + 1 - s));
+	elen = (size_t)((c2 ? c2 : s + len) - (c1 + 1));
+	slen = (size_t)(c1 - s);
+	/* Tracepoint names are lower case: keep libpfm4's EVENT:UMASK out. */
+	for (size_t i = 0; i < slen; i++)
+		if (isupper((unsigned char)s[i]))
+			return 0;
+	if (elen == 0 || elen >= sizeof(ev) || !is_ident(c1 + 1, elen))
+		return 0;
+	memcpy(sub, s, slen);
+	sub[slen] = '\0';
+	memcpy(ev, c1 + 1, elen);
+	ev[elen] = '\0';
+	root = tracefs_root(&why);
+	if (!root)
+		return 0; /* maybe libpfm4's; the unknown-event message mentions tracefs */
+	pmc__snprintf(path, sizeof(path), "%s/events/%s", root, sub);
+	if (access(path, R_OK) != 0)
+		return 0;
+	*handled = 1;
+	pmc__snprintf(path, sizeof(path), "%s/events/%s/%s/id", root, sub, ev);
+	if (pmc__read_text(path, idtext, sizeof(idtext)) < 0 ||
+	    parse_number(idtext, strcspn(idtext, "\n"), &id) != 0)
+		return perr(p, PMC_E_UNKNOWN_EVENT, (int)slen + 1,
+			    "no tracepoint \"%s\" in subsystem \"%s\" (see %s/events/%s/)", ev, sub,
+			    root, sub);
+	if (c2) {
+		if (c2 + 1 == s + len)
+			return perr(p, PMC_E_SYNTAX, (int)len, "expected modifiers after ':' (u, k, h, p)");
+		rc = apply_modifiers(p, (int)(c2 + 1 - s), c2 + 1, len - (size_t)(c2 + 1 - s), spec);
+		if (rc)
+			return rc;
+	}
+	spec->kind = PMC_KIND_TRACEPOINT;
+	spec->type = PERF_TYPE_TRACEPOINT;
+	spec->config = id;
+	snprintf(spec->pmu, sizeof(spec->pmu), "tracepoint");
+	if (slen + 1 + elen >= sizeof(base))
+		return perr(p, PMC_E_TOO_LONG, 0, "tracepoint name longer than %d bytes",
+			    PMC_EVENT_NAME_MAX - 1);
+	memcpy(base, s, slen + 1 + elen);
+	base[slen + 1 + elen] = '\0';
+	return set_name(p, spec, base, ":");
+}
+
+/* Is s[0..len) a generic hardware, software or cache name, or rNNNN? */
+static int is_generic_name(const char *s, size_t len)
+{
+	struct pmc_event_spec scratch;
+
+	if (lookup(hw_events, COUNT(hw_events), s, len) || lookup(sw_events, COUNT(sw_events), s, len))
+		return 1;
+	if (len >= 2 && s[0] == 'r' && strspn(s + 1, "0123456789abcdefABCDEF") >= len - 1)
+		return 1;
+	memset(&scratch, 0, sizeof(scratch));
+	return len < PMC_EVENT_NAME_MAX && parse_cache(s, len, &scratch);
+}
+
 static int parse_one(struct pmc__pctx *p, const char *s, size_t len,
 		     struct pmc_event_spec *spec)
 {
@@ -996,7 +1142,7 @@ static int parse_one(struct pmc__pctx *p, const char *s, size_t len,
 	for (size_t i = 0; i < len; i++)
 		if (isspace((unsigned char)s[i]))
 			return perr(p, PMC_E_SYNTAX, (int)i, "unexpected white space");
-	if (len > 4 && !strncmp(s, "mem:", 4))
+	if (len >= 4 && !strncmp(s, "mem:", 4))
 		return parse_mem(p, s, len, spec);
 	if (len >= 6 && !strncmp(s, "calls:", 6))
 		return parse_calls(p, s, len, spec);
@@ -1005,25 +1151,34 @@ static int parse_one(struct pmc__pctx *p, const char *s, size_t len,
 	if (memchr(s, '/', len))
 		return parse_pmu_form(p, s, len, spec);
 
-	/* Split trailing modifiers ":ukhp" off everything else. */
-	colon = NULL;
-	for (size_t i = len; i > 0; i--)
-		if (s[i - 1] == ':') {
-			colon = s + i - 1;
-			break;
-		}
-	if (colon && colon + 1 < s + len && strspn(colon + 1, "ukhp") >= (size_t)(s + len - colon - 1))
+	/* A generic name (hardware, software, cache, rNNNN) is followed by one
+	 * group of modifiers after its first ':', and nothing else may follow:
+	 * "instructions:q" is a bad modifier, not a libpfm4 name. */
+	colon = memchr(s, ':', len);
+	if (colon && is_generic_name(s, (size_t)(colon - s))) {
+		if (colon + 1 == s + len)
+			return perr(p, PMC_E_SYNTAX, (int)len,
+				    "expected modifiers after ':' (u, k, h, p)");
 		blen = (size_t)(colon - s);
-	else if (colon && colon + 1 == s + len)
-		return perr(p, PMC_E_SYNTAX, (int)len, "expected modifiers after ':'");
+	} else if (colon) {
+		/* libpfm4 names hold ':' themselves (pmu::EVENT:UMASK); only
+		 * a last segment of modifier letters is pmcheck's. */
+		colon = memrchr(s, ':', len);
+		if (colon + 1 == s + len)
+			return perr(p, PMC_E_SYNTAX, (int)len, "expected modifiers after ':'");
+		if (strspn(colon + 1, "ukhp") >= (size_t)(s + len - colon - 1) && colon > s &&
+		    colon[-1] != ':')
+			blen = (size_t)(colon - s);
+	}
 	if (blen < len) {
 		rc = apply_modifiers(p, (int)blen + 1, s + blen + 1, len - blen - 1, spec);
 		if (rc)
 			return rc;
 	}
 	if (blen >= sizeof(base))
-		return perr(p, PMC_E_TOO_LONG, -1, "event name longer than %d bytes",
-			    PMC_EVENT_NAME_MAX - 1);
+		return perr(p, PMC_E_TOO_LONG, PMC_EVENT_NAME_MAX - 1,
+			    "the event name is %zu bytes, longer than any event's (at most %d); check for a missing ','",
+			    blen, PMC_EVENT_NAME_MAX - 1);
 	if ((e = lookup(hw_events, COUNT(hw_events), s, blen))) {
 		spec->kind = PMC_KIND_HARDWARE;
 		spec->type = PERF_TYPE_HARDWARE;
@@ -1056,6 +1211,11 @@ static int parse_one(struct pmc__pctx *p, const char *s, size_t len,
 		snprintf(base, sizeof(base), "r%" PRIx64, spec->config);
 		return set_name(p, spec, base, ":");
 	}
+	if (colon) {
+		rc = parse_tracepoint(p, s, len, spec, &handled);
+		if (handled)
+			return rc;
+	}
 	{
 		struct pmc_event_spec keep = *spec;
 
@@ -1075,10 +1235,14 @@ static int parse_one(struct pmc__pctx *p, const char *s, size_t len,
 	}
 	{
 		const char *hint = pmc__has_hw_pmu() ? ""
-				   : " (note: this machine has no hardware PMU, so libpfm4 knows only the PMUs it detects by CPUID)";
+				   : " (no hardware PMU here: libpfm4 knows only the PMUs CPUID shows)";
+		const char *why = NULL;
+
+		if (colon && !tracefs_root(&why))
+			hint = why;
 		return perr(p, PMC_E_UNKNOWN_EVENT, 0,
-			    "unknown event \"%.*s\": not a generic perf name (instructions, cycles, L1-dcache-load-misses, task-clock, ...), not rNNNN, and not a libpfm4 event of the PMUs detected here%s; check the spelling, or use pmu/event=...,umask=.../ or a pfm_pmu::EVENT name",
-			    (int)blen, s, hint);
+			    "unknown event \"%.*s\": not a generic name (instructions, task-clock, L1-dcache-load-misses, ...), rNNNN, tracepoint (SUBSYSTEM:EVENT) or libpfm4 event%s%s; check the spelling, or write pmu/event=.../ or pfm_pmu::EVENT",
+			    (int)(blen < 64 ? blen : 64), s, why ? "; " : "", hint);
 	}
 }
 

@@ -131,6 +131,9 @@ int pmc_sim_columns(const struct pmc_event_spec *s, unsigned *mask, struct pmc_e
 	case PMC_KIND_UPROBE:
 		why = "valgrind executes translated copies of the program's code, so a uprobe in the original text never fires (it would read 0)";
 		break;
+	case PMC_KIND_TRACEPOINT:
+		why = "tracepoints count the kernel's events for the process, which under valgrind are valgrind's own";
+		break;
 	default:
 		why = "raw, PMU-qualified and libpfm4 events are specific to a real PMU";
 		break;

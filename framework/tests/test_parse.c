@@ -111,7 +111,7 @@ T_CASE(modifier_errors)
 	} bad[] = {
 		{ "cycles:uu", PMC_E_SYNTAX, 8 },
 		{ "cycles:", PMC_E_SYNTAX, 7 },
-		{ "cpu-clock:uq", PMC_E_UNKNOWN_EVENT, 0 }, /* not modifiers: whole name */
+		{ "cpu-clock:uq", PMC_E_SYNTAX, 11 }, /* a generic name: modifiers after its first colon */
 		{ "", PMC_E_SYNTAX, 0 },
 		{ "cycles u", PMC_E_SYNTAX, 6 },
 		{ "instructionz", PMC_E_UNKNOWN_EVENT, 0 },

@@ -11,6 +11,7 @@
  *   INST_RETIRED:ANY_P, spr::BR_MISP_RETIRED:...  libpfm4 names
  *   mem:0x1234[/8][:rw], mem:SYMBOL:w             hardware breakpoints
  *   calls:SYMBOL[@OBJECT]                         uprobe on a function's entry
+ *   sched:sched_switch, syscalls:sys_enter_read   tracepoints (id from tracefs)
  *   sim:Bcm, sim:Bcm+Bim                          callgrind events (sim backend)
  * followed by optional modifiers `:u`, `:k`, `:h` (any combination; naming
  * some excludes the others, as in perf) and `:p`..`:ppp` (precise_ip).
@@ -45,6 +46,7 @@ enum pmc_event_kind {
 	PMC_KIND_UPROBE,       /* uprobe PMU, counts entries of a function */
 	PMC_KIND_SIM,          /* sim:NAME[+NAME]: callgrind events, sim backend only;
 				* config is a mask of enum pmc_sim_column bits */
+	PMC_KIND_TRACEPOINT,   /* SUBSYSTEM:EVENT, config is the tracefs id */
 };
 
 /* Breakpoint access types, combinable (R|W); X stands alone. */

@@ -779,9 +779,9 @@ static void run_phases(struct pmc_test *t)
 static const char *kind_label(enum pmc_event_kind k)
 {
 	static const char *const names[] = { "?", "hardware", "cache", "raw", "pmu", "libpfm4",
-					     "software", "breakpoint", "uprobe", "sim" };
+					     "software", "breakpoint", "uprobe", "sim", "tracepoint" };
 
-	return (unsigned)k <= PMC_KIND_SIM ? names[k] : "?";
+	return (unsigned)k <= PMC_KIND_TRACEPOINT ? names[k] : "?";
 }
 
 static char *dup_or_null(const char *s)
