@@ -630,6 +630,8 @@ static int parse_pmu_form(struct pmc__pctx *p, const char *s, size_t len,
 		if (cn + tl + 2 < sizeof(canon))
 			cn += (size_t)snprintf(canon + cn, sizeof(canon) - cn, "%s%.*s",
 					       t == slash + 1 ? "" : ",", (int)tl, t);
+		if (end < close && end + 1 == close)
+			return perr(p, PMC_E_SYNTAX, (int)(close - s), "empty term before the closing '/'");
 		t = end < close ? end + 1 : end;
 	}
 	/* Modifiers after the closing slash: "/u" or "/:u". */
@@ -710,7 +712,10 @@ static int parse_mem(struct pmc__pctx *p, const char *s, size_t len,
 			return perr(p, PMC_E_SYNTAX, 4,
 				    "breakpoint address \"%.*s\" is not a number", (int)(q - a), a);
 	} else {
-		if (!is_ident(a, (size_t)(q - a)) || (size_t)(q - a) >= sizeof(sym))
+		if ((size_t)(q - a) >= sizeof(sym))
+			return perr(p, PMC_E_TOO_LONG, 4, "the symbol name is %zu bytes, longer than %d",
+				    (size_t)(q - a), PMC_EVENT_NAME_MAX - 1);
+		if (!is_ident(a, (size_t)(q - a)))
 			return perr(p, PMC_E_SYNTAX, 4,
 				    "expected a number or a symbol name after \"mem:\"");
 		memcpy(sym, a, (size_t)(q - a));
@@ -769,7 +774,7 @@ static int parse_mem(struct pmc__pctx *p, const char *s, size_t len,
 	}
 	if (access == PMC_BP_X) {
 		if (len_given && blen != sizeof(long))
-			return perr(p, PMC_E_SYNTAX, -1,
+			return perr(p, PMC_E_SYNTAX, (int)(memchr(s, '/', len) ? (const char *)memchr(s, '/', len) - s + 1 : 4),
 				    "an execute breakpoint covers one instruction: length must be %zu or omitted",
 				    sizeof(long));
 		blen = sizeof(long);
@@ -874,7 +879,13 @@ static int parse_calls(struct pmc__pctx *p, const char *s, size_t len,
 	uint64_t type;
 	int rc;
 
-	if (!is_ident(sym, slen) || slen >= sizeof(name))
+	if (!at && memchr(sym, ':', slen))
+		return perr(p, PMC_E_SYNTAX, (int)((const char *)memchr(sym, ':', slen) - s),
+			    "calls: takes no modifiers: a uprobe counts every call, in user space (form: calls:SYMBOL[@OBJECT])");
+	if (slen >= sizeof(name))
+		return perr(p, PMC_E_TOO_LONG, 6, "the function name is %zu bytes, longer than %d",
+			    slen, PMC_EVENT_NAME_MAX - 1);
+	if (!is_ident(sym, slen))
 		return perr(p, PMC_E_SYNTAX, 6,
 			    "expected a function name after \"calls:\" (form: calls:SYMBOL[@OBJECT])");
 	memcpy(name, sym, slen);
@@ -1151,6 +1162,9 @@ static int parse_one(struct pmc__pctx *p, const char *s, size_t len,
 	if (memchr(s, '/', len))
 		return parse_pmu_form(p, s, len, spec);
 
+	if (len >= 3 && s[0] == 'r' && s[1] == '0' && (s[2] == 'x' || s[2] == 'X'))
+		return perr(p, PMC_E_SYNTAX, 1,
+			    "a raw event is r and hex digits without 0x (r%.*s)", (int)(len > 3 ? len - 3 : 0), s + 3);
 	/* A generic name (hardware, software, cache, rNNNN) is followed by one
 	 * group of modifiers after its first ':', and nothing else may follow:
 	 * "instructions:q" is a bad modifier, not a libpfm4 name. */
@@ -1286,9 +1300,14 @@ int pmc_event_parse_list(const char *text, struct pmc_event_spec *specs, size_t 
 				e = slash;
 			}
 		}
-		if (n == max)
+		if (n == max) {
+			char shown[128];
+
+			shown_input(text, shown, sizeof(shown));
 			return pmc__fail(err, PMC_E_TOO_MANY, text, (int)(s - text),
-					 "event list \"%s\" has more than %zu events", text, max);
+					 "event list \"%s\", at position %d: more than %zu events; split the list",
+					 shown, (int)(s - text), max);
+		}
 		p.base = (int)(s - text);
 		rc = parse_one(&p, s, (size_t)(e - s), &specs[n]);
 		if (rc)

@@ -273,6 +273,56 @@ static void drop_fixture(void)
 		fprintf(stderr, "could not remove %s\n", fixture);
 }
 
+/*
+ * Every malformed string in bad_events.inc is refused, and its message
+ * quotes the input (its first 72 bytes when long), gives the position the
+ * error names, and states the reason.  Runs against the fixture sysfs tree,
+ * so the PMU forms reach their terms.
+ */
+T_CASE(malformed_table)
+{
+	static const struct {
+		const char *text;
+		int list, position;
+		const char *why;
+	} bad[] = {
+#include "bad_events.inc"
+	};
+	size_t refused = 0, wrong = 0;
+
+	make_fixture();
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		struct pmc_event_spec specs[PMC_MAX_EVENTS];
+		struct pmc_error err;
+		char quoted[80], at[32];
+		size_t n;
+		int rc = bad[i].list ? pmc_event_parse_list(bad[i].text, specs, PMC_MAX_EVENTS, &n, &err)
+				     : pmc_event_parse(bad[i].text, specs, &err);
+		int ok = rc != 0;
+
+		snprintf(quoted, sizeof(quoted), "\"%.72s", bad[i].text);
+		snprintf(at, sizeof(at), "position %d", err.position);
+		ok = ok && strstr(err.message, quoted) != NULL;
+		ok = ok && err.position >= 0 && (size_t)err.position <= strlen(bad[i].text) &&
+		     strstr(err.message, at) != NULL;
+		ok = ok && (bad[i].position == -99 || err.position == bad[i].position);
+		ok = ok && strstr(err.message, bad[i].why) != NULL;
+		refused += rc != 0;
+		if (getenv("PMC_T_DUMP"))
+			printf("ROW %zu %d\n", i, err.position);
+		if (!ok) {
+			wrong++;
+			printf("row %zu \"%.40s\": rc %d position %d (want %d): %s\n", i, bad[i].text,
+			       rc, err.position, bad[i].position, rc ? err.message : "ACCEPTED");
+		}
+	}
+	drop_fixture();
+	printf("%zu malformed strings, %zu refused, %zu accepted, %zu with a message that misses the input, position or reason\n",
+	       sizeof(bad) / sizeof(bad[0]), refused, sizeof(bad) / sizeof(bad[0]) - refused, wrong);
+	T_EQ_U64(wrong, 0, "every malformed string refused clearly");
+	T_CHECK(sizeof(bad) / sizeof(bad[0]) >= 150, "the table holds at least 150 strings");
+}
+
 T_CASE(pmu_form)
 {
 	static const struct row rows[] = {
