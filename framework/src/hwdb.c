@@ -18,6 +18,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <pmcheck/event.h>
 #include <pmcheck/hwdb.h>
 #include <pmcheck/machine.h>
 
@@ -74,6 +75,9 @@ static int ini_handle(void *user, const char *section, const char *name, const c
 {
 	struct ini_ctx *c = user;
 
+	/* inih goes on after a handler's error; the first one is reported. */
+	if (c->failed)
+		return 0;
 	if (c->handler(c->user, section, name, value, c->line, c->err) != 0) {
 		c->failed = true;
 		return 0;
@@ -469,6 +473,7 @@ int pmc__map_pattern_compile(regex_t *re, const char *pattern, char *why, size_t
 struct load_ctx {
 	struct pmc_hwdb *db;
 	const char *path;
+	unsigned seen;      /* facts given in the current model section */
 };
 
 static int map_handler(void *user, const char *section, const char *name, const char *value,
@@ -490,6 +495,15 @@ static int map_handler(void *user, const char *section, const char *name, const 
 		return pmc__fail(err, PMC_E_SYNTAX, c->path, -1,
 				 "%s:%d: \"%s\": expected a model id after '=' (letters, digits, '-', '_')",
 				 c->path, line, value);
+	for (size_t i = 0; i < db->nmap; i++) {
+		size_t plen = strlen(c->path);
+
+		if (!strcmp(db->map[i].pattern, name) && !strncmp(db->map[i].where, c->path, plen) &&
+		    db->map[i].where[plen] == ':')
+			return pmc__fail(err, PMC_E_SYNTAX, c->path, -1,
+					 "%s:%d: pattern \"%s\" is already mapped at %s (to %s); first match wins, so this line would never apply: remove one",
+					 c->path, line, name, db->map[i].where, db->map[i].model);
+	}
 	grown = realloc(db->map, (db->nmap + 1) * sizeof(*db->map));
 	if (!grown)
 		return pmc__fail(err, -ENOMEM, c->path, -1, "out of memory");
@@ -513,12 +527,23 @@ static int map_handler(void *user, const char *section, const char *name, const 
 static int parse_int_fact(const char *path, int line, const char *name, const char *value,
 			  int *out, struct pmc_error *err)
 {
+	/* Counters per PMU, bits per counter, debug registers: what hardware
+	 * has ever had, with room. */
+	long lo = 0, hi = strstr(name, "width") ? 64 : strstr(name, "slots") ? 16 : 64;
 	char *end;
-	long v = strtol(value, &end, 10);
+	long v;
 
-	if (end == value || *end || v < 0 || v > 4096)
+	if (strstr(name, "width"))
+		lo = 1;
+	errno = 0;
+	v = strtol(value, &end, 10);
+	if (end == value || *end || errno)
 		return pmc__fail(err, PMC_E_SYNTAX, path, -1,
 				 "%s:%d: %s = \"%s\": expected a whole number", path, line, name, value);
+	if (v < lo || v > hi)
+		return pmc__fail(err, PMC_E_SYNTAX, path, -1,
+				 "%s:%d: %s = %ld is out of range: expected %ld..%ld%s", path, line, name,
+				 v, lo, hi, lo ? " bits" : "");
 	*out = (int)v;
 	return 0;
 }
@@ -548,13 +573,39 @@ static int models_handler(void *user, const char *section, const char *name, con
 		if (!grown)
 			return pmc__fail(err, -ENOMEM, c->path, -1, "out of memory");
 		db->models = grown;
+		for (size_t i = 0; i < db->nmodels; i++) {
+			size_t plen = strlen(c->path);
+
+			if (!strcmp(db->models[i].id, section) &&
+			    !strncmp(db->models[i].where, c->path, plen) &&
+			    db->models[i].where[plen] == ':')
+				return pmc__fail(err, PMC_E_SYNTAX, c->path, -1,
+						 "%s:%d: model [%s] is defined twice (first at %s); lookups would see only the first: merge them",
+						 c->path, line, section, db->models[i].where);
+		}
 		m = &db->models[db->nmodels++];
 		memset(m, 0, sizeof(*m));
+		c->seen = 0;
 		m->general_counters = m->general_width = m->fixed_counters = m->fixed_width =
 			m->breakpoint_slots = -1;
 		if (pmc__copy(m->id, sizeof(m->id), section))
 			return pmc__fail(err, PMC_E_SYNTAX, c->path, -1, "%s:%d: model id too long", c->path, line);
 		pmc__snprintf(m->where, sizeof(m->where), "%s:%d", c->path, line);
+	}
+	{
+		static const char *const once[] = { "name", "vendor", "arch", "general_counters",
+						     "general_width", "fixed_counters", "fixed_width",
+						     "breakpoint_slots", "deterministic" };
+
+		for (unsigned i = 0; i < sizeof(once) / sizeof(once[0]); i++) {
+			if (strcmp(name, once[i]))
+				continue;
+			if (c->seen & (1u << i))
+				return pmc__fail(err, PMC_E_SYNTAX, c->path, -1,
+						 "%s:%d: \"%s\" is given twice in [%s]; keep one (only \"erratum\" may repeat)",
+						 c->path, line, name, section);
+			c->seen |= 1u << i;
+		}
 	}
 	if (!strcmp(name, "name"))
 		return pmc__copy(m->name, sizeof(m->name), value) ? pmc__fail(err, PMC_E_SYNTAX, c->path, -1, "%s:%d: name too long", c->path, line) : 0;
@@ -627,18 +678,28 @@ int pmc_hwdb_open(struct pmc_hwdb **out, const char *const *dirs, size_t ndirs,
 	if (builtin)
 		db->dirs[db->ndirs++] = strdup(builtin);
 	for (i = 0; i < db->ndirs; i++) {
-		struct load_ctx c = { db, path };
+		struct load_ctx c = { db, path, 0 };
 
 		if (!db->dirs[i]) {
 			rc = pmc__fail(err, -ENOMEM, "", -1, "out of memory");
 			goto out;
 		}
-		if (pmc__snprintf(path, sizeof(path), "%s/map.ini", db->dirs[i]) == 0 &&
-		    stat(path, &st) == 0 && (rc = ini_parse_path(path, map_handler, &c, err)))
-			goto out;
-		if (pmc__snprintf(path, sizeof(path), "%s/models.ini", db->dirs[i]) == 0 &&
-		    stat(path, &st) == 0 && (rc = ini_parse_path(path, models_handler, &c, err)))
-			goto out;
+		static const char *const files[] = { "map.ini", "models.ini" };
+
+		for (size_t f = 0; f < 2; f++) {
+			if (pmc__snprintf(path, sizeof(path), "%s/%s", db->dirs[i], files[f]) != 0 ||
+			    stat(path, &st) != 0)
+				continue;
+			if (!S_ISREG(st.st_mode)) {
+				rc = pmc__fail(err, PMC_E_SYNTAX, path, -1,
+					       "%s is not a regular file; hwdb reads %s as a file: remove or replace it",
+					       path, files[f]);
+				goto out;
+			}
+			rc = ini_parse_path(path, f ? models_handler : map_handler, &c, err);
+			if (rc)
+				goto out;
+		}
 	}
 out:
 	if (rc) {
@@ -896,9 +957,75 @@ int pmc_hwdb_budget(const struct pmc_hwdb *db, const struct pmc_budget_key *key,
 	return -ENOENT;
 }
 
-/* Duplicate detection for check: (section, region, event) seen per file. */
+/* ---- check: every finding, with file:line and the fix ---------------------------------------- */
+
+struct lint {
+	const struct pmc_hwdb *db;
+	pmc_hwdb_finding_fn fn;
+	void *user;
+	size_t findings, unchecked, budgets;
+	/* Budget keys this machine reads (its events must parse here). */
+	char here[PMC_HWDB_MAX_KEYS * 2][PMC_HWDB_KEY_MAX];
+	size_t nhere;
+};
+
+static void finding(struct lint *l, int code, const char *file, const char *fmt, ...)
+	PMC__PRINTF(4, 5);
+
+static void finding(struct lint *l, int code, const char *file, const char *fmt, ...)
+{
+	struct pmc_error e;
+	va_list ap;
+
+	e.code = code;
+	e.position = -1;
+	pmc__copy(e.input, sizeof(e.input), file);
+	va_start(ap, fmt);
+	vsnprintf(e.message, sizeof(e.message), fmt, ap);
+	va_end(ap);
+	l->findings++;
+	if (l->fn)
+		l->fn(l->user, &e);
+}
+
+static bool applies_here(const struct lint *l, const char *key)
+{
+	for (size_t i = 0; i < l->nhere; i++)
+		if (!strcmp(l->here[i], key))
+			return true;
+	return false;
+}
+
+/*
+ * An event named by a budget or a model, through the real parser.  Errors
+ * of the text itself are findings everywhere.  An event this machine does
+ * not know (another CPU's libpfm4 name, a PMU it lacks) is a finding only
+ * where the budget applies to this machine, or when it is a bare
+ * lower-case word, perf's spelling of generic events; a symbol that only
+ * the program under test defines (calls:, mem:) is not checked here.
+ */
+static void lint_event(struct lint *l, const char *file, int line, const char *event,
+		       const char *key, const char *what)
+{
+	struct pmc_event_spec spec;
+	struct pmc_error err;
+	int rc = pmc_event_parse(event, &spec, &err);
+	bool bare = event[0] && strspn(event, "abcdefghijklmnopqrstuvwxyz0123456789-") == strlen(event);
+
+	if (rc == 0 || rc == PMC_E_NO_SYMBOL)
+		return;
+	if ((rc == PMC_E_UNKNOWN_EVENT || rc == PMC_E_NO_PMU) && !bare &&
+	    (!key || !applies_here(l, key))) {
+		l->unchecked++;
+		return;
+	}
+	finding(l, rc, file, "%s:%d: %s%s", file, line, what, err.message);
+}
+
+/* Duplicate detection: (section, region, event) seen per budget file. */
 struct check_ctx {
-	struct budget_ctx b;
+	struct lint *l;
+	const char *path, *key;
 	char (*seen)[600];
 	int *seen_line;
 	size_t nseen;
@@ -908,84 +1035,206 @@ static int check_handler(void *user, const char *section, const char *name, cons
 			 int line, struct pmc_error *err)
 {
 	struct check_ctx *c = user;
+	struct budget_ctx b = { c->path, NULL, NULL, false, 0 };
 	char event[PMC_HWDB_KEY_MAX * 2], id[600];
 	const char *bound;
 	size_t i;
-	int rc = budget_handler(&c->b, section, name, value, line, err);
 
-	if (rc)
-		return rc;
+	c->l->budgets++;
+	if (budget_handler(&b, section, name, value, line, err)) {
+		finding(c->l, err->code, c->path, "%s", err->message);
+		return 0;
+	}
 	split_budget_value(value, event, sizeof(event), &bound);
+	lint_event(c->l, c->path, line, event, c->key, "");
 	pmc__snprintf(id, sizeof(id), "%s|%s|%s", section, name, event);
 	for (i = 0; i < c->nseen; i++)
-		if (!strcmp(c->seen[i], id))
-			return pmc__fail(err, PMC_E_SYNTAX, c->b.path, -1,
-					 "%s:%d: second budget for [%s] %s %s (the first is at line %d; remove one)",
-					 c->b.path, line, section, name, event, c->seen_line[i]);
+		if (!strcmp(c->seen[i], id)) {
+			finding(c->l, PMC_E_SYNTAX, c->path,
+				"%s:%d: second budget for [%s] %s %s (the first is at line %d; lookups use the first: remove one)",
+				c->path, line, section, name, event, c->seen_line[i]);
+			return 0;
+		}
 	{
-		char(*s)[600] = realloc(c->seen, (c->nseen + 1) * sizeof(*s));
-		int *l;
+		char(*sn)[600] = realloc(c->seen, (c->nseen + 1) * sizeof(*sn));
+		int *ln;
 
-		if (!s)
+		if (!sn)
 			return pmc__fail(err, -ENOMEM, "", -1, "out of memory");
-		c->seen = s;
-		l = realloc(c->seen_line, (c->nseen + 1) * sizeof(*l));
-		if (!l)
+		c->seen = sn;
+		ln = realloc(c->seen_line, (c->nseen + 1) * sizeof(*ln));
+		if (!ln)
 			return pmc__fail(err, -ENOMEM, "", -1, "out of memory");
-		c->seen_line = l;
+		c->seen_line = ln;
 		memcpy(c->seen[c->nseen], id, sizeof(id));
 		c->seen_line[c->nseen++] = line;
 	}
 	return 0;
 }
 
-int pmc_hwdb_check(const struct pmc_hwdb *db, size_t *budgets, struct pmc_error *err)
+static void lint_budget_file(struct lint *l, const char *fpath, const char *key)
+{
+	struct check_ctx c = { l, fpath, key, NULL, NULL, 0 };
+	struct pmc_error err;
+	struct stat st;
+
+	if (stat(fpath, &st) != 0 || !S_ISREG(st.st_mode)) {
+		finding(l, PMC_E_SYNTAX, fpath,
+			"%s is not a regular file, so no budget in it would ever be read: remove or replace it",
+			fpath);
+		return;
+	}
+	if (ini_parse_path(fpath, check_handler, &c, &err))
+		finding(l, err.code, fpath, "%s", err.message);
+	free(c.seen);
+	free(c.seen_line);
+}
+
+static void lint_budgets(struct lint *l, const char *dir)
 {
 	char path[PATH_MAX], file[PATH_MAX];
-	size_t d, total = 0;
-	int rc = 0;
+	DIR *keys;
+	struct dirent *k;
 
-	for (d = 0; db && d < db->ndirs && !rc; d++) {
-		DIR *keys;
-		struct dirent *k;
+	pmc__snprintf(path, sizeof(path), "%s/budgets", dir);
+	keys = opendir(path);
+	while (keys && (k = readdir(keys))) {
+		DIR *files;
+		struct dirent *f;
 
-		pmc__snprintf(path, sizeof(path), "%s/budgets", db->dirs[d]);
-		keys = opendir(path);
-		if (!keys)
+		if (k->d_name[0] == '.')
 			continue;
-		while (!rc && (k = readdir(keys))) {
-			DIR *files;
-			struct dirent *f;
-
-			if (k->d_name[0] == '.')
-				continue;
-			pmc__snprintf(file, sizeof(file), "%s/%s", path, k->d_name);
-			files = opendir(file);
-			if (!files)
-				continue;
-			while (!rc && (f = readdir(files))) {
-				size_t len = strlen(f->d_name);
-				char fpath[PATH_MAX];
-				struct check_ctx c;
-
-				if (len < 5 || strcmp(f->d_name + len - 4, ".ini"))
-					continue;
-				if (pmc__snprintf(fpath, sizeof(fpath), "%s/%s", file, f->d_name) < 0)
-					continue;
-				memset(&c, 0, sizeof(c));
-				c.b.path = fpath;
-				rc = ini_parse_path(fpath, check_handler, &c, err);
-				total += c.b.lines;
-				free(c.seen);
-				free(c.seen_line);
-			}
-			closedir(files);
+		pmc__snprintf(file, sizeof(file), "%s/%s", path, k->d_name);
+		files = opendir(file);
+		if (!files) {
+			finding(l, PMC_E_SYNTAX, file,
+				"%s: expected a directory named by a budget key (budgets/KEY/SUITE.ini): %s",
+				file, strerror(errno));
+			continue;
 		}
-		closedir(keys);
+		while ((f = readdir(files))) {
+			size_t len = strlen(f->d_name);
+			char fpath[PATH_MAX];
+
+			if (f->d_name[0] == '.')
+				continue;
+			if (pmc__snprintf(fpath, sizeof(fpath), "%s/%s", file, f->d_name) < 0)
+				continue;
+			if (len < 5 || strcmp(f->d_name + len - 4, ".ini")) {
+				finding(l, PMC_E_SYNTAX, fpath,
+					"%s: not a budget file (budgets/%s/SUITE.ini): rename it or remove it",
+					fpath, k->d_name);
+				continue;
+			}
+			lint_budget_file(l, fpath, k->d_name);
+		}
+		closedir(files);
 	}
+	if (keys)
+		closedir(keys);
+}
+
+/* The file part of a "path:line" place. */
+static int where_split(const char *where, char *file, size_t size)
+{
+	const char *colon = strrchr(where, ':');
+	size_t n = colon ? (size_t)(colon - where) : strlen(where);
+
+	snprintf(file, size, "%.*s", (int)(n < size ? n : size - 1), where);
+	return colon ? atoi(colon + 1) : 0;
+}
+
+static void lint_models(struct lint *l)
+{
+	const struct pmc_hwdb *db = l->db;
+	char file[PATH_MAX];
+	int line;
+
+	for (size_t i = 0; i < db->nmap; i++) {
+		struct pmc_hwdb_model m;
+
+		if (pmc_hwdb_model(db, db->map[i].model, &m) != 0) {
+			line = where_split(db->map[i].where, file, sizeof(file));
+			finding(l, PMC_E_SYNTAX, file,
+				"%s:%d: maps to model \"%s\", which no models.ini defines: add a [%s] section or fix the name",
+				file, line, db->map[i].model, db->map[i].model);
+		}
+	}
+	for (size_t i = 0; i < db->nmodels; i++) {
+		const struct pmc_hwdb_model *m = &db->models[i];
+		const char *p = m->deterministic;
+		bool mapped = !strcmp(m->arch, "sim"); /* simulators are named, not matched */
+
+		line = where_split(m->where, file, sizeof(file));
+		for (size_t j = 0; j < db->nmap && !mapped; j++)
+			mapped = !strcmp(db->map[j].model, m->id);
+		if (!mapped)
+			finding(l, PMC_E_SYNTAX, file,
+				"%s:%d: model [%s] is never reached: no map.ini line maps a signature to it (add one, or set arch = sim for a simulator)",
+				file, line, m->id);
+		while (*p) {
+			char ev[PMC_EVENT_NAME_MAX];
+			size_t len;
+
+			p += strspn(p, " \t");
+			len = strcspn(p, ",");
+			while (len && (p[len - 1] == ' ' || p[len - 1] == '\t'))
+				len--;
+			if (len == 0 || len >= sizeof(ev)) {
+				finding(l, PMC_E_SYNTAX, file,
+					"%s: [%s] deterministic: %s item in \"%s\": list events separated by single commas",
+					file, m->id, len ? "an overlong" : "an empty", m->deterministic);
+			} else {
+				memcpy(ev, p, len);
+				ev[len] = '\0';
+				char what[PMC_HWDB_KEY_MAX + 32];
+
+				pmc__snprintf(what, sizeof(what), "[%s] deterministic: ", m->id);
+				lint_event(l, file, line, ev, NULL, what);
+			}
+			p += strcspn(p, ",");
+			p += *p == ',';
+		}
+	}
+}
+
+size_t pmc_hwdb_lint(const struct pmc_hwdb *db, pmc_hwdb_finding_fn fn, void *user,
+		     size_t *budgets, size_t *unchecked)
+{
+	struct lint l = { db, fn, user, 0, 0, 0, { { 0 } }, 0 };
+	struct pmc_cpu_id cpu;
+
+	pmc_cpu_identify(&cpu);
+	l.nhere = pmc_hwdb_keys(db, "perf", cpu.signature, l.here, PMC_HWDB_MAX_KEYS);
+	l.nhere += pmc_hwdb_keys(db, "sim", cpu.signature, l.here + l.nhere, PMC_HWDB_MAX_KEYS);
+	for (size_t d = 0; db && d < db->ndirs; d++)
+		lint_budgets(&l, db->dirs[d]);
+	if (db)
+		lint_models(&l);
 	if (budgets)
-		*budgets = total;
-	return rc;
+		*budgets = l.budgets;
+	if (unchecked)
+		*unchecked = l.unchecked;
+	return l.findings;
+}
+
+static void keep_first(void *user, const struct pmc_error *f)
+{
+	struct pmc_error *first = user;
+
+	if (first && first->code == 0)
+		*first = *f;
+}
+
+int pmc_hwdb_check(const struct pmc_hwdb *db, size_t *budgets, struct pmc_error *err)
+{
+	struct pmc_error first = { 0 };
+
+	if (pmc_hwdb_lint(db, keep_first, &first, budgets, NULL) == 0)
+		return 0;
+	if (err)
+		*err = first;
+	return first.code ? first.code : PMC_E_SYNTAX;
 }
 
 /* ---- writing budget lines ------------------------------------------------------------------ */

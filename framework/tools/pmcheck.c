@@ -144,12 +144,30 @@ static int open_hwdb_from_args(int *argc, char **argv, struct pmc_hwdb **db, cha
 	return 0;
 }
 
+static void print_finding(void *user, const struct pmc_error *f)
+{
+	(void)user;
+	fprintf(stderr, "pmcheck hwdb check: %s\n", f->message);
+}
+
+/* A model fact, or "?" where models.ini leaves it out. */
+static const char *fact(int v, char *buf, size_t size)
+{
+	if (v < 0)
+		return "?";
+	snprintf(buf, size, "%d", v);
+	return buf;
+}
+
 static void print_model(const struct pmc_hwdb_model *m)
 {
+	char a[16], b[16], c[16], d[16], e[16];
+
 	printf("  model         %s: %s (%s, %s)  [%s]\n", m->id, m->name, m->vendor, m->arch, m->where);
-	printf("  counters      %d general x %d bits, %d fixed x %d bits; %d breakpoint slots\n",
-	       m->general_counters, m->general_width, m->fixed_counters, m->fixed_width,
-	       m->breakpoint_slots);
+	printf("  counters      %s general x %s bits, %s fixed x %s bits; %s breakpoint slots  (? = not in models.ini)\n",
+	       fact(m->general_counters, a, sizeof(a)), fact(m->general_width, b, sizeof(b)),
+	       fact(m->fixed_counters, c, sizeof(c)), fact(m->fixed_width, d, sizeof(d)),
+	       fact(m->breakpoint_slots, e, sizeof(e)));
 	printf("  deterministic %s\n", m->deterministic[0] ? m->deterministic : "(none listed)");
 	if (m->errata[0]) {
 		const char *p = m->errata;
@@ -231,6 +249,18 @@ static int cmd_hwdb(int argc, char **argv)
 			goto out;
 		}
 		*dot = '\0';
+		{
+			struct pmc_event_spec spec;
+
+			/* A budget line names its event in the parser's canonical
+			 * spelling; a misspelt EVENT would only read "unbudgeted". */
+			if (pmc_event_parse(argv[3], &spec, &err) != 0 && err.code != PMC_E_NO_SYMBOL &&
+			    err.code != PMC_E_UNKNOWN_EVENT && err.code != PMC_E_NO_PMU) {
+				fprintf(stderr, "pmcheck hwdb budget: %s\n", err.message);
+				rc = 64;
+				goto out;
+			}
+		}
 		key = (struct pmc_budget_key){ suite, dot + 1, argv[2], argv[3], "perf", cpu.signature };
 		for (i = 4; i < argc; i++) {
 			if (!strncmp(argv[i], "--signature=", 12))
@@ -251,17 +281,15 @@ static int cmd_hwdb(int argc, char **argv)
 			rc = 2;
 		}
 	} else if (!strcmp(argv[0], "check")) {
-		struct pmc_error err;
-		size_t budgets = 0;
+		size_t budgets = 0, unchecked = 0, findings;
 
-		rc = pmc_hwdb_check(db, &budgets, &err);
-		if (rc) {
-			fprintf(stderr, "pmcheck hwdb check: %s\n", err.message);
-			rc = 2;
-		} else {
-			printf("hwdb OK: %zu director%s, %zu budget line(s)\n", pmc_hwdb_ndirs(db),
-			       pmc_hwdb_ndirs(db) == 1 ? "y" : "ies", budgets);
-		}
+		findings = pmc_hwdb_lint(db, print_finding, NULL, &budgets, &unchecked);
+		printf("hwdb %s: %zu director%s, %zu budget line(s), %zu finding(s)", findings ? "BROKEN" : "OK",
+		       pmc_hwdb_ndirs(db), pmc_hwdb_ndirs(db) == 1 ? "y" : "ies", budgets, findings);
+		if (unchecked)
+			printf("; %zu event(s) of other CPUs not checked on this one", unchecked);
+		printf("\n");
+		rc = findings ? 2 : 0;
 	} else {
 		fprintf(stderr, "pmcheck hwdb: unknown or incomplete subcommand \"%s\" (lookup, budget, check)\n", argv[0]);
 		rc = 64;

@@ -156,10 +156,23 @@ PMC_API int pmc_hwdb_budget(const struct pmc_hwdb *db, const struct pmc_budget_k
 			    struct pmc_budget *out, struct pmc_error *err);
 
 /*
- * Parse every file under the directories (map, models, all budget files)
- * and report the first error; for `pmcheck hwdb check` and CI.  Stores the
- * number of budget lines seen in *budgets.
+ * Check everything that can be checked, and report every finding (not just
+ * the first) through fn: each budget file (a regular file under
+ * budgets/KEY/, every line's bound, its event through the real parser, a
+ * budget given twice), and the models (each map.ini model defined, each
+ * model reached by some map line unless arch = sim, each deterministic
+ * event parsed).  A finding's message starts with file:line and says the
+ * fix.  Events of other CPUs that this machine cannot parse are counted in
+ * *unchecked, not reported.  Returns the number of findings; *budgets is the
+ * number of budget lines read.  (Malformed map.ini or models.ini lines, out
+ * of range widths, duplicate sections, keys and patterns already fail
+ * pmc_hwdb_open.)
  */
+typedef void (*pmc_hwdb_finding_fn)(void *user, const struct pmc_error *finding);
+PMC_API size_t pmc_hwdb_lint(const struct pmc_hwdb *db, pmc_hwdb_finding_fn fn, void *user,
+			     size_t *budgets, size_t *unchecked);
+
+/* pmc_hwdb_lint, returning the first finding's code with *err (0 when none). */
 PMC_API int pmc_hwdb_check(const struct pmc_hwdb *db, size_t *budgets,
 			   struct pmc_error *err);
 

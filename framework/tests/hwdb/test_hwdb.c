@@ -253,7 +253,8 @@ T_CASE(ini_errors_name_file_and_line)
 		{ "map.ini", "[map]\n^((((((((((((a+)+)+)+)+)+)+)+)+)+)+)+)+$ = m\n", "map.ini:2",
 		  "too large" },
 		{ "map.ini", "[map]\n^(a*)*b\\1$ = m\n", "map.ini:2", "back-references" },
-		{ "models.ini", "[m]\n\n\nfixed_width = -1\n", "models.ini:4", "whole number" },
+		{ "models.ini", "[m]\n\n\nfixed_width = -1\n", "models.ini:4", "out of range" },
+		{ "models.ini", "[m]\nfixed_width = x\n", "models.ini:2", "whole number" },
 		{ "models.ini", "[m]\n   indented = 1\n", "models.ini:2", "unknown fact" },
 	};
 	size_t i;
@@ -325,6 +326,116 @@ T_CASE(writer_keeps_everything_else)
 	T_CHECK(!strcmp(read_file(dir, "budgets/zen4/s.ini"), text), "file untouched by refusals");
 }
 
+/*
+ * Broken hwdb trees: each is refused at open or draws a finding from
+ * pmc_hwdb_lint, and the message names the file (and line) and the reason.
+ * A tree is a valid base (map.ini maps ^X-1$ to model m, which models.ini
+ * defines) plus up to two files; the text "DIR" makes a directory instead.
+ */
+#define BASE_MAP "[map]\n^X-1$ = m\n"
+#define BASE_MODELS "[m]\nname = M\narch = x86_64\n"
+
+static const struct broken_tree {
+	const char *file[2], *text[2];
+	const char *where, *why;
+} broken_trees[] = {
+	{ { "budgets/any/s.ini" }, { "[t]\nr = calls: = 50\n" }, "s.ini:2", "function name" },
+	{ { "budgets/any/s.ini" }, { "[t]\nr = instructions:q <= 5\n" }, "s.ini:2", "unknown modifier 'q'" },
+	{ { "budgets/any/s.ini" }, { "[t]\nr = nosuchevent <= 5\n" }, "s.ini:2", "unknown event" },
+	{ { "budgets/any/s.ini" }, { "[t]\nr = cpu/ <= 5\n" }, "s.ini:2", "missing closing" },
+	{ { "budgets/any/s.ini" }, { "[t]\nr = mem:0x0 = 1\n" }, "s.ini:2", "address 0" },
+	{ { "budgets/any/s.ini" }, { "[t]\nr = page-faults <== 5\n" }, "s.ini:2", "column" },
+	{ { "budgets/any/s.ini" }, { "[t]\nr = page-faults\n" }, "s.ini:2", "region = event bound" },
+	{ { "budgets/any/s.ini" }, { "[t]\nr = page-faults 9..2\n" }, "s.ini:2", "empty" },
+	{ { "budgets/any/s.ini" }, { "r = page-faults <= 5\n" }, "s.ini:1", "outside a [test] section" },
+	{ { "budgets/any/s.ini" }, { "[t]\nr = page-faults <= 5\nr = page-faults <= 6\n" }, "s.ini:3", "second budget" },
+	{ { "budgets/any/s.ini" }, { "[t]\nr = page-faults <= 5\n[t]\nr = page-faults = 4\n" }, "s.ini:4", "second budget" },
+	{ { "budgets/any/s.ini" }, { "DIR" }, "budgets/any/s.ini", "not a regular file" },
+	{ { "budgets/any" }, { "a file, not a key directory" }, "budgets/any", "expected a directory" },
+	{ { "budgets/any/notes.txt" }, { "hello\n" }, "notes.txt", "not a budget file" },
+	{ { "budgets/any/s.ini" }, { "[t]\nthis line has no equals sign\n" }, "s.ini:2", "expected" },
+	{ { "budgets/any/s.ini" }, { "[t]\nr = page-faults <= 5 per iterations\n" }, "s.ini:2", "column" },
+	{ { "budgets/any/s.ini" }, { "[t]\nr = sim:Bogus <= 5\n" }, "s.ini:2", "callgrind event" },
+	{ { "map.ini" }, { BASE_MAP "^X-1$ = m\n" }, "map.ini:3", "already mapped" },
+	{ { "map.ini" }, { "[map]\n^X-1$ = m\n^X-2$ = nomodel\n" }, "map.ini:3", "no models.ini defines" },
+	{ { "map.ini" }, { "DIR" }, "map.ini", "not a regular file" },
+	{ { "map.ini" }, { "[map]\nX-1 = m\n" }, "map.ini:2", "anchored" },
+	{ { "map.ini" }, { "[map]\n^(x$ = m\n" }, "map.ini:2", "Unmatched" },
+	{ { "models.ini" }, { BASE_MODELS "fixed_width = 1000\n" }, "models.ini:4", "out of range" },
+	{ { "models.ini" }, { BASE_MODELS "general_width = 0\n" }, "models.ini:4", "out of range" },
+	{ { "models.ini" }, { BASE_MODELS "breakpoint_slots = 99\n" }, "models.ini:4", "out of range" },
+	{ { "models.ini" }, { BASE_MODELS "general_counters = 65\n" }, "models.ini:4", "out of range" },
+	{ { "models.ini" }, { BASE_MODELS "name = again\n" }, "models.ini:4", "given twice" },
+	{ { "models.ini" }, { BASE_MODELS "[n]\nname = N\n[m]\nvendor = V\n" }, "models.ini:7", "defined twice" },
+	{ { "models.ini" }, { BASE_MODELS "[lonely]\nname = L\narch = x86_64\n" }, "models.ini:5", "never reached" },
+	{ { "models.ini" }, { BASE_MODELS "deterministic = nosuchevent, ,,instructions:q\n" }, "models.ini", "empty item" },
+	{ { "models.ini" }, { BASE_MODELS "deterministic = nosuchevent\n" }, "models.ini:2", "unknown event" },
+	{ { "models.ini" }, { BASE_MODELS "deterministic = instructions:q\n" }, "models.ini:2", "unknown modifier" },
+	{ { "models.ini" }, { "[m]\n\ngeneral_width = x\ngeneral_counters = y\n" }, "models.ini:3", "whole number" },
+	{ { "models.ini" }, { "DIR" }, "models.ini", "not a regular file" },
+	{ { "models.ini" }, { BASE_MODELS "colour = blue\n" }, "models.ini:4", "unknown fact" },
+	{ { "budgets/any/s.ini", "budgets/any/u.ini" },
+	  { "[t]\nr = page-faults <= 5\n", "[t]\nr = instructions::u <= 5\n" }, "u.ini:2", "one group" },
+};
+
+struct findings {
+	char all[8192];
+	size_t n;
+};
+
+static void collect(void *user, const struct pmc_error *f)
+{
+	struct findings *c = user;
+	size_t used = strlen(c->all);
+
+	snprintf(c->all + used, sizeof(c->all) - used, "%s\n", f->message);
+	c->n++;
+}
+
+T_CASE(broken_trees_refused)
+{
+	size_t refused = 0;
+
+	for (size_t i = 0; i < sizeof(broken_trees) / sizeof(broken_trees[0]); i++) {
+		const struct broken_tree *t = &broken_trees[i];
+		const char *dir = tmpdir();
+		const char *dirs[1] = { dir };
+		struct pmc_hwdb *db = NULL;
+		struct pmc_error err;
+		struct findings f = { "", 0 };
+		char path[4200];
+		int rc;
+
+		write_file(dir, "map.ini", BASE_MAP);
+		write_file(dir, "models.ini", BASE_MODELS);
+		for (int k = 0; k < 2 && t->file[k]; k++) {
+			snprintf(path, sizeof(path), "%s/%s", dir, t->file[k]);
+			if (!strcmp(t->text[k], "DIR")) {
+				unlink(path);
+				snprintf(path, sizeof(path), "mkdir -p '%s/%s'", dir, t->file[k]);
+				T_CHECK(system(path) == 0, "mkdir");
+			} else {
+				write_file(dir, t->file[k], t->text[k]);
+			}
+		}
+		rc = pmc_hwdb_open(&db, dirs, 1, &err);
+		if (rc == 0) {
+			pmc_hwdb_lint(db, collect, &f, NULL, NULL);
+			pmc_hwdb_free(db);
+		} else {
+			snprintf(f.all, sizeof(f.all), "%s", err.message);
+			f.n = 1;
+		}
+		T_CHECK(f.n > 0, "tree %zu (%s): accepted", i, t->text[0]);
+		T_CHECK(strstr(f.all, t->where) && strstr(f.all, t->why) && strstr(f.all, dir),
+			"tree %zu: \"%s\" lacks %s / %s", i, f.all, t->where, t->why);
+		refused++;
+	}
+	printf("%zu broken hwdb trees, %zu refused with file, line and reason\n",
+	       sizeof(broken_trees) / sizeof(broken_trees[0]), refused);
+	T_CHECK(refused >= 30, "at least 30 trees");
+}
+
 T_CASE(check_finds_duplicates_and_counts)
 {
 	const char *dir = tmpdir();
@@ -333,13 +444,13 @@ T_CASE(check_finds_duplicates_and_counts)
 	struct pmc_error err;
 	size_t n = 0;
 
-	write_file(dir, "budgets/any/a.ini", "[t]\nr = e1 <= 1\nr = e2 <= 1\n");
-	write_file(dir, "budgets/zen4/b.ini", "[t]\nr = e1 = 3\n[u]\nr = e1 = 3\n");
+	write_file(dir, "budgets/any/a.ini", "[t]\nr = page-faults <= 1\nr = task-clock <= 1\n");
+	write_file(dir, "budgets/zen4/b.ini", "[t]\nr = instructions = 3\n[u]\nr = instructions = 3\n");
 	T_CHECK(pmc_hwdb_open(&db, dirs, 1, &err) == 0, "%s", err.message);
 	T_CHECK(pmc_hwdb_check(db, &n, &err) == 0, "%s", err.message);
 	T_CHECK(n >= 4, "counted %zu lines", n);
 	pmc_hwdb_free(db);
-	write_file(dir, "budgets/any/a.ini", "[t]\nr = e1 <= 1\n\nr = e1 <= 2\n");
+	write_file(dir, "budgets/any/a.ini", "[t]\nr = page-faults <= 1\n\nr = page-faults <= 2\n");
 	T_CHECK(pmc_hwdb_open(&db, dirs, 1, &err) == 0, "%s", err.message);
 	T_CHECK(pmc_hwdb_check(db, &n, &err) == PMC_E_SYNTAX && strstr(err.message, "a.ini:4") &&
 			strstr(err.message, "line 2"),
