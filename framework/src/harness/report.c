@@ -762,6 +762,12 @@ int pmc__results_command(int argc, char **argv)
 		pmc__results_release(&rs);
 		return rc ? PMC_EXIT_ERROR : 0;
 	}
+	if (rc) {
+		/* A summary without the unreadable files would be partial. */
+		fprintf(stderr, "pmcheck results: no summary: a results file above could not be read (fix or remove it)\n");
+		pmc__results_release(&rs);
+		return PMC_EXIT_ERROR;
+	}
 	summary = pmc__summary(&rs);
 	printf("%s (from %zu result files)\n", str(summary, "line"), files);
 	{

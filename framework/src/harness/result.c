@@ -393,6 +393,13 @@ static void read_stats(struct reader *rd, json_t *st, const char *path, struct p
 	s->other_threads = count(rd, st, path, "other_threads", true);
 	s->median = number(rd, st, path, "median");
 	s->mean = number(rd, st, path, "mean");
+	for (size_t i = 0; s->n > 0 && i < 2; i++) {
+		static const char *const need[] = { "median", "mean" };
+
+		if (!json_object_get(st, need[i]))
+			fail(rd, "%s.%s: missing (statistics of %zu samples have a median and a mean)",
+			     path, need[i], s->n);
+	}
 	vals = field(rd, st, path, "values", JSON_ARRAY, true);
 	if (!vals || rd->failed)
 		return;

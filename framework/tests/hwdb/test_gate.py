@@ -370,6 +370,100 @@ def t_malformed():
             check(p.returncode == 2 and where in p.stdout, f"gate ERROR names {where}: {p.stdout}")
 
 
+def t_broken_results():
+    """Gutted results files: each is refused by `pmcheck results` and by
+    `pmcheck compare`, naming the file, the field and what was expected."""
+    with tempfile.TemporaryDirectory() as d:
+        good = os.path.join(d, "good.json")
+        p = run("--filter=gate.baseline_only", "--json=" + good)
+        check(p.returncode == 0, f"a results file to break: {p.stdout}")
+        with open(good) as f:
+            base = json.load(f)
+
+        def case0(doc):
+            return doc["cases"][0]
+
+        def ev0(doc):
+            return case0(doc)["regions"][0]["events"]["calls:gate_step"]
+
+        def setp(getter, key, value):
+            def mutate(doc):
+                getter(doc)[key] = value
+            return mutate
+
+        def delp(getter, key):
+            def mutate(doc):
+                del getter(doc)[key]
+            return mutate
+
+        top = lambda doc: doc  # noqa: E731
+        region0 = lambda doc: case0(doc)["regions"][0]  # noqa: E731
+        event_rec0 = lambda doc: case0(doc)["events"][0]  # noqa: E731
+        mutations = [
+            ("no cases", delp(top, "cases"), "cases: missing"),
+            ("cases an object", setp(top, "cases", {}), "cases: expected an array"),
+            ("cases a string", setp(top, "cases", "x"), "cases: expected an array"),
+            ("no environment", delp(top, "environment"), "environment: missing"),
+            ("environment a list", setp(top, "environment", []), "environment: expected an object"),
+            ("no schema", delp(top, "schema"), "not a pmcheck results file"),
+            ("other schema", setp(top, "schema", "other/1"), "not a pmcheck results file"),
+            ("a case a number", setp(top, "cases", [7]), "cases[0]: expected an object"),
+            ("case without name", delp(case0, "name"), "cases[0].name"),
+            ("name a number", setp(case0, "name", 5), "cases[0].name"),
+            ("verdict unknown", setp(case0, "verdict", "MAYBE"), "unknown verdict"),
+            ("verdict missing", delp(case0, "verdict"), "cases[0].verdict"),
+            ("line a string", setp(case0, "line", "12"), "cases[0].line"),
+            ("reps negative", setp(case0, "reps", -1), "cases[0].reps"),
+            ("reps a string", setp(case0, "reps", "5"), "cases[0].reps"),
+            ("regions missing", delp(case0, "regions"), "cases[0].regions"),
+            ("regions an object", setp(case0, "regions", {}), "cases[0].regions"),
+            ("region without name", delp(region0, "name"), "regions[0].name"),
+            ("region samples a string", setp(region0, "samples", "5"), "regions[0].samples"),
+            ("region events a list", setp(region0, "events", []), "regions[0].events"),
+            ("stats a number", setp(lambda doc: region0(doc)["events"], "calls:gate_step", 3), "expected an object"),
+            ("n a string", setp(ev0, "n", "5"), ".n"),
+            ("min negative", setp(ev0, "min", -3), ".min"),
+            ("min a string", setp(ev0, "min", "20"), ".min"),
+            ("max a float", setp(ev0, "max", 2.5), ".max"),
+            ("median a string", setp(ev0, "median", "20"), ".median"),
+            ("mean missing", delp(ev0, "mean"), ".mean"),
+            ("values a string", setp(ev0, "values", "20,20"), ".values"),
+            ("a value a string", setp(ev0, "values", [20, "20"]), ".values[1]"),
+            ("a value negative", setp(ev0, "values", [20, -1]), ".values[1]"),
+            ("events an object", setp(case0, "events", {}), "cases[0].events"),
+            ("event label missing", delp(event_rec0, "label"), "events[0].label"),
+            ("checks an object", setp(case0, "checks", {}), "cases[0].checks"),
+            ("check a string", setp(case0, "checks", ["x"]), "checks[0]"),
+        ]
+        tried = refused = 0
+        for what, mutate, phrase in mutations:
+            doc = copy.deepcopy(base)
+            mutate(doc)
+            path = os.path.join(d, "broken.json")
+            with open(path, "w") as f:
+                json.dump(doc, f)
+            tried += 1
+            for cmd in (("results", path), ("compare", path, path)):
+                p = cli(*cmd)
+                ok = p.returncode != 0 and path in p.stderr and phrase in p.stderr
+                check(ok, f"{what}: pmcheck {cmd[0]} rc {p.returncode}: {p.stderr.strip()[:300]}")
+            refused += ok
+        for what, text, phrase in [("not JSON", "{ \"schema\": ", "not JSON"),
+                                   ("empty file", "", "not JSON"),
+                                   ("a JSON list", "[]", "not a pmcheck results file")]:
+            path = os.path.join(d, "broken.json")
+            with open(path, "w") as f:
+                f.write(text)
+            tried += 1
+            p = cli("results", path)
+            ok = p.returncode != 0 and path in p.stderr and phrase in p.stderr
+            check(ok, f"{what}: rc {p.returncode}: {p.stderr.strip()[:300]}")
+            refused += ok
+        print(f"{tried} broken results files, {refused} refused with file, field and reason, "
+              f"{tried - refused} not")
+        check(tried >= 30, "at least 30 broken results files")
+
+
 CHECKS = {n[2:]: f for n, f in globals().items() if n.startswith("t_")}
 
 if __name__ == "__main__":
