@@ -167,6 +167,9 @@ int pmc__result_from_json(json_t *o, struct pmc__result *r, const char *where, c
 /* Read a results file and check every case; -EINVAL with "FILE: FIELD: what
  * is wrong" in why. */
 int pmc__results_load(const char *path, struct pmc__results *rs, char *why, size_t size);
+/* The same from a parsed document (path only names it in messages). */
+int pmc__results_from_json(json_t *doc, const char *path, struct pmc__results *rs, char *why,
+			   size_t size);
 const char *pmc__results_signature(const struct pmc__results *rs);
 const char *pmc__results_backend(const struct pmc__results *rs);
 const struct pmc__result *pmc__results_find(const struct pmc__results *rs, const char *name);

@@ -619,16 +619,28 @@ int pmc__result_from_json(json_t *o, struct pmc__result *r, const char *where, c
 int pmc__results_load(const char *path, struct pmc__results *rs, char *why, size_t size)
 {
 	json_error_t jerr;
-	json_t *doc = json_load_file(path, 0, &jerr), *cases, *c, *env;
-	const char *schema;
-	size_t i;
-	int rc = -EINVAL;
+	json_t *doc = json_load_file(path, 0, &jerr);
+	int rc;
 
 	memset(rs, 0, sizeof(*rs));
 	if (!doc) {
 		snprintf(why, size, "%s:%d: not JSON: %s", path, jerr.line, jerr.text);
 		return -EINVAL;
 	}
+	rc = pmc__results_from_json(doc, path, rs, why, size);
+	json_decref(doc);
+	return rc;
+}
+
+int pmc__results_from_json(json_t *doc, const char *path, struct pmc__results *rs, char *why,
+			   size_t size)
+{
+	json_t *cases, *c, *env;
+	const char *schema;
+	size_t i;
+	int rc = -EINVAL;
+
+	memset(rs, 0, sizeof(*rs));
 	schema = json_string_value(json_object_get(doc, "schema"));
 	if (!json_is_object(doc) || !schema || strcmp(schema, PMC__RESULTS_SCHEMA)) {
 		snprintf(why, size, "%s: not a pmcheck results file (schema \"%s\", expected \"%s\")",
@@ -662,7 +674,6 @@ int pmc__results_load(const char *path, struct pmc__results *rs, char *why, size
 	}
 	rc = 0;
 out:
-	json_decref(doc);
 	return rc;
 }
 

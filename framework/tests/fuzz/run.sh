@@ -1,25 +1,53 @@
 #!/usr/bin/env bash
-# Build the hwdb fuzz target with clang (libFuzzer + ASan + UBSan) and run
-# it for a bounded time over a scratch copy of the kept corpus.  New inputs
-# that increase coverage are printed, not written back: add them to
-# framework/tests/fuzz/corpus/ by hand when they are worth keeping.
-# usage: run.sh SOURCE_DIR BUILD_DIR [SECONDS]
+# Build the fuzz targets with clang (libFuzzer + ASan + UBSan) and run each
+# for a bounded time over a scratch copy of its kept corpus:
+#   hwdb     the INI reader, budget bounds, map patterns, sample decoders
+#   event    the event-string parser (single events and lists), against a
+#            fixture sysfs tree
+#   ring     the ring-buffer reader's arithmetic (data_head/data_tail, wraps)
+#   results  the results-file reader, and writing a case back
+# New inputs that increase coverage are not written back: add them to
+# framework/tests/fuzz/corpus/TARGET/ by hand when they are worth keeping
+# (the corpora replay as ctest cases fuzz.replay_TARGET in every build).
+# usage: run.sh SOURCE_DIR BUILD_DIR [SECONDS PER TARGET]
 set -euo pipefail
 src=$1 build=$2 seconds=${3:-30}
 command -v clang >/dev/null || { echo "fuzz: clang not installed (ci/setup installs it)"; exit 77; }
 mkdir -p "$build"
 flags="-g -O1 -fsanitize=address,undefined -fno-sanitize-recover=undefined"
-objs=()
-# Every source of the counting core (framework/src/*.c, not the harness).
+inc=(-I"$src/framework/include" -I"$src/framework/src" -I"$src/framework/src/harness")
+objs=() hobjs=()
+# Every source of the counting core, and the harness's (for the results reader).
 for path in "$src"/framework/src/*.c; do
 	f=$(basename "$path")
-	clang $flags -fsanitize=fuzzer-no-link -std=gnu11 -I"$src/framework/include" -I"$src/framework/src" \
+	clang $flags -fsanitize=fuzzer-no-link -std=gnu11 "${inc[@]}" \
 		-DPMCHECK_HAVE_LIBCPUID=1 -c "$path" -o "$build/${f%.c}.o"
 	objs+=("$build/${f%.c}.o")
 done
-clang $flags -fsanitize=fuzzer -std=gnu11 -I"$src/framework/include" -I"$src/framework/src" \
-	"$src/framework/tests/fuzz/fuzz_hwdb.c" "${objs[@]}" -o "$build/fuzz_hwdb" \
-	-lpfm -linih -lcpuid -ldl -lpthread -lm
-rm -rf "$build/corpus" && cp -r "$src/framework/tests/fuzz/corpus" "$build/corpus"
+for path in "$src"/framework/src/harness/*.c; do
+	f=$(basename "$path")
+	[ "$f" = main.c ] && continue
+	clang $flags -fsanitize=fuzzer-no-link -std=gnu11 "${inc[@]}" $(pkg-config --cflags jansson) \
+		-c "$path" -o "$build/harness_${f%.c}.o"
+	hobjs+=("$build/harness_${f%.c}.o")
+done
+libs=(-lpfm -linih -lcpuid -ldl -lpthread -lm)
+for t in hwdb event ring results; do
+	extra=()
+	[ "$t" = results ] && extra=("${hobjs[@]}" $(pkg-config --libs jansson))
+	clang $flags -fsanitize=fuzzer -std=gnu11 "${inc[@]}" "$src/framework/tests/fuzz/fuzz_$t.c" \
+		"${objs[@]}" "${extra[@]}" -o "$build/fuzz_$t" "${libs[@]}"
+done
 cd "$build"
-./fuzz_hwdb -max_total_time="$seconds" -timeout=10 -max_len=4096 -print_final_stats=1 corpus 2>&1 | tail -15
+status=0
+for t in hwdb event ring results; do
+	rm -rf "corpus-$t" && cp -r "$src/framework/tests/fuzz/corpus/$t" "corpus-$t"
+	echo "== fuzz_$t: $seconds s"
+	if ! ./"fuzz_$t" -max_total_time="$seconds" -timeout=10 -max_len=4096 -print_final_stats=1 \
+		"corpus-$t" >"fuzz_$t.log" 2>&1; then
+		status=1
+		tail -40 "fuzz_$t.log"
+	fi
+	grep -E "^stat::number_of_executed_units|^stat::new_units_added|cov: " "fuzz_$t.log" | tail -3
+done
+exit $status
