@@ -384,8 +384,18 @@ static json_t *probe_breakpoints(void)
 	size_t slots = 0;
 	int rc = 0;
 
+	int user_only = 0;
+
 	for (size_t i = 0; i < 16; i++)
 		pmc_event_breakpoint(&s[i], (const void *)&bp_vars[i], sizeof(long), PMC_BP_W, &err);
+	/* Not permitted to watch kernel accesses: user space alone (:u)? */
+	if (pmc_counters_open(&set, s, 1, 0, &err) == PMC_E_PRIVILEGE) {
+		for (size_t i = 0; i < 16; i++)
+			s[i].exclude_kernel = s[i].exclude_hv = 1;
+		user_only = 1;
+	}
+	pmc_counters_close(set);
+	set = NULL;
 	for (size_t n = 1; n <= 16; n++) {
 		rc = pmc_counters_open(&set, s, n, 0, &err);
 		if (rc)
@@ -407,9 +417,12 @@ static json_t *probe_breakpoints(void)
 		pmc_counters_close(set);
 		slots = n;
 	}
-	return json_pack("{s:b, s:I, s:s, s:s}", "available", slots > 0, "slots",
-			 (json_int_t)slots, "limit", rc ? err.message : "none below 16",
-			 "how", "opened write breakpoints until the kernel refused; 1000 writes counted exactly");
+	if (slots == 0)
+		return json_pack("{s:b, s:i, s:s}", "available", 0, "slots", 0, "how", err.message);
+	return json_pack("{s:b, s:I, s:b, s:s, s:s}", "available", 1, "slots", (json_int_t)slots,
+			 "user_only", user_only, "limit", rc ? err.message : "none below 16", "how",
+			 user_only ? "opened write breakpoints with :u (watching kernel accesses was refused) until the kernel refused more; 1000 writes counted exactly"
+				   : "opened write breakpoints until the kernel refused more; 1000 writes counted exactly");
 }
 
 static __attribute__((noipa)) int probe_uprobe_target(int x)
@@ -454,9 +467,18 @@ static json_t *probe_tracepoints(void)
 	json_t *o;
 
 	for (int i = 0; i < 2 && !root; i++) {
+		struct stat st;
+
 		snprintf(path, sizeof(path), "%s/events", roots[i]);
 		if (access(path, R_OK) == 0)
 			root = roots[i];
+		else if (errno == EACCES || (stat(roots[i], &st) == 0 && access(roots[i], R_OK) != 0 &&
+					     errno == EACCES)) {
+			snprintf(how, sizeof(how),
+				 "tracefs at %s is not readable by this user, so tracepoint names cannot be turned into ids: run as root, or remount it with mode=755 (counting itself then works unprivileged with :u)",
+				 roots[i]);
+			return json_pack("{s:b, s:s}", "available", 0, "how", how);
+		}
 	}
 	if (!root) {
 		if (mount("nodev", "/sys/kernel/tracing", "tracefs", 0, NULL) == 0) {
@@ -506,20 +528,27 @@ static json_t *probe_software(void)
 		"context-switches", "cpu-migrations", "alignment-faults", "emulation-faults",
 		"dummy", "cgroup-switches",
 	};
-	json_t *ok = json_array(), *bad = json_object();
+	json_t *ok = json_array(), *user = json_array(), *bad = json_object();
 
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
-		char why[PMC_ERROR_MSG_MAX];
+		char why[PMC_ERROR_MSG_MAX], name[64];
 		struct pmc_counters *set = try_open(names[i], 0, why, sizeof(why));
 
-		if (set)
+		if (set) {
 			json_array_append_new(ok, json_string(names[i]));
-		else
-			json_object_set_new(bad, names[i], json_string(why));
+		} else {
+			/* Not permitted to count the kernel: user space alone? */
+			snprintf(name, sizeof(name), "%s:u", names[i]);
+			set = try_open(name, 0, NULL, 0);
+			if (set)
+				json_array_append_new(user, json_string(names[i]));
+			else
+				json_object_set_new(bad, names[i], json_string(why));
+		}
 		pmc_counters_close(set);
 	}
-	return json_pack("{s:o, s:o, s:s}", "available", ok, "unavailable", bad, "how",
-			 "opened each software event");
+	return json_pack("{s:o, s:o, s:o, s:s}", "available", ok, "user_only", user, "unavailable",
+			 bad, "how", "opened each software event, then with :u where that was refused");
 }
 
 static json_t *probe_tools(unsigned timeout_s)
@@ -791,14 +820,31 @@ void pmc_probe_print(const json_t *rec, FILE *out)
 			json_integer_value(json_object_get(c, "fixed")),
 			have_cpu_pmu ? "" : " (not exposed by this kernel/hypervisor)");
 	}
-	fprintf(out, "  %-13s %s: %zu of %zu software events open\n", "Software",
-		json_array_size(json_object_get(sw, "available")) ? "available" : "UNAVAILABLE",
-		json_array_size(json_object_get(sw, "available")),
-		json_array_size(json_object_get(sw, "available")) +
-			json_object_size(json_object_get(sw, "unavailable")));
+	{
+		size_t all = json_array_size(json_object_get(sw, "available")),
+		       user = json_array_size(json_object_get(sw, "user_only")),
+		       none = json_object_size(json_object_get(sw, "unavailable"));
+		const char *first = NULL, *name;
+		json_t *why;
+
+		json_object_foreach(json_object_get(sw, "unavailable"), name, why)
+			if (!first)
+				first = json_string_value(why);
+		fprintf(out, "  %-13s %s: %zu of %zu software events open", "Software",
+			all + user ? "available" : "UNAVAILABLE", all + user, all + user + none);
+		if (user)
+			fprintf(out, ", %zu of them for user space only (:u): counting the kernel is refused (perf_event_paranoid=%" JSON_INTEGER_FORMAT "; root or CAP_PERFMON lifts it)",
+				user, json_integer_value(value_of(k, "perf_event_paranoid")));
+		fprintf(out, "\n");
+		if (none && first)
+			fprintf(out, "  %-13s %s\n", "", first);
+	}
 	if (json_is_true(json_object_get(bp, "available")))
-		fprintf(out, "  %-13s available: %" JSON_INTEGER_FORMAT " slots\n", "Breakpoints",
-			json_integer_value(json_object_get(bp, "slots")));
+		fprintf(out, "  %-13s available: %" JSON_INTEGER_FORMAT " slots%s\n", "Breakpoints",
+			json_integer_value(json_object_get(bp, "slots")),
+			json_is_true(json_object_get(bp, "user_only"))
+				? ", user-space accesses only (:u): watching the kernel's is refused to this user"
+				: "");
 	else
 		fprintf(out, "  %-13s UNAVAILABLE: %s\n", "Breakpoints",
 			(s = str_at(bp, "how")) ? s : (s = str_at(bp, "error")) ? s : "?");

@@ -22,8 +22,54 @@ def fail(msg):
     sys.exit(1)
 
 
+def unprivileged(pmcheck, schema_path):
+    """`pmcheck probe` as an unprivileged user: every line that says
+    UNAVAILABLE gives its reason, none contradicts itself, and what works
+    for user space only (:u) is offered as such."""
+    runuser = shutil.which("runuser")
+    if os.geteuid() != 0 or not runuser:
+        print("SKIP probe.unprivileged: needs root and runuser to become nobody")
+        sys.exit(77)
+    with open("/proc/sys/kernel/perf_event_paranoid") as f:
+        paranoid = int(f.read())
+    as_nobody = [runuser, "-u", "nobody", "--", pmcheck, "probe"]
+    run = subprocess.run(as_nobody + ["--json"], capture_output=True, text=True, timeout=150,
+                         cwd="/")
+    if run.returncode != 0:
+        fail("probe as nobody exited %d: %s" % (run.returncode, run.stderr))
+    rec = json.loads(run.stdout)
+    with open(schema_path) as f:
+        jsonschema.validate(rec, json.load(f))
+    table = subprocess.run(as_nobody, capture_output=True, text=True, timeout=150, cwd="/").stdout
+    for line in table.splitlines():
+        if "UNAVAILABLE" in line:
+            reason = line.split("UNAVAILABLE", 1)[1].strip(": ")
+            if len(reason) < 20:
+                fail("no reason given: %r" % line)
+            if "exactly" in reason or "counted 1" in reason:
+                fail("contradiction: unavailable, yet something counted: %r" % line)
+    sw, bp = rec["software"], rec["breakpoints"]
+    if paranoid >= 2 and paranoid < 3:
+        # The kernel refuses to let nobody count the kernel; user space is fine.
+        if not sw.get("user_only") or "task-clock" not in sw["available"] + sw["user_only"]:
+            fail("software events as nobody at paranoid %d: %s" % (paranoid, sw))
+        if "user space only (:u)" not in table:
+            fail("table does not say the software events count user space only:\n" + table)
+        if "breakpoint" in os.listdir(PMU_ROOT) and not (bp["available"] and bp.get("user_only")):
+            fail("breakpoints as nobody should work with :u: %s" % bp)
+    if "uprobe" in os.listdir(PMU_ROOT) and not rec["uprobes"]["value"] and \
+            "CAP_PERFMON" not in rec["uprobes"]["how"]:
+        fail("uprobes refused without naming the privilege: %s" % rec["uprobes"]["how"])
+    if not rec["tracepoints"]["available"] and "root" not in rec["tracepoints"]["how"]:
+        fail("tracepoints refused without saying what would help: %s" % rec["tracepoints"]["how"])
+    print("PASS probe.unprivileged (paranoid %d):\n%s" % (paranoid, table))
+
+
 def main():
     pmcheck, schema_path = sys.argv[1], sys.argv[2]
+    if len(sys.argv) > 3 and sys.argv[3] == "--unprivileged":
+        unprivileged(pmcheck, schema_path)
+        return
     with tempfile.TemporaryDirectory() as tmp:
         out = os.path.join(tmp, "probe.json")
         run = subprocess.run([pmcheck, "probe", "--json", "--output=" + out],

@@ -246,6 +246,24 @@ static int read_paranoid(void)
 	return pmc__read_u64("/proc/sys/kernel/perf_event_paranoid", &v) == 0 ? (int)v : -99;
 }
 
+/* What turns the canonical name into its user-space-only form: a modifier
+ * group gets a 'u', a name without one gets ":u" (mem:X/4:w has its access
+ * segment, then the modifiers; sub:event likewise). */
+static const char *user_suffix(const struct pmc_event_spec *s)
+{
+	size_t colons = 0;
+
+	for (const char *p = s->name; *p; p++)
+		colons += *p == ':';
+	if (s->kind == PMC_KIND_PMU)
+		return "u";
+	if (s->kind == PMC_KIND_BREAKPOINT)
+		return colons >= 3 ? "u" : ":u";
+	if (s->kind == PMC_KIND_TRACEPOINT)
+		return colons >= 2 ? "u" : ":u";
+	return colons ? "u" : ":u";
+}
+
 static int translate_open_error(int rc, const struct pmc_counters *set,
 				const struct pmc_event_spec *s, struct pmc_error *err)
 {
@@ -277,6 +295,7 @@ static int translate_open_error(int rc, const struct pmc_counters *set,
 	case -EACCES:
 	case -EPERM: {
 		int paranoid = read_paranoid();
+		char user_only[PMC_EVENT_NAME_MAX + 64] = "";
 
 		/* Level 3 (a Debian and Android patch) refuses every unprivileged
 		 * event, user-only ones too: then ":u" is no remedy. */
@@ -284,12 +303,22 @@ static int translate_open_error(int rc, const struct pmc_counters *set,
 			return pmc__fail(err, PMC_E_PRIVILEGE, s->name, -1,
 					 "cannot open \"%s\": not permitted (kernel.perf_event_paranoid = %d forbids all unprivileged perf_event use on this kernel); run as root, grant CAP_PERFMON, or lower perf_event_paranoid to 2 or less",
 					 s->name, paranoid);
+		/* The uprobe PMU takes root or CAP_PERFMON whatever the sysctl. */
+		if (s->kind == PMC_KIND_UPROBE)
+			return pmc__fail(err, PMC_E_PRIVILEGE, s->name, -1,
+					 "cannot open \"%s\": the uprobe PMU needs root or CAP_PERFMON (perf_event_paranoid does not change that); run as root, or grant CAP_PERFMON, or count the function with an execute breakpoint (mem:SYMBOL:x:u)",
+					 s->name);
+		/* Uncore-style PMUs (msr, power, cstate) count machine state and
+		 * refuse :u; everything else can leave the kernel out. */
+		if (!s->exclude_kernel && !s->exclude_user &&
+		    (s->kind != PMC_KIND_PMU || s->uses_hw_counter))
+			snprintf(user_only, sizeof(user_only), ", or count user space only with :u (%s%s)",
+				 s->name, user_suffix(s));
 		return pmc__fail(err, PMC_E_PRIVILEGE, s->name, -1,
-				 "cannot open \"%s\": not permitted (kernel.perf_event_paranoid = %d); run as root, grant CAP_PERFMON, lower perf_event_paranoid%s",
+				 "cannot open \"%s\": not permitted (kernel.perf_event_paranoid = %d%s); run as root, grant CAP_PERFMON, lower perf_event_paranoid%s",
 				 s->name, paranoid,
-				 s->kind == PMC_KIND_UPROBE || s->kind == PMC_KIND_BREAKPOINT ||
-						 s->exclude_kernel
-					 ? "" : ", or count user space only with :u");
+				 paranoid >= 2 ? ": unprivileged users may not count the kernel" : "",
+				 user_only);
 	}
 	case -ENOSPC:
 		if (s->kind == PMC_KIND_BREAKPOINT)

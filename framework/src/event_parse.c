@@ -1054,13 +1054,17 @@ static const char *tracefs_root(const char **why)
 		snprintf(path, sizeof(path), "%s/events", roots[i]);
 		if (access(path, R_OK) == 0)
 			return roots[i];
+		if (errno == EACCES) {
+			*why = "tracefs is mounted but this user cannot read its ids (run as root, or mount -o remount,mode=755 /sys/kernel/tracing)";
+			return NULL;
+		}
 	}
 	if (mount("nodev", "/sys/kernel/tracing", "tracefs", 0, NULL) == 0 &&
 	    access("/sys/kernel/tracing/events", R_OK) == 0)
 		return "/sys/kernel/tracing";
 	*why = errno == EPERM || errno == EACCES
 		       ? "tracefs is not mounted and only root can mount it (mount -t tracefs nodev /sys/kernel/tracing)"
-		       : "tracefs is not mounted and mounting it failed (is CONFIG_TRACING on? mount -t tracefs nodev /sys/kernel/tracing)";
+		       : "tracefs is not mounted and mounting it failed (CONFIG_TRACING off?)";
 	return NULL;
 }
 
@@ -1253,10 +1257,12 @@ static int parse_one(struct pmc__pctx *p, const char *s, size_t len,
 		const char *why = NULL;
 
 		if (colon && !tracefs_root(&why))
-			hint = why;
+			return perr(p, PMC_E_UNKNOWN_EVENT, 0,
+				    "\"%.*s\" is no event pmcheck knows, and if it is a tracepoint: %s",
+				    (int)(blen < 64 ? blen : 64), s, why);
 		return perr(p, PMC_E_UNKNOWN_EVENT, 0,
-			    "unknown event \"%.*s\": not a generic name (instructions, task-clock, L1-dcache-load-misses, ...), rNNNN, tracepoint (SUBSYSTEM:EVENT) or libpfm4 event%s%s; check the spelling, or write pmu/event=.../ or pfm_pmu::EVENT",
-			    (int)(blen < 64 ? blen : 64), s, why ? "; " : "", hint);
+			    "unknown event \"%.*s\": not a generic name (instructions, task-clock, L1-dcache-load-misses, ...), rNNNN, tracepoint (SUBSYSTEM:EVENT) or libpfm4 event%s; check the spelling, or write pmu/event=.../ or pfm_pmu::EVENT",
+			    (int)(blen < 64 ? blen : 64), s, hint);
 	}
 }
 
