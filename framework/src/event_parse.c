@@ -209,6 +209,16 @@ static int perr(struct pmc__pctx *p, int code, int pos, const char *fmt, ...)
 	return pmc__fail(p->err, code, p->text, -1, "event \"%s\": %s", shown, why);
 }
 
+/* A sysfs read that failed for another reason than absence (EMFILE,
+ * EACCES, EIO): the parser must not call that "no such PMU or field". */
+static int sysfs_error(struct pmc__pctx *p, int rc, const char *path)
+{
+	if (rc == -EMFILE || rc == -ENFILE)
+		return perr(p, rc, 0, "cannot read %s: out of file descriptors (%s); raise the limit (ulimit -n) or close descriptors",
+			    path, strerror(-rc));
+	return perr(p, rc, 0, "cannot read %s: %s", path, strerror(-rc));
+}
+
 static int parse_number(const char *s, size_t len, uint64_t *out)
 {
 	char buf[32], *end;
@@ -506,6 +516,7 @@ static int apply_term(struct pmc__pctx *p, int pos, const char *pmu, const char 
 	char path[PMC_EVENT_PATH_MAX], format[256], k[64];
 	uint64_t value = 1;
 	unsigned width = 0;
+	int rc;
 
 	if (klen == 0 || klen >= sizeof(k))
 		return perr(p, PMC_E_SYNTAX, pos, "empty or overlong term in %s/.../", pmu);
@@ -536,7 +547,9 @@ static int apply_term(struct pmc__pctx *p, int pos, const char *pmu, const char 
 		return 0;
 	}
 	pmc__snprintf(path, sizeof(path), "%s/%s/format/%s", pmc__sysfs_root(), pmu, k);
-	if (pmc__read_text(path, format, sizeof(format)) >= 0) {
+	if ((rc = pmc__read_text(path, format, sizeof(format))) < 0 && rc != -ENOENT)
+		return sysfs_error(p, rc, path);
+	if (rc >= 0) {
 		if (deposit(format, value, spec, &width))
 			return perr(p, PMC_E_BAD_FIELD, pos,
 				    "cannot decode %s (\"%s\"); expected config[12]:lo-hi,...",
@@ -549,7 +562,10 @@ static int apply_term(struct pmc__pctx *p, int pos, const char *pmu, const char 
 	}
 	/* Not a field: an event alias under events/? */
 	pmc__snprintf(path, sizeof(path), "%s/%s/events/%s", pmc__sysfs_root(), pmu, k);
-	if (!val && depth < 2 && pmc__read_text(path, format, sizeof(format)) >= 0)
+	if (!val && depth < 2 && (rc = pmc__read_text(path, format, sizeof(format))) < 0 &&
+	    rc != -ENOENT)
+		return sysfs_error(p, rc, path);
+	if (!val && depth < 2 && rc >= 0)
 		return apply_alias(p, pos, pmu, format, depth, spec, name_override);
 	return perr(p, PMC_E_BAD_FIELD, pos,
 		    "%s has no format field or event named \"%s\"; see %s/%s/format/ and events/",
@@ -580,8 +596,11 @@ static int parse_pmu_form(struct pmc__pctx *p, const char *s, size_t len,
 		return perr(p, PMC_E_SYNTAX, (int)len,
 			    "missing closing '/' (form: pmu/field=value,.../)");
 	pmc__snprintf(path, sizeof(path), "%s/%s/type", pmc__sysfs_root(), pmu);
-	if (pmc__read_u64(path, &type)) {
+	if ((rc = pmc__read_u64(path, &type)) != 0) {
 		char pmus[256];
+
+		if (rc != -ENOENT && rc != -EINVAL)
+			return sysfs_error(p, rc, path);
 
 		pmc__list_pmus(pmus, sizeof(pmus));
 		return perr(p, PMC_E_NO_PMU, 0,
@@ -900,7 +919,9 @@ static int parse_calls(struct pmc__pctx *p, const char *s, size_t len,
 		object[olen] = '\0';
 	}
 	pmc__snprintf(path, sizeof(path), "%s/uprobe/type", pmc__sysfs_root());
-	if (pmc__read_u64(path, &type))
+	if ((rc = pmc__read_u64(path, &type)) != 0 && rc != -ENOENT && rc != -EINVAL)
+		return sysfs_error(p, rc, path);
+	if (rc)
 		return perr(p, PMC_E_NO_PMU, 0,
 			    "calls: needs the uprobe PMU, which this kernel does not offer (CONFIG_UPROBE_EVENTS)");
 	rc = pmc_symbol_resolve(name, object, spec->path, sizeof(spec->path),

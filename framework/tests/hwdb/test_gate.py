@@ -464,6 +464,67 @@ def t_broken_results():
         check(tried >= 30, "at least 30 broken results files")
 
 
+def t_resources():
+    """Out of descriptors, a full disk, an unreadable hwdb file: a clear
+    error and a failing exit status, never a skip, a partial file or lost
+    budgets."""
+    import resource
+    import shutil
+
+    def low_fds():
+        resource.setrlimit(resource.RLIMIT_NOFILE, (5, 5))
+
+    e = dict(os.environ, NO_COLOR="1")
+    p = subprocess.run([EXE, "--filter=gate.baseline_only"], capture_output=True, text=True,
+                       timeout=60, preexec_fn=low_fds, env=e)
+    check(p.returncode == 2 and "ERROR" in p.stdout and "out of file descriptors" in p.stdout
+          and "ulimit -n" in p.stdout, f"ulimit -n 5: rc {p.returncode}: {p.stdout[:400]}")
+    if os.geteuid() != 0 or not shutil.which("runuser"):
+        print("SKIP the full-disk and unreadable-file parts: need root (mount, runuser)")
+        return
+    with tempfile.TemporaryDirectory() as d:
+        full = os.path.join(d, "full")
+        os.makedirs(full)
+        if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", full]).returncode:
+            print("SKIP the full-disk part: cannot mount a tmpfs here")
+        else:
+            try:
+                os.makedirs(os.path.join(full, "budgets", "any"))
+                kept = "[budgeted]\nwork = calls:gate_step <= 99 ; kept\n"
+                with open(os.path.join(full, "budgets", "any", "gate.ini"), "w") as f:
+                    f.write(kept)
+                with open(os.path.join(full, "fill"), "wb") as f:
+                    try:
+                        f.write(b"\0" * 200000)
+                    except OSError:
+                        pass
+                out = os.path.join(full, "r.json")
+                p = run("--filter=gate.baseline_only", "--json=" + out)
+                check(p.returncode == 2 and "No space left on device" in p.stderr + p.stdout
+                      and not os.path.exists(out),
+                      f"results on a full disk: rc {p.returncode}: {p.stderr[:300]}")
+                p = run("--filter=gate.budgeted", "--calibrate=3", "--hwdb=" + full)
+                with open(os.path.join(full, "budgets", "any", "gate.ini")) as f:
+                    now = f.read()
+                check(p.returncode == 2 and "No space left on device" in p.stdout and now == kept,
+                      f"calibrate on a full disk: rc {p.returncode}, file {now!r}: {p.stdout[-300:]}")
+                check(not [n for n in os.listdir(os.path.join(full, "budgets", "any")) if ".tmp" in n],
+                      "no temporary file left on the full disk")
+            finally:
+                subprocess.run(["umount", full])
+        hw = os.path.join(d, "hw")
+        os.makedirs(hw)
+        os.chmod(d, 0o755)
+        os.chmod(hw, 0o755)
+        with open(os.path.join(hw, "models.ini"), "w") as f:
+            f.write("[m]\nname = M\n")
+        os.chmod(os.path.join(hw, "models.ini"), 0)
+        p = subprocess.run(["runuser", "-u", "nobody", "--", CLI, "hwdb", "check", "--hwdb=" + hw],
+                           capture_output=True, text=True, timeout=60, cwd="/")
+        check(p.returncode == 2 and "models.ini" in p.stderr and "Permission denied" in p.stderr,
+              f"unreadable models.ini: rc {p.returncode}: {p.stderr[:300]}")
+
+
 CHECKS = {n[2:]: f for n, f in globals().items() if n.startswith("t_")}
 
 if __name__ == "__main__":
