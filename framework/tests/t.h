@@ -21,6 +21,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "fixture.h"
+
 #define T_MAX_CASES 128
 
 /* AddressSanitizer replaces malloc and friends: tests about libc's own
@@ -56,30 +58,6 @@ static inline void t_register(const char *name, void (*fn)(void))
 		t_register(#name, t_case_##name);                              \
 	}                                                                      \
 	static void t_case_##name(void)
-
-/* Write root/rel (making its directories) holding `content` and a newline:
- * fixture sysfs trees. */
-static inline void t_put(const char *root, const char *rel, const char *content)
-{
-	char path[512], dir[512];
-	FILE *f;
-
-	snprintf(path, sizeof(path), "%s/%s", root, rel);
-	snprintf(dir, sizeof(dir), "%s", path);
-	for (char *p = dir + strlen(root) + 1; *p; p++)
-		if (*p == '/') {
-			*p = '\0';
-			mkdir(dir, 0755);
-			*p = '/';
-		}
-	f = fopen(path, "w");
-	if (!f) {
-		perror(path);
-		exit(2);
-	}
-	fprintf(f, "%s\n", content);
-	fclose(f);
-}
 
 static inline void t_fail_at(const char *file, int line, const char *fmt, ...)
 {

@@ -16,25 +16,8 @@
 
 #include <pmcheck/pmcheck.h>
 
-static void put(const char *root, const char *rel, const char *text)
-{
-	char path[512], dir[512];
-	FILE *f;
+#include "../fixture.h"
 
-	snprintf(path, sizeof(path), "%s/%s", root, rel);
-	snprintf(dir, sizeof(dir), "%s", path);
-	for (char *p = dir + strlen(root) + 1; *p; p++)
-		if (*p == '/') {
-			*p = '\0';
-			mkdir(dir, 0755);
-			*p = '/';
-		}
-	f = fopen(path, "w");
-	if (!f)
-		abort();
-	fprintf(f, "%s\n", text);
-	fclose(f);
-}
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
@@ -44,28 +27,28 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	(void)argv;
 	if (!mkdtemp(root))
 		abort();
-	put(root, "cpu/type", "4");
-	put(root, "cpu/rdpmc", "1");
-	put(root, "cpu/format/event", "config:0-7");
-	put(root, "cpu/format/umask", "config:8-15");
-	put(root, "cpu/format/inv", "config:23");
-	put(root, "cpu/format/cmask", "config:24-31");
-	put(root, "cpu/format/split", "config:0-3,32-35");
-	put(root, "cpu/format/ldlat", "config1:0-15");
-	put(root, "cpu/events/mem-loads", "event=0xcd,umask=0x1,ldlat=3");
-	put(root, "cpu/events/needs-param", "event=0x3c,umask=?");
-	put(root, "armv8_pmuv3/type", "8");
-	put(root, "armv8_pmuv3/cpus", "0-3");
-	put(root, "armv8_pmuv3/format/event", "config:0-15");
-	put(root, "software/type", "1");
-	put(root, "breakpoint/type", "5");
-	put(root, "uprobe/type", "7");
-	put(root, "uprobe/format/retprobe", "config:0");
-	put(root, "msr/type", "9");
-	put(root, "msr/format/event", "config:0-63");
-	put(root, "msr/events/tsc", "event=0x00");
-	put(root, "bad/type", "10");
-	put(root, "bad/format/event", "config0-7");
+	t_put(root, "cpu/type", "4");
+	t_put(root, "cpu/rdpmc", "1");
+	t_put(root, "cpu/format/event", "config:0-7");
+	t_put(root, "cpu/format/umask", "config:8-15");
+	t_put(root, "cpu/format/inv", "config:23");
+	t_put(root, "cpu/format/cmask", "config:24-31");
+	t_put(root, "cpu/format/split", "config:0-3,32-35");
+	t_put(root, "cpu/format/ldlat", "config1:0-15");
+	t_put(root, "cpu/events/mem-loads", "event=0xcd,umask=0x1,ldlat=3");
+	t_put(root, "cpu/events/needs-param", "event=0x3c,umask=?");
+	t_put(root, "armv8_pmuv3/type", "8");
+	t_put(root, "armv8_pmuv3/cpus", "0-3");
+	t_put(root, "armv8_pmuv3/format/event", "config:0-15");
+	t_put(root, "software/type", "1");
+	t_put(root, "breakpoint/type", "5");
+	t_put(root, "uprobe/type", "7");
+	t_put(root, "uprobe/format/retprobe", "config:0");
+	t_put(root, "msr/type", "9");
+	t_put(root, "msr/format/event", "config:0-63");
+	t_put(root, "msr/events/tsc", "event=0x00");
+	t_put(root, "bad/type", "10");
+	t_put(root, "bad/format/event", "config0-7");
 	pmc_event_set_sysfs_root(root);
 	return 0;
 }
