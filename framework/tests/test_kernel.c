@@ -15,6 +15,7 @@
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/auxv.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -340,6 +341,32 @@ T_CASE(inherit_per_thread_too_many)
 	T_EQ_U64((uint64_t)-pmc_counters_threads(set, rows, 2, &nrows, &lost),
 		 (uint64_t)EINVAL, "a set opened without PMC_OPEN_PER_THREAD");
 	pmc_counters_close(set);
+}
+
+/* A tracepoint by name: the id from tracefs, counted exactly. */
+T_CASE(tracepoint_by_name_exact)
+{
+	struct pmc_event_spec s;
+	struct pmc_error err;
+	struct pmc_counters *set;
+	struct pmc_measurement m;
+	struct pmc_region r;
+	int rc = pmc_event_parse("syscalls:sys_enter_getpid", &s, &err);
+
+	if (rc == PMC_E_UNKNOWN_EVENT && strstr(err.message, "tracefs"))
+		T_SKIP("%s", err.message);
+	T_CHECK(rc == 0, "%s", err.message);
+	T_EQ_U64(s.kind, PMC_KIND_TRACEPOINT, "kind");
+	set = open_specs(&s, 1);
+	if (!set)
+		return;
+	pmc_region_init(&r, set);
+	pmc_region_begin(&r);
+	for (int i = 0; i < 123; i++)
+		syscall(SYS_getpid);
+	pmc_region_end(&r, &m);
+	pmc_counters_close(set);
+	T_EQ_U64(m.d[0].value, 123, "getpid system calls entered");
 }
 
 T_CASE(bp_symbol_form)

@@ -65,6 +65,7 @@ static const char usage[] =
 
 static const char *const kind_names[] = {
 	"?", "hardware", "cache", "raw", "pmu", "libpfm4", "software", "breakpoint", "uprobe", "sim",
+	"tracepoint",
 };
 
 
@@ -319,7 +320,7 @@ static int cmd_events(int argc, char **argv)
 	for (size_t i = 0; i < n; i++) {
 		const struct pmc_event_spec *s = &specs[i];
 
-		printf("%-32s %-10s type=%u config=0x%" PRIx64, s->name, kind_names[s->kind], s->type,
+		printf("%-32s %-10s type=%u config=0x%" PRIx64, s->name, (size_t)s->kind < sizeof(kind_names) / sizeof(kind_names[0]) ? kind_names[s->kind] : "?", s->type,
 		       s->config);
 		if (s->config1)
 			printf(" config1=0x%" PRIx64, s->config1);
