@@ -1056,8 +1056,8 @@ static int parse_cache(const char *s, size_t len, struct pmc_event_spec *spec)
 		 canonical_of(cache_ops, COUNT(cache_ops), op->config));
 	if (res && res->config == PERF_COUNT_HW_CACHE_RESULT_MISS)
 		strcat(buf, "-misses");
-	else
-		strcat(buf, "s");
+	else /* perf's plural: loads, stores, prefetches (which parse back) */
+		strcat(buf, op->config == PERF_COUNT_HW_CACHE_OP_PREFETCH ? "es" : "s");
 	memcpy(spec->name, buf, sizeof(buf));
 	return 1;
 }

@@ -143,6 +143,36 @@ T_CASE(modifier_errors)
 	}
 }
 
+/* Every cache x operation x result parses, and its canonical name parses
+ * back to the same config (the fuzzer found "node-prefetchs", which did
+ * not: fuzz/corpus/event/crash-29550aab). */
+T_CASE(cache_names_round_trip)
+{
+	static const char *const caches[] = { "L1-dcache", "L1-icache", "LLC", "dTLB", "iTLB",
+					      "branch", "node" };
+	static const char *const ops[] = { "load", "loads", "store", "stores", "prefetch",
+					   "prefetches" };
+	static const char *const results[] = { "", "-refs", "-misses" };
+	size_t n = 0;
+
+	for (size_t c = 0; c < sizeof(caches) / sizeof(caches[0]); c++)
+		for (size_t o = 0; o < sizeof(ops) / sizeof(ops[0]); o++)
+			for (size_t r = 0; r < sizeof(results) / sizeof(results[0]); r++) {
+				struct pmc_event_spec a, b;
+				struct pmc_error err;
+				char text[64];
+
+				snprintf(text, sizeof(text), "%s-%s%s", caches[c], ops[o], results[r]);
+				T_CHECK(pmc_event_parse(text, &a, &err) == 0, "%s: %s", text, err.message);
+				T_CHECK(pmc_event_parse(a.name, &b, &err) == 0,
+					"%s is canonically \"%s\", which does not parse: %s", text,
+					a.name, err.message);
+				T_EQ_U64(b.config, a.config, a.name);
+				n++;
+			}
+	printf("%zu cache names round-trip\n", n);
+}
+
 T_CASE(cache_events)
 {
 	static const struct row rows[] = {
