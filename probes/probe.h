@@ -19,6 +19,7 @@
 
 struct pmc_probe_options {
 	unsigned timeout_s; /* per probe; 0 means the default (10 s) */
+	int deep;           /* also run what is slow to try (callgrind on /bin/true) */
 };
 
 /* Run every probe and return the record (caller owns; json_decref). NULL

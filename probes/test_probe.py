@@ -144,6 +144,23 @@ def main():
         if sig != want:
             fail("signature %s, /proc/cpuinfo says %s" % (sig, want))
 
+    # Probes run at once: each one's time is recorded, and the whole run
+    # takes about as long as the slowest probe, not the sum.
+    timing = rec["timing_ms"]
+    keys = [k for k in schema["required"] if k not in ("schema", "generated", "timing_ms")]
+    if sorted(k for k in timing if k != "total") != sorted(keys):
+        fail("timing_ms keys %s, expected the probes %s" % (sorted(timing), sorted(keys)))
+    if timing["total"] + 1 < max(v for k, v in timing.items() if k != "total"):
+        fail("total %.1f ms below a probe's time: %s" % (timing["total"], timing))
+    if shutil.which("valgrind"):
+        if "not run" not in rec["tools"]["sim_backend"]["how"]:
+            fail("a plain probe ran a simulation: %s" % rec["tools"]["sim_backend"]["how"])
+        deep = json.loads(subprocess.run([pmcheck, "probe", "--json", "--deep"], capture_output=True,
+                                         text=True, timeout=150).stdout)
+        if "ran /bin/true" not in deep["tools"]["sim_backend"]["how"] or \
+                deep["tools"]["sim_backend"]["value"] != rec["tools"]["sim_backend"]["value"]:
+            fail("--deep: %s (plain: %s)" % (deep["tools"]["sim_backend"], rec["tools"]["sim_backend"]))
+
     # The table says the essentials plainly.
     table = subprocess.run([pmcheck, "probe"], capture_output=True, text=True, timeout=150).stdout
     for word in ("Hardware PMU", "Breakpoints", "uprobes", "Tracepoints", "sim backend"):

@@ -27,9 +27,11 @@ static const char usage[] =
 	"usage: pmcheck <command> [options]\n"
 	"\n"
 	"commands:\n"
-	"  probe [--json] [--output=FILE] [--timeout=S]\n"
+	"  probe [--json] [--output=FILE] [--timeout=S] [--deep]\n"
 	"                      what this machine can measure (table, or JSON with --json;\n"
-	"                      --output writes the JSON atomically to FILE)\n"
+	"                      --output writes the JSON atomically to FILE); the probes\n"
+	"                      run at once, each with the time limit; --deep also runs\n"
+	"                      callgrind on /bin/true (about 0.4 s)\n"
 	"  events LIST         parse a comma-separated event list and show each event's\n"
 	"                      canonical name, kind and perf_event_attr fields\n"
 	"  results [--require-measured] [--json=FILE] [--junit=FILE] DIR|FILE...\n"
@@ -83,6 +85,8 @@ static int cmd_probe(int argc, char **argv)
 			output = argv[i] + 9;
 		else if (!strncmp(argv[i], "--timeout=", 10) && atoi(argv[i] + 10) > 0)
 			opt.timeout_s = (unsigned)atoi(argv[i] + 10);
+		else if (!strcmp(argv[i], "--deep"))
+			opt.deep = 1;
 		else {
 			fprintf(stderr, "pmcheck probe: unknown option \"%s\"\n\n%s", argv[i], usage);
 			return 2;
