@@ -931,18 +931,29 @@ static PMC__ALWAYS_INLINE int read_groups(struct pmc_counters *set, struct pmc_r
 
 #if PMC__HAVE_USER_READ
 		if (g->user_read) {
+			struct pmc__upage_value v;
 			size_t k;
 
-			for (k = 0; k < g->nmembers; k++) {
-				struct pmc__upage_value v;
-				struct pmc_count *c = &r->c[g->member[k]];
+			/* The leader's page gives the group's times; members
+			 * read their values only (one timestamp per group). */
+			if (pmc__upage_read(set->ev[g->member[0]].page, hw_counter, hw_timestamp,
+					    NULL, &v) == PMC__UPAGE_OK) {
+				struct pmc_count *c = &r->c[g->member[0]];
 
-				if (pmc__upage_read(set->ev[g->member[k]].page, hw_counter,
-						    hw_timestamp, NULL, &v) != PMC__UPAGE_OK)
-					break;
 				c->value = v.value;
 				c->enabled_ns = v.enabled_ns;
 				c->running_ns = v.running_ns;
+				for (k = 1; k < g->nmembers; k++) {
+					struct pmc_count *m = &r->c[g->member[k]];
+
+					if (pmc__upage_read_value(set->ev[g->member[k]].page, hw_counter,
+								  NULL, &m->value) != PMC__UPAGE_OK)
+						break;
+					m->enabled_ns = v.enabled_ns;
+					m->running_ns = v.running_ns;
+				}
+			} else {
+				k = 0;
 			}
 			if (k == g->nmembers)
 				continue;

@@ -126,4 +126,45 @@ pmc__upage_read(const volatile struct perf_event_mmap_page *pc,
 	return status;
 }
 
+/*
+ * The value alone, for a group member whose times are its leader's (a group
+ * is scheduled as a whole, so the kernel's group read(2) reports one
+ * enabled/running pair too): the same seqlock, index, cap_user_rdpmc and
+ * width rules, without the timestamp and its arithmetic.
+ */
+static PMC__ALWAYS_INLINE int
+pmc__upage_read_value(const volatile struct perf_event_mmap_page *pc,
+		      pmc__counter_fn read_counter, void *ctx, uint64_t *value)
+{
+	uint32_t seq, idx;
+	uint64_t count;
+	unsigned retries = 0;
+	int status;
+
+	for (;;) {
+		seq = pc->lock;
+		PMC__COMPILER_BARRIER();
+		idx = pc->index;
+		count = pc->offset;
+		status = PMC__UPAGE_FALLBACK;
+		if (pc->cap_user_rdpmc && idx) {
+			unsigned width = pc->pmc_width;
+
+			if (width >= 1 && width <= 64) {
+				count += pmc__sign_extend(read_counter(idx - 1, ctx), width);
+				status = PMC__UPAGE_OK;
+			}
+		}
+		PMC__COMPILER_BARRIER();
+		if (pc->lock == seq)
+			break;
+		if (++retries >= PMC__UPAGE_MAX_RETRIES) {
+			status = PMC__UPAGE_FALLBACK;
+			break;
+		}
+	}
+	*value = count;
+	return status;
+}
+
 #endif

@@ -67,6 +67,50 @@ static int read_page(struct perf_event_mmap_page *pg, struct fake *f,
 	return pmc__upage_read(pg, fake_counter, fake_time, f, v);
 }
 
+/*
+ * The value-only read (group members, whose times are the leader's) follows
+ * the same rules as the full one: the value, the sign extension, the
+ * fallback when not on a counter or when user reads are off or the width is
+ * bad, and the retry on a torn page.
+ */
+T_CASE(value_only_read)
+{
+	struct perf_event_mmap_page pg;
+	struct fake f = { .counter = 500 };
+	struct pmc__upage_value v;
+	uint64_t value = 0;
+
+	page_init(&pg, 3, 64, 1000);
+	f.pg = &pg;
+	T_EQ_U64(pmc__upage_read_value(&pg, fake_counter, &f, &value), PMC__UPAGE_OK, "status");
+	T_EQ_U64(value, 1500, "offset + counter");
+	T_EQ_U64(f.last_counter, 2, "register is index - 1");
+	read_page(&pg, &f, &v);
+	T_EQ_U64(v.value, value, "the full read agrees");
+	f.counter = (1ull << 48) - 750;
+	page_init(&pg, 1, 48, 5000 + 1000);
+	pmc__upage_read_value(&pg, fake_counter, &f, &value);
+	T_EQ_U64(value, 5250, "48-bit sign extension");
+	page_init(&pg, 0, 64, 77);
+	T_EQ_U64(pmc__upage_read_value(&pg, fake_counter, &f, &value), PMC__UPAGE_FALLBACK,
+		 "index 0: not on a counter");
+	page_init(&pg, 1, 64, 77);
+	pg.cap_user_rdpmc = 0;
+	T_EQ_U64(pmc__upage_read_value(&pg, fake_counter, &f, &value), PMC__UPAGE_FALLBACK,
+		 "cap_user_rdpmc off (x86 rdpmc switched off at run time)");
+	page_init(&pg, 1, 65, 77);
+	T_EQ_U64(pmc__upage_read_value(&pg, fake_counter, &f, &value), PMC__UPAGE_FALLBACK,
+		 "width out of range");
+	page_init(&pg, 1, 64, 10);
+	f.counter = 5;
+	f.tear = 2;
+	f.new_offset = 20;
+	f.reads = 0;
+	T_EQ_U64(pmc__upage_read_value(&pg, fake_counter, &f, &value), PMC__UPAGE_OK, "torn twice");
+	T_EQ_U64(value, 25, "the value after the kernel's rewrite");
+	T_EQ_U64(f.reads, 3, "read again until the sequence count held");
+}
+
 T_CASE(width_64)
 {
 	struct perf_event_mmap_page pg;
