@@ -77,21 +77,28 @@ pmc__upage_time_delta(const volatile struct perf_event_mmap_page *pc, uint64_t c
 	return pc->time_offset + quot * mult + ((rem * mult) >> shift);
 }
 
+/*
+ * One seqlock round trip over the page.  with_times (a constant at every
+ * call, so the unused half compiles away) says whether to extend the times
+ * to now as well: a group member's times are its leader's.
+ */
 static PMC__ALWAYS_INLINE int
-pmc__upage_read(const volatile struct perf_event_mmap_page *pc,
-		pmc__counter_fn read_counter, pmc__timestamp_fn read_time, void *ctx,
-		struct pmc__upage_value *out)
+pmc__upage_read_core(const volatile struct perf_event_mmap_page *pc,
+		     pmc__counter_fn read_counter, pmc__timestamp_fn read_time, void *ctx,
+		     int with_times, struct pmc__upage_value *out)
 {
 	uint32_t seq, idx;
-	uint64_t count, enabled, running, delta;
+	uint64_t count, enabled = 0, running = 0, delta;
 	unsigned retries = 0;
 	int status;
 
 	for (;;) {
 		seq = pc->lock;
 		PMC__COMPILER_BARRIER();
-		enabled = pc->time_enabled;
-		running = pc->time_running;
+		if (with_times) {
+			enabled = pc->time_enabled;
+			running = pc->time_running;
+		}
 		idx = pc->index;
 		count = pc->offset;
 		status = PMC__UPAGE_FALLBACK;
@@ -105,7 +112,7 @@ pmc__upage_read(const volatile struct perf_event_mmap_page *pc,
 		}
 		/* Times only advance in the page at schedule events; extend
 		 * them to "now".  running advances only while on a counter. */
-		if (pc->cap_user_time) {
+		if (with_times && pc->cap_user_time) {
 			delta = pmc__upage_time_delta(pc, read_time(ctx));
 			enabled += delta;
 			if (idx)
@@ -126,6 +133,15 @@ pmc__upage_read(const volatile struct perf_event_mmap_page *pc,
 	return status;
 }
 
+/* Value and times. */
+static PMC__ALWAYS_INLINE int
+pmc__upage_read(const volatile struct perf_event_mmap_page *pc,
+		pmc__counter_fn read_counter, pmc__timestamp_fn read_time, void *ctx,
+		struct pmc__upage_value *out)
+{
+	return pmc__upage_read_core(pc, read_counter, read_time, ctx, 1, out);
+}
+
 /*
  * The value alone, for a group member whose times are its leader's (a group
  * is scheduled as a whole, so the kernel's group read(2) reports one
@@ -136,34 +152,10 @@ static PMC__ALWAYS_INLINE int
 pmc__upage_read_value(const volatile struct perf_event_mmap_page *pc,
 		      pmc__counter_fn read_counter, void *ctx, uint64_t *value)
 {
-	uint32_t seq, idx;
-	uint64_t count;
-	unsigned retries = 0;
-	int status;
+	struct pmc__upage_value v;
+	int status = pmc__upage_read_core(pc, read_counter, NULL, ctx, 0, &v);
 
-	for (;;) {
-		seq = pc->lock;
-		PMC__COMPILER_BARRIER();
-		idx = pc->index;
-		count = pc->offset;
-		status = PMC__UPAGE_FALLBACK;
-		if (pc->cap_user_rdpmc && idx) {
-			unsigned width = pc->pmc_width;
-
-			if (width >= 1 && width <= 64) {
-				count += pmc__sign_extend(read_counter(idx - 1, ctx), width);
-				status = PMC__UPAGE_OK;
-			}
-		}
-		PMC__COMPILER_BARRIER();
-		if (pc->lock == seq)
-			break;
-		if (++retries >= PMC__UPAGE_MAX_RETRIES) {
-			status = PMC__UPAGE_FALLBACK;
-			break;
-		}
-	}
-	*value = count;
+	*value = v.value;
 	return status;
 }
 
