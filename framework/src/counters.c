@@ -70,6 +70,8 @@ struct pmc_counters {
 	unsigned char owner[PMC_MAX_EVENTS];
 	unsigned char first[PMC_MAX_EVENTS]; /* first kernel event of each */
 	int spread;                          /* some event has several parts */
+	size_t ncore;                        /* core PMUs, read once at open */
+	struct pmc_core_pmu core[PMC__MAX_CORE_PMUS];
 	struct pmc_event_spec *uspec;        /* the caller's specs, when spread */
 	struct pmc_reading raw;              /* kernel events, when spread */
 	enum pmc_read_path path;
@@ -468,7 +470,7 @@ static int map_page(struct pmc_counters *set, struct pmc__event *e)
 static int spread_specs(struct pmc_counters *set, const struct pmc_event_spec *specs,
 			size_t n, unsigned flags, struct pmc_error *err)
 {
-	struct pmc_core_pmu core[PMC__MAX_CORE_PMUS];
+	struct pmc_core_pmu *core = set->core;
 	struct pmc_event_spec parts[PMC__MAX_CORE_PMUS];
 	size_t ncore = 0, total = 0;
 
@@ -476,6 +478,7 @@ static int spread_specs(struct pmc_counters *set, const struct pmc_event_spec *s
 		ncore = pmc_machine_core_pmus(core, PMC__MAX_CORE_PMUS);
 		ncore = ncore < PMC__MAX_CORE_PMUS ? ncore : PMC__MAX_CORE_PMUS;
 	}
+	set->ncore = ncore;
 	for (size_t i = 0; i < n; i++) {
 		size_t k = pmc__spread(&specs[i], core, ncore, parts);
 
@@ -505,20 +508,18 @@ static int spread_specs(struct pmc_counters *set, const struct pmc_event_spec *s
  * the CPUs of the event's core PMU (arm64 enables it only then, and only
  * for an event opened with that PMU's type): is this thread's affinity
  * inside the cpus list of core PMU `pmu`? */
-static int affinity_within(const char *pmu)
+static int affinity_within(const struct pmc_counters *set, const char *pmu)
 {
-	struct pmc_core_pmu core[PMC__MAX_CORE_PMUS];
-	size_t ncore = pmc_machine_core_pmus(core, PMC__MAX_CORE_PMUS);
 	cpu_set_t mine, theirs;
 
-	if (ncore < 2)
+	if (set->ncore < 2)
 		return 1;
 	if (sched_getaffinity(0, sizeof(mine), &mine) != 0)
 		return 0;
-	for (size_t k = 0; k < ncore && k < PMC__MAX_CORE_PMUS; k++) {
-		if (strcmp(core[k].name, pmu) != 0)
+	for (size_t k = 0; k < set->ncore; k++) {
+		if (strcmp(set->core[k].name, pmu) != 0)
 			continue;
-		if (pmc__parse_cpulist(core[k].cpus, &theirs) != 0)
+		if (pmc__parse_cpulist(set->core[k].cpus, &theirs) != 0)
 			return 0;
 		CPU_AND(&theirs, &theirs, &mine);
 		return CPU_EQUAL(&theirs, &mine);
@@ -860,7 +861,7 @@ int pmc_counters_open(struct pmc_counters **out, const struct pmc_event_spec *sp
 			if (!e->page || !e->page->cap_user_rdpmc || !e->spec.uses_hw_counter)
 				user = 0;
 		}
-		if (user && (set->spread || !affinity_within(set->ev[g->member[0]].spec.pmu))) {
+		if (user && (set->spread || !affinity_within(set, set->ev[g->member[0]].spec.pmu))) {
 			pmc__log(1, "pmcheck: \"%s\": read(2), not a user-space read: this CPU has several core PMUs and %s",
 				 set->ev[g->member[0]].spec.name,
 				 set->spread ? "the set sums events across them"
