@@ -28,10 +28,10 @@
 #include <pmcheck/sim.h>
 
 #include <pmcheck/machine.h>
+#include <pmcheck/userpage.h>
 
 #include "hybrid_int.h"
 #include "pmcheck_int.h"
-#include "userpage_int.h"
 
 #define PMC__READ_FORMAT                                                       \
 	(PERF_FORMAT_GROUP | PERF_FORMAT_ID | PERF_FORMAT_TOTAL_TIME_ENABLED | \
@@ -42,6 +42,7 @@ struct pmc__event {
 	int fd;
 	int group;
 	struct perf_event_mmap_page *page;
+	unsigned shift; /* 64 - the page's pmc_width, for the user-space read */
 	uint64_t id; /* PERF_EVENT_IOC_ID, for PMC_OPEN_PER_THREAD records */
 };
 
@@ -81,6 +82,9 @@ struct pmc_counters {
 	size_t page_size;
 	struct pmc__event ev[PMC_MAX_EVENTS];
 	struct pmc__group g[PMC_MAX_EVENTS];
+	/* One group, every member read from user space: region.h's inline
+	 * read (pmc_counters_fast); fast.n is 0 otherwise. */
+	struct pmc_fast fast;
 	/* read(2) buffer: nr, time_enabled, time_running, {value, id}[] */
 	uint64_t rbuf[3 + 2 * PMC_MAX_EVENTS];
 	/* PMC_OPEN_PER_THREAD: a dummy event whose ring receives the exiting
@@ -94,69 +98,6 @@ int pmc__under_valgrind(void)
 {
 	return RUNNING_ON_VALGRIND ? 1 : 0;
 }
-
-/* ---- machine reads for the user-page path -------------------------------- */
-
-#if defined(__x86_64__) || defined(__i386__)
-static PMC__ALWAYS_INLINE uint64_t hw_counter(uint32_t counter, void *ctx)
-{
-	uint32_t lo, hi;
-
-	(void)ctx;
-	__asm__ __volatile__("rdpmc" : "=a"(lo), "=d"(hi) : "c"(counter));
-	return (uint64_t)hi << 32 | lo;
-}
-
-static PMC__ALWAYS_INLINE uint64_t hw_timestamp(void *ctx)
-{
-	uint32_t lo, hi;
-
-	(void)ctx;
-	__asm__ __volatile__("rdtsc" : "=a"(lo), "=d"(hi));
-	return (uint64_t)hi << 32 | lo;
-}
-#define PMC__HAVE_USER_READ 1
-#elif defined(__aarch64__)
-/* PMEVCNTR<n>_EL0 takes n as part of the instruction encoding, so every
- * register needs its own mrs; counter 31 is the cycle counter PMCCNTR_EL0
- * (the kernel publishes it as index 32). */
-#define PMC__EVCNTR(n)                                                 \
-	case n:                                                        \
-		__asm__ __volatile__("mrs %0, pmevcntr" #n "_el0" : "=r"(v)); \
-		break
-static PMC__ALWAYS_INLINE uint64_t hw_counter(uint32_t counter, void *ctx)
-{
-	uint64_t v = 0;
-
-	(void)ctx;
-	switch (counter) {
-		PMC__EVCNTR(0); PMC__EVCNTR(1); PMC__EVCNTR(2); PMC__EVCNTR(3);
-		PMC__EVCNTR(4); PMC__EVCNTR(5); PMC__EVCNTR(6); PMC__EVCNTR(7);
-		PMC__EVCNTR(8); PMC__EVCNTR(9); PMC__EVCNTR(10); PMC__EVCNTR(11);
-		PMC__EVCNTR(12); PMC__EVCNTR(13); PMC__EVCNTR(14); PMC__EVCNTR(15);
-		PMC__EVCNTR(16); PMC__EVCNTR(17); PMC__EVCNTR(18); PMC__EVCNTR(19);
-		PMC__EVCNTR(20); PMC__EVCNTR(21); PMC__EVCNTR(22); PMC__EVCNTR(23);
-		PMC__EVCNTR(24); PMC__EVCNTR(25); PMC__EVCNTR(26); PMC__EVCNTR(27);
-		PMC__EVCNTR(28); PMC__EVCNTR(29); PMC__EVCNTR(30);
-	case 31:
-		__asm__ __volatile__("mrs %0, pmccntr_el0" : "=r"(v));
-		break;
-	}
-	return v;
-}
-
-static PMC__ALWAYS_INLINE uint64_t hw_timestamp(void *ctx)
-{
-	uint64_t v;
-
-	(void)ctx;
-	__asm__ __volatile__("isb; mrs %0, cntvct_el0" : "=r"(v));
-	return v;
-}
-#define PMC__HAVE_USER_READ 1
-#else
-#define PMC__HAVE_USER_READ 0
-#endif
 
 /* ---- open ---------------------------------------------------------------- */
 
@@ -856,10 +797,16 @@ int pmc_counters_open(struct pmc_counters **out, const struct pmc_event_spec *sp
 
 		for (size_t k = 0; k < g->nmembers; k++) {
 			struct pmc__event *e = &set->ev[g->member[k]];
+			int shift;
 
 			map_page(set, e);
-			if (!e->page || !e->page->cap_user_rdpmc || !e->spec.uses_hw_counter)
+			/* The width cannot change while the event lives. */
+			shift = e->page ? pmc__upage_shift(e->page->pmc_width) : -1;
+			if (!e->page || !e->page->cap_user_rdpmc || !e->spec.uses_hw_counter ||
+			    shift < 0)
 				user = 0;
+			else
+				e->shift = (unsigned)shift;
 		}
 		if (user && (set->spread || !affinity_within(set, set->ev[g->member[0]].spec.pmu))) {
 			pmc__log(1, "pmcheck: \"%s\": read(2), not a user-space read: this CPU has several core PMUs and %s",
@@ -871,6 +818,14 @@ int pmc_counters_open(struct pmc_counters **out, const struct pmc_event_spec *sp
 		g->user_read = user;
 		if (user)
 			set->path = PMC_PATH_USER;
+	}
+	if (set->ngroups == 1 && set->g[0].user_read) {
+		/* One group opened in spec order: member k is event k. */
+		set->fast.n = (unsigned)set->n;
+		for (size_t i = 0; i < set->n; i++) {
+			set->fast.page[i] = set->ev[i].page;
+			set->fast.shift[i] = (unsigned char)set->ev[i].shift;
+		}
 	}
 	if ((flags & PMC_OPEN_PER_THREAD) && (rc = open_thread_ring(set, err)) != 0)
 		goto fail;
@@ -937,7 +892,9 @@ static PMC__ALWAYS_INLINE int read_groups(struct pmc_counters *set, struct pmc_r
 
 			/* The leader's page gives the group's times; members
 			 * read their values only (one timestamp per group). */
-			if (pmc__upage_read(set->ev[g->member[0]].page, hw_counter, hw_timestamp,
+			const struct pmc__event *l = &set->ev[g->member[0]];
+
+			if (pmc__upage_read(l->page, l->shift, pmc__hw_counter, pmc__hw_timestamp,
 					    NULL, &v) == PMC__UPAGE_OK) {
 				struct pmc_count *c = &r->c[g->member[0]];
 
@@ -947,7 +904,9 @@ static PMC__ALWAYS_INLINE int read_groups(struct pmc_counters *set, struct pmc_r
 				for (k = 1; k < g->nmembers; k++) {
 					struct pmc_count *m = &r->c[g->member[k]];
 
-					if (pmc__upage_read_value(set->ev[g->member[k]].page, hw_counter,
+					const struct pmc__event *e = &set->ev[g->member[k]];
+
+					if (pmc__upage_read_value(e->page, e->shift, pmc__hw_counter,
 								  NULL, &m->value) != PMC__UPAGE_OK)
 						break;
 					m->enabled_ns = v.enabled_ns;
@@ -1035,6 +994,11 @@ int pmc_counters_fd(const struct pmc_counters *set, size_t i)
 const char *pmc_counters_part_pmu(const struct pmc_counters *set, size_t part)
 {
 	return set && set->spread && part < set->n ? set->ev[part].spec.pmu : NULL;
+}
+
+const struct pmc_fast *pmc_counters_fast(const struct pmc_counters *set)
+{
+	return set && set->fast.n ? &set->fast : NULL;
 }
 
 enum pmc_read_path pmc_counters_path(const struct pmc_counters *set)

@@ -10,9 +10,9 @@
 #include <string.h>
 
 #include <pmcheck/pmcheck.h>
+#include <pmcheck/userpage.h>
 
 #include "t.h"
-#include "userpage_int.h"
 
 /* A scripted machine: the counter register value, the timestamp, and an
  * optional "kernel" that rewrites the page during the first read. */
@@ -60,11 +60,26 @@ static void page_init(struct perf_event_mmap_page *pg, uint32_t index, uint16_t 
 	pg->time_running = 1000;
 }
 
+/* The page's width as the open validates it: unusable widths mean read(2). */
 static int read_page(struct perf_event_mmap_page *pg, struct fake *f,
 		     struct pmc__upage_value *v)
 {
+	int shift = pmc__upage_shift(pg->pmc_width);
+
 	f->pg = pg;
-	return pmc__upage_read(pg, fake_counter, fake_time, f, v);
+	if (shift < 0)
+		return PMC__UPAGE_FALLBACK;
+	return pmc__upage_read(pg, (unsigned)shift, fake_counter, fake_time, f, v);
+}
+
+static int read_value(struct perf_event_mmap_page *pg, struct fake *f, uint64_t *value)
+{
+	int shift = pmc__upage_shift(pg->pmc_width);
+
+	f->pg = pg;
+	if (shift < 0)
+		return PMC__UPAGE_FALLBACK;
+	return pmc__upage_read_value(pg, (unsigned)shift, fake_counter, f, value);
 }
 
 /*
@@ -82,31 +97,31 @@ T_CASE(value_only_read)
 
 	page_init(&pg, 3, 64, 1000);
 	f.pg = &pg;
-	T_EQ_U64(pmc__upage_read_value(&pg, fake_counter, &f, &value), PMC__UPAGE_OK, "status");
+	T_EQ_U64(read_value(&pg, &f, &value), PMC__UPAGE_OK, "status");
 	T_EQ_U64(value, 1500, "offset + counter");
 	T_EQ_U64(f.last_counter, 2, "register is index - 1");
 	read_page(&pg, &f, &v);
 	T_EQ_U64(v.value, value, "the full read agrees");
 	f.counter = (1ull << 48) - 750;
 	page_init(&pg, 1, 48, 5000 + 1000);
-	pmc__upage_read_value(&pg, fake_counter, &f, &value);
+	read_value(&pg, &f, &value);
 	T_EQ_U64(value, 5250, "48-bit sign extension");
 	page_init(&pg, 0, 64, 77);
-	T_EQ_U64(pmc__upage_read_value(&pg, fake_counter, &f, &value), PMC__UPAGE_FALLBACK,
+	T_EQ_U64(read_value(&pg, &f, &value), PMC__UPAGE_FALLBACK,
 		 "index 0: not on a counter");
 	page_init(&pg, 1, 64, 77);
 	pg.cap_user_rdpmc = 0;
-	T_EQ_U64(pmc__upage_read_value(&pg, fake_counter, &f, &value), PMC__UPAGE_FALLBACK,
+	T_EQ_U64(read_value(&pg, &f, &value), PMC__UPAGE_FALLBACK,
 		 "cap_user_rdpmc off (x86 rdpmc switched off at run time)");
 	page_init(&pg, 1, 65, 77);
-	T_EQ_U64(pmc__upage_read_value(&pg, fake_counter, &f, &value), PMC__UPAGE_FALLBACK,
+	T_EQ_U64(read_value(&pg, &f, &value), PMC__UPAGE_FALLBACK,
 		 "width out of range");
 	page_init(&pg, 1, 64, 10);
 	f.counter = 5;
 	f.tear = 2;
 	f.new_offset = 20;
 	f.reads = 0;
-	T_EQ_U64(pmc__upage_read_value(&pg, fake_counter, &f, &value), PMC__UPAGE_OK, "torn twice");
+	T_EQ_U64(read_value(&pg, &f, &value), PMC__UPAGE_OK, "torn twice");
 	T_EQ_U64(value, 25, "the value after the kernel's rewrite");
 	T_EQ_U64(f.reads, 3, "read again until the sequence count held");
 }
@@ -246,16 +261,13 @@ T_CASE(time_extension)
 		T_EQ_U64(v.enabled_ns, 1000 + expect, "enabled extended");
 		T_EQ_U64(v.running_ns, 1000 + expect, "running extended while on a counter");
 	}
-	/* Off the counter: enabled advances, running does not. */
+	/* Off the counter the read gives up at once, before the timestamp:
+	 * read(2) has the times (enabled advanced, running frozen). */
 	page_init(&pg, 0, 48, 0);
 	pg.cap_user_time = 1;
-	pg.time_shift = 0;
-	pg.time_mult = 1;
-	pg.time_running = 400;
-	f.tsc = 600;
-	read_page(&pg, &f, &v);
-	T_EQ_U64(v.enabled_ns, 1600, "enabled while not running");
-	T_EQ_U64(v.running_ns, 400, "running frozen while not on a counter");
+	f.reads = 0;
+	T_EQ_U64(read_page(&pg, &f, &v), PMC__UPAGE_FALLBACK, "not on a counter");
+	T_EQ_U64(f.reads, 0, "no register read");
 	/* No cap_user_time: the page's times as they are. */
 	page_init(&pg, 1, 48, 0);
 	f.tsc = 999999;
@@ -288,11 +300,11 @@ T_CASE(time_short_counter)
 
 T_CASE(sign_extend)
 {
-	T_EQ_U64(pmc__sign_extend(0x7fffffffffffull, 48), 0x7fffffffffffull, "max positive 48");
-	T_EQ_U64(pmc__sign_extend(0x800000000000ull, 48), 0xffff800000000000ull, "min negative 48");
-	T_EQ_U64(pmc__sign_extend(0xffffffffffull, 40), UINT64_MAX, "-1 in 40 bits");
-	T_EQ_U64(pmc__sign_extend(0x1234, 64), 0x1234, "64-bit identity");
-	T_EQ_U64(pmc__sign_extend(UINT64_MAX, 64), UINT64_MAX, "64-bit identity max");
+	T_EQ_U64(pmc__sign_extend(0x7fffffffffffull, 64 - 48), 0x7fffffffffffull, "max positive 48");
+	T_EQ_U64(pmc__sign_extend(0x800000000000ull, 64 - 48), 0xffff800000000000ull, "min negative 48");
+	T_EQ_U64(pmc__sign_extend(0xffffffffffull, 64 - 40), UINT64_MAX, "-1 in 40 bits");
+	T_EQ_U64(pmc__sign_extend(0x1234, 64 - 64), 0x1234, "64-bit identity");
+	T_EQ_U64(pmc__sign_extend(UINT64_MAX, 64 - 64), UINT64_MAX, "64-bit identity max");
 }
 
 T_CASE(delta_flags)
@@ -326,6 +338,91 @@ T_CASE(delta_flags)
 	pmc_measurement_subtract(&m, &ovh);
 	T_EQ_U64(m.d[0].value, 200, "overhead subtracted");
 	T_EQ_U64(m.d[1].value, 0, "clamped at zero");
+}
+
+/* The capability bits are tested on one copy of the word: their positions
+ * must be the bitfields' (the kernel's ABI, little-endian bitfield order). */
+T_CASE(capability_bits)
+{
+	struct perf_event_mmap_page pg;
+
+	memset(&pg, 0, sizeof(pg));
+	pg.cap_user_rdpmc = 1;
+	T_EQ_U64(pg.capabilities, PMC__CAP_USER_RDPMC, "cap_user_rdpmc");
+	memset(&pg, 0, sizeof(pg));
+	pg.cap_user_time = 1;
+	T_EQ_U64(pg.capabilities, PMC__CAP_USER_TIME, "cap_user_time");
+	memset(&pg, 0, sizeof(pg));
+	pg.cap_user_time_short = 1;
+	T_EQ_U64(pg.capabilities, PMC__CAP_USER_TIME_SHORT, "cap_user_time_short");
+	T_EQ_U64(pmc__upage_shift(0), (uint64_t)-1, "width 0 unusable");
+	T_EQ_U64(pmc__upage_shift(65), (uint64_t)-1, "width 65 unusable");
+	T_EQ_U64(pmc__upage_shift(48), 16, "width 48");
+	T_EQ_U64(pmc__upage_shift(64), 0, "width 64");
+}
+
+/* Three pages as one group: the leader gives the times, members their
+ * values; any counter off its register sends the whole reading to read(2). */
+T_CASE(fast_group_read)
+{
+	struct perf_event_mmap_page pg[3];
+	struct fake f = { .counter = 10, .tsc = 0 };
+	struct pmc_fast fast = { .n = 3 };
+	struct pmc_reading a, b;
+	struct pmc_measurement m, ref;
+
+	for (int k = 0; k < 3; k++) {
+		page_init(&pg[k], (uint32_t)k + 1, 48, 1000 * (k + 1));
+		fast.page[k] = &pg[k];
+		fast.shift[k] = 16;
+	}
+	pg[0].cap_user_time = 1;
+	pg[0].time_mult = 1;
+	pg[0].time_running = 900; /* was off the counter for 100 ns once */
+	pg[1].time_enabled = pg[1].time_running = 77; /* members' times unused */
+	f.pg = &pg[0];
+	T_EQ_U64(pmc__fast_read_with(&fast, &a, fake_counter, fake_time, &f), 0, "status");
+	T_EQ_U64(a.c[0].value, 1010, "leader");
+	T_EQ_U64(a.c[2].value, 3010, "member");
+	T_EQ_U64(a.c[0].enabled_ns, 1000, "leader's enabled");
+	T_EQ_U64(a.c[0].running_ns, 900, "leader's running");
+	f.counter = 60;
+	f.tsc = 500;
+	pmc__fast_read_with(&fast, &b, fake_counter, fake_time, &f);
+	T_EQ_U64(b.c[0].enabled_ns, 1500, "extended by the timestamp");
+	pmc__fast_delta(&m, &a, &b, 3);
+	/* The same readings with every event carrying the group's times, as
+	 * read(2) gives them, through the general difference. */
+	a.n = b.n = 3;
+	a.nparts = b.nparts = 0;
+	for (int k = 1; k < 3; k++) {
+		a.c[k].enabled_ns = a.c[0].enabled_ns;
+		a.c[k].running_ns = a.c[0].running_ns;
+		b.c[k].enabled_ns = b.c[0].enabled_ns;
+		b.c[k].running_ns = b.c[0].running_ns;
+	}
+	pmc_measurement_from(&ref, &a, &b);
+	T_EQ_U64(m.n, 3, "n");
+	for (int k = 0; k < 3; k++) {
+		T_EQ_U64(m.d[k].value, ref.d[k].value, "value as pmc_measurement_from");
+		T_EQ_U64(m.d[k].flags, ref.d[k].flags, "flags as pmc_measurement_from");
+		T_EQ_U64(m.d[k].running_ns, ref.d[k].running_ns, "running");
+	}
+	T_EQ_U64(m.d[1].value, 50, "delta");
+	/* Backwards, and never counted: the flags of the general path. */
+	b.c[2].value = a.c[2].value - 1;
+	b.c[0].running_ns = a.c[0].running_ns;
+	pmc__fast_delta(&m, &a, &b, 3);
+	pmc_measurement_from(&ref, &a, &b);
+	T_EQ_U64(m.d[2].flags, PMC_DELTA_NEGATIVE | PMC_DELTA_NOT_COUNTED, "negative, not counted");
+	T_EQ_U64(m.d[0].flags, ref.d[0].flags, "leader's flags as the general path");
+	T_EQ_U64(m.d[2].value, 0, "clamped");
+	pg[2].index = 0; /* a member taken off its counter */
+	T_EQ_U64(pmc__fast_read_with(&fast, &a, fake_counter, fake_time, &f), 1, "read(2) instead");
+	pg[2].index = 3;
+	pg[1].cap_user_rdpmc = 0; /* user reads switched off at run time */
+	T_EQ_U64(pmc__fast_read_with(&fast, &a, fake_counter, fake_time, &f), 1,
+		 "cap_user_rdpmc cleared");
 }
 
 int main(int argc, char **argv)
