@@ -28,6 +28,7 @@
 #include <pmcheck/sim.h>
 
 #include <pmcheck/machine.h>
+#include <pmcheck/region.h>
 #include <pmcheck/userpage.h>
 
 #include "hybrid_int.h"
@@ -1087,26 +1088,25 @@ void pmc_measurement_from(struct pmc_measurement *m, const struct pmc_reading *s
 		measure_parts(m, start, end);
 }
 
+/* Through pmc_region_begin/end themselves: the code inside the counted
+ * window must be the regions' own (the inline user-space read on a fast
+ * set), or the subtraction would take too much or too little. */
 int pmc_counters_overhead(struct pmc_counters *set, unsigned reps,
 			  struct pmc_measurement *overhead)
 {
-	struct pmc_reading a, b;
+	struct pmc_region r;
 	struct pmc_measurement m;
 
 	if (!set || !overhead || reps == 0)
 		return -EINVAL;
+	pmc_region_init(&r, set);
 	for (unsigned rep = 0; rep < reps; rep++) {
-		int rc;
+		int rc = pmc_region_begin(&r);
 
-		__asm__ __volatile__("" ::: "memory");
-		rc = pmc_counters_read(set, &a);
-		__asm__ __volatile__("" ::: "memory");
 		if (!rc)
-			rc = pmc_counters_read(set, &b);
-		__asm__ __volatile__("" ::: "memory");
+			rc = pmc_region_end(&r, &m);
 		if (rc)
 			return rc;
-		pmc_measurement_from(&m, &a, &b);
 		if (rep == 0) {
 			*overhead = m;
 			continue;

@@ -63,6 +63,13 @@
 #include <pmcheck/hwdb.h>
 #include <pmcheck/region.h>
 
+#if defined(__has_include)
+#if __has_include(<sys/single_threaded.h>)
+#include <sys/single_threaded.h>
+#define PMC__HAVE_SINGLE_THREADED 1
+#endif
+#endif
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -293,8 +300,8 @@ pmc__check_failed(struct pmc_test *t, const char *file, int line,
  * through PMC_DO_NOT_OPTIMIZE, or the compiler may delete the work.
  */
 #define PMC_REGION(t, name)                                                    \
-	for (int pmc__once = pmc_test_region_begin((t), (name));               \
-	     pmc__once; pmc__once = pmc_test_region_end((t)))
+	for (int pmc__once = pmc__test_begin((t), (name), 1);                  \
+	     pmc__once; pmc__once = pmc__test_end((t)))
 
 /*
  * As PMC_REGION, for a block that performs `iterations` units of work (loop
@@ -302,8 +309,8 @@ pmc__check_failed(struct pmc_test *t, const char *file, int line,
  * may be given per iteration.
  */
 #define PMC_REGION_N(t, name, iterations)                                      \
-	for (int pmc__once = pmc_test_region_begin_n((t), (name), (iterations)); \
-	     pmc__once; pmc__once = pmc_test_region_end((t)))
+	for (int pmc__once = pmc__test_begin((t), (name), (iterations));       \
+	     pmc__once; pmc__once = pmc__test_end((t)))
 
 /*
  * The figure of `event` in the most recent sample of `region` (overhead
@@ -316,11 +323,149 @@ pmc__check_failed(struct pmc_test *t, const char *file, int line,
 PMC_API uint64_t pmc_test_last(struct pmc_test *t, const char *region, const char *event);
 
 /* The functions behind PMC_REGION: begin returns 1, end returns 0.  They can
- * be called directly (begin ... end) where a block does not fit. */
+ * be called directly (begin ... end) where a block does not fit; they take
+ * the general path, which the inline one below falls back to. */
 PMC_API int pmc_test_region_begin(struct pmc_test *t, const char *name);
 PMC_API int pmc_test_region_begin_n(struct pmc_test *t, const char *name,
 				    uint64_t iterations);
 PMC_API int pmc_test_region_end(struct pmc_test *t);
+
+/* The case's counter set (NULL before the case's events are open, or when
+ * it counts none): for ioctls, pmc_counters_fd() and pmc_region_*(). */
+PMC_API struct pmc_counters *pmc_test_counters(struct pmc_test *t);
+
+/* How many of the case's samples so far took the general path instead of
+ * PMC_REGION's inline one (see struct pmc__hot): for benchmarks and for
+ * explaining a slow region. */
+PMC_API size_t pmc_test_general_samples(const struct pmc_test *t);
+
+/* ---- PMC_REGION's inline path (names pmc__: not a stable interface) --------- */
+
+/* Samples of one region: n rows of nev deltas (row-major), room for cap.
+ * Rows from `settled` on were stored by PMC_REGION's inline path on a
+ * one-group set and are raw until the harness settles them (between
+ * repetitions, before any read, and before the general path appends): the
+ * value deltas only, and in the row's first cell the group's times and, as
+ * flags, PMC_DELTA_OTHER_THREADS or 0 (rows are zeroed when reserved). */
+struct pmc__region {
+	const char *name;        /* the caller's string (lives through the case) */
+	uint64_t iterations;     /* units of work per execution */
+	size_t n, cap, nev;
+	size_t settled;          /* rows before this one are final */
+	size_t warm;             /* executions in the warm-up (sizes the storage) */
+	struct pmc__region *next; /* the region begun after this one, last time */
+	uint64_t *value;         /* n * nev, overhead subtracted once settled */
+	unsigned *flags;         /* n * nev, enum pmc_delta_flags */
+	uint64_t *enabled_ns;    /* n * nev */
+	uint64_t *running_ns;    /* n * nev */
+};
+
+/*
+ * What PMC_REGION touches on every execution: the first member of the
+ * harness's struct pmc_test.  A region that follows the region it followed
+ * last time (the same one in a loop, the next of a sequence, or the first
+ * of a repetition when it was the first of the last one), with room for
+ * its sample, in a measured repetition, while the process has one thread
+ * (or the set counts every thread; the check is made at the end of the
+ * previous region, see pmc__test_end), on a set read inline from user space
+ * (pmc_counters_fast), runs inline: the core region's reads (see region.h)
+ * and the row's stores.  Anything else (a new region, another order, the
+ * warm-up, a full sample store, other threads to watch, read(2) and sim
+ * sets, whose reads cost far more than a call, an error) takes
+ * pmc_test_region_begin_n()/pmc_test_region_end(), whose code inside the
+ * counted window is the same at every call site.  Each path's own cost is
+ * measured and subtracted from its samples.
+ */
+struct pmc__hot {
+	struct pmc_region core;           /* on the case's set */
+	struct pmc__region *expect;       /* the region the inline path may begin; NULL: none */
+	struct pmc__region *inline_open;  /* the region open on the inline path */
+	struct pmc__region *open;         /* the region open on the general path */
+	int watch_threads;                /* counting this thread only */
+	struct pmc__region *first;        /* the region begun first, last repetition */
+	struct pmc__region *last;         /* the region begun most recently (this repetition) */
+	int recording;                    /* a measured repetition: keep samples */
+	size_t general;                   /* measured samples the general path took */
+	struct pmc_measurement overhead;  /* the inline path's, subtracted from its samples */
+	struct pmc_measurement m;         /* the general path's measurement */
+};
+
+/* Reading the counters failed in the inline path: ends the case as ERROR. */
+PMC_API __attribute__((noreturn)) void pmc__test_read_failed(struct pmc_test *t, int rc);
+
+/* Has the process only ever had one thread?  (glibc 2.32's flag; unknown
+ * elsewhere, where the general path watches the clocks instead.) */
+static inline int pmc__one_thread(void)
+{
+#if PMC__HAVE_SINGLE_THREADED
+	return __libc_single_threaded;
+#else
+	return 0;
+#endif
+}
+
+static PMC__ALWAYS_INLINE int pmc__test_begin(struct pmc_test *t, const char *name,
+					      uint64_t iterations)
+{
+	struct pmc__hot *h = (struct pmc__hot *)(void *)t;
+	struct pmc__region *r = h->expect;
+	int rc;
+
+	if (__builtin_expect(!r || r->name != name || r->iterations != iterations ||
+				     r->n >= r->cap,
+			     0))
+		return pmc_test_region_begin_n(t, name, iterations);
+	h->inline_open = r;
+	h->expect = 0;
+	PMC_BARRIER();
+	rc = pmc__fast_read_or_read(&h->core, &h->core.start);
+	PMC_BARRIER();
+	if (__builtin_expect(rc != 0, 0))
+		pmc__test_read_failed(t, rc);
+	return 1;
+}
+
+static PMC__ALWAYS_INLINE int pmc__test_end(struct pmc_test *t)
+{
+	struct pmc__hot *h = (struct pmc__hot *)(void *)t;
+	struct pmc__region *r = h->inline_open, *next;
+	size_t n, row, nev, i;
+	uint64_t *value;
+	int rc;
+
+	if (__builtin_expect(!r, 0))
+		return pmc_test_region_end(t);
+	/* The inline path runs on one-group sets only (h->expect stays NULL
+	 * otherwise): store the raw row, settled between repetitions. */
+	PMC_BARRIER();
+	rc = pmc__fast_read_or_read(&h->core, &h->core.end);
+	PMC_BARRIER();
+	if (__builtin_expect(rc != 0, 0))
+		pmc__test_read_failed(t, rc);
+	n = r->n;
+	nev = r->nev; /* at least 1: the case opened a set */
+	row = n * nev;
+	value = r->value + row;
+	i = 0;
+	do
+		value[i] = h->core.end.c[i].value - h->core.start.c[i].value;
+	while (++i < nev);
+	r->enabled_ns[row] = h->core.end.c[0].enabled_ns - h->core.start.c[0].enabled_ns;
+	r->running_ns[row] = h->core.end.c[0].running_ns - h->core.start.c[0].running_ns;
+	next = r->next;
+	/* The inline path is armed only while the process has one thread:
+	 * another thread now was created inside the region, or since the
+	 * last one ended (flagged too: its share may be missing), and the
+	 * general path, which watches the CPU clocks, takes over. */
+	if (__builtin_expect(!pmc__one_thread(), 0) && h->watch_threads) {
+		r->flags[row] = PMC_DELTA_OTHER_THREADS;
+		next = 0;
+	}
+	r->n = n + 1;
+	h->inline_open = 0;
+	h->expect = next;
+	return 0;
+}
 
 /* ---- expectations ------------------------------------------------------------ */
 

@@ -59,6 +59,16 @@ static PMC__ALWAYS_INLINE int pmc__region_read(struct pmc_region *r, struct pmc_
 	return pmc_counters_read(r->set, x);
 }
 
+/* As pmc__region_read, for a region known to have a fast set. */
+static PMC__ALWAYS_INLINE int pmc__fast_read_or_read(struct pmc_region *r, struct pmc_reading *x)
+{
+#if PMC__HAVE_USER_READ
+	if (__builtin_expect(pmc__fast_read(r->fast, x) == 0, 1))
+		return 0;
+#endif
+	return pmc_counters_read(r->set, x);
+}
+
 static PMC__ALWAYS_INLINE int pmc_region_begin(struct pmc_region *r)
 {
 	int rc;

@@ -333,8 +333,9 @@ static void open_counters(struct pmc_test *t)
 	rc = pmc_counters_enable(t->set);
 	if (rc)
 		pmc_test_error(t, "cannot enable the counters: %s", pmc_strerror(rc));
+	pmc_region_init(&t->hot.core, t->set);
 	/* Counting this thread only on the kernel: watch for the others. */
-	t->watch_threads = t->backend == PMC_BACKEND_PERF && !t->opt.inherit;
+	t->hot.watch_threads = t->backend == PMC_BACKEND_PERF && !t->opt.inherit;
 	if ((t->opt.requires & PMC_REQ_USER_READ) && pmc_counters_path(t->set) != PMC_PATH_USER)
 		pmc_test_skip(t, "needs user-space counter reads (rdpmc/mrs): the kernel does not offer them for these events here (cap_user_rdpmc 0, or arm64 perf_user_access 0)");
 }
@@ -354,15 +355,30 @@ static struct pmc__region *region_named(struct pmc_test *t, const char *name)
 	return NULL;
 }
 
+static struct pmc__region *open_region(const struct pmc_test *t)
+{
+	return t->hot.open ? t->hot.open : t->hot.inline_open;
+}
+
+/* May PMC_REGION's inline path take the next region?  Recording, a set
+ * read inline from user space, and nobody else to watch (harness.h). */
+static bool inline_allowed(const struct pmc_test *t)
+{
+	return t->hot.recording && t->hot.core.fast &&
+	       (!t->hot.watch_threads || pmc__one_thread());
+}
+
 int pmc_test_region_begin_n(struct pmc_test *t, const char *name, uint64_t iterations)
 {
-	struct pmc__region *r = NULL;
+	struct pmc__region *r;
 	int rc;
 
-	if (t->open_region)
+	if (open_region(t))
 		pmc_test_error(t, "region \"%s\" begun while region \"%s\" is still open: a PMC_REGION block was left with break, return or goto, or regions were nested",
-			       name, t->open_region->name);
-	if (!t->measuring_overhead) {
+			       name, open_region(t)->name);
+	if (t->measuring_overhead) {
+		r = &t->scratch;
+	} else {
 		r = region_named(t, name);
 		if (!r) {
 			if (t->nregions >= PMC__MAX_REGIONS)
@@ -372,30 +388,53 @@ int pmc_test_region_begin_n(struct pmc_test *t, const char *name, uint64_t itera
 			r->nev = t->nev;
 		}
 		r->iterations = iterations ? iterations : 1;
+		if (!t->hot.recording)
+			r->warm++;
+		else
+			t->hot.general++;
 	}
 	if (!t->set)
 		pmc_test_error(t, "region \"%s\": the case counts no events (set .events, or add events in the fixture's setup)", name);
-	t->open_region = r ? r : &t->region[PMC__MAX_REGIONS - 1];
+	if (t->hot.last)
+		t->hot.last->next = r;
+	else
+		t->hot.first = r;
+	t->hot.open = t->hot.last = r;
+	t->hot.expect = NULL;
 	/* Outside the counted window.  A process that never created a thread
 	 * (glibc's __libc_single_threaded) needs no clocks; otherwise the
 	 * thread clock is read first, so that end - begin of the process
 	 * clock exceeds the thread clock's only by other threads' time. */
-	t->threaded_at_begin = !__libc_single_threaded;
-	if (t->watch_threads && t->threaded_at_begin && !t->measuring_overhead) {
+	t->threaded_at_begin = !pmc__one_thread();
+	if (t->hot.watch_threads && t->threaded_at_begin && !t->measuring_overhead) {
 		clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t->thread_cpu0);
 		clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t->process_cpu0);
 	}
-	PMC_BARRIER();
-	rc = pmc_counters_read(t->set, &t->start);
-	PMC_BARRIER();
+	rc = pmc_region_begin(&t->hot.core);
 	if (rc)
-		pmc_test_error(t, "region \"%s\": reading the counters failed: %s", name, pmc_strerror(rc));
+		pmc__test_read_failed(t, rc);
 	return 1;
 }
 
 int pmc_test_region_begin(struct pmc_test *t, const char *name)
 {
 	return pmc_test_region_begin_n(t, name, 1);
+}
+
+void pmc__test_read_failed(struct pmc_test *t, int rc)
+{
+	pmc_test_error(t, "region \"%s\": reading the counters failed: %s",
+		       open_region(t) ? open_region(t)->name : "?", pmc_strerror(rc));
+}
+
+struct pmc_counters *pmc_test_counters(struct pmc_test *t)
+{
+	return t ? t->set : NULL;
+}
+
+size_t pmc_test_general_samples(const struct pmc_test *t)
+{
+	return t ? t->hot.general : 0;
 }
 
 /* Did other threads of the process run since the region began?  Threads
@@ -410,7 +449,7 @@ static bool other_threads_ran(struct pmc_test *t)
 	int64_t process_ns, thread_ns;
 
 	if (!t->threaded_at_begin)
-		return !__libc_single_threaded;
+		return !pmc__one_thread();
 	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &p1);
 	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t1);
 	process_ns = (int64_t)(p1.tv_sec - t->process_cpu0.tv_sec) * 1000000000 +
@@ -422,55 +461,115 @@ static bool other_threads_ran(struct pmc_test *t)
 
 int pmc_test_region_end(struct pmc_test *t)
 {
-	struct pmc_measurement m;
+	struct pmc_measurement *m = &t->hot.m;
+	struct pmc__region *r = open_region(t);
 	bool others;
 	int rc;
 
-	PMC_BARRIER();
-	rc = t->set ? pmc_counters_read(t->set, &t->end) : PMC_E_STATE;
-	PMC_BARRIER();
-	others = t->watch_threads && !t->measuring_overhead && other_threads_ran(t);
-	if (!t->open_region)
+	if (!r)
 		pmc_test_error(t, "pmc_test_region_end without pmc_test_region_begin");
+	if (t->hot.inline_open) /* begun by PMC_REGION inline: one thread then */
+		t->threaded_at_begin = false;
+	rc = pmc_region_end(&t->hot.core, m);
+	others = t->hot.watch_threads && !t->measuring_overhead && other_threads_ran(t);
 	if (rc)
-		pmc_test_error(t, "region \"%s\": reading the counters failed: %s",
-			       t->open_region->name, pmc_strerror(rc));
-	pmc_measurement_from(&m, &t->start, &t->end);
-	if (t->measuring_overhead) {
-		size_t i;
-
-		for (i = 0; i < m.n; i++)
-			if (m.d[i].value < t->overhead.d[i].value)
-				t->overhead.d[i].value = m.d[i].value;
-	} else if (t->rep >= 0) {
-		pmc_measurement_subtract(&m, &t->overhead);
-		for (size_t i = 0; others && i < m.n; i++)
-			m.d[i].flags |= PMC_DELTA_OTHER_THREADS;
-		if (pmc__region_append(t->open_region, &m))
-			pmc_test_error(t, "out of memory storing samples of region \"%s\"",
-				       t->open_region->name);
+		pmc__test_read_failed(t, rc);
+	if (t->hot.recording) {
+		pmc_measurement_subtract(m, &t->overhead_general);
+		for (size_t i = 0; others && i < m->n; i++)
+			m->d[i].flags |= PMC_DELTA_OTHER_THREADS;
+		pmc__region_settle(r, &t->hot.overhead); /* raw rows before it */
+		if (pmc__region_append(r, m))
+			pmc_test_error(t, "out of memory storing samples of region \"%s\"", r->name);
 	}
-	t->open_region = NULL;
+	t->hot.open = t->hot.inline_open = NULL;
+	t->hot.expect = inline_allowed(t) ? r->next : NULL;
 	return 0;
 }
 
+/* The smallest of each column of the scratch samples into *o. */
+static void scratch_minimum(struct pmc_test *t, struct pmc_measurement *o)
+{
+	struct pmc__region *s = &t->scratch;
+
+	pmc__region_settle(s, &t->hot.overhead); /* zero while measuring */
+	for (size_t i = 0; i < t->nev; i++) {
+		uint64_t min = UINT64_MAX;
+
+		for (size_t k = 0; k < s->n; k++)
+			min = s->value[k * s->nev + i] < min ? s->value[k * s->nev + i] : min;
+		o->d[i].value = s->n ? min : 0;
+	}
+	/* Reused from row 0: raw rows expect zeroed flags. */
+	if (s->flags)
+		memset(s->flags, 0, s->cap * s->nev * sizeof(*s->flags));
+	s->n = s->settled = 0;
+}
+
+/*
+ * The counts the measurement itself adds to every sample: the smallest
+ * per event over PMC__OVERHEAD_TRIES empty regions, for each of the two
+ * paths a region can take (PMC_REGION's inline one, and the general
+ * functions), since the code inside the counted window differs.  Each
+ * sample has its own path's overhead subtracted.
+ */
 static void measure_overhead(struct pmc_test *t)
 {
-	size_t i;
+	struct pmc__region *s = &t->scratch;
 
-	t->overhead.n = t->nev;
-	for (i = 0; i < t->nev; i++)
-		t->overhead.d[i] = (struct pmc_delta){ .value = UINT64_MAX };
-	if (!t->set) {
-		memset(&t->overhead, 0, sizeof(t->overhead));
+	memset(&t->hot.overhead, 0, sizeof(t->hot.overhead));
+	memset(&t->overhead_general, 0, sizeof(t->overhead_general));
+	t->hot.overhead.n = t->overhead_general.n = t->nev;
+	if (!t->set)
 		return;
-	}
+	s->name = "(overhead)";
+	s->nev = t->nev;
+	s->iterations = 1;
+	s->next = s;
+	if (pmc__region_reserve(s, PMC__OVERHEAD_TRIES))
+		pmc_test_error(t, "out of memory measuring the overhead");
 	t->measuring_overhead = true;
-	for (i = 0; i < PMC__OVERHEAD_TRIES; i++) {
-		pmc_test_region_begin(t, "(overhead)");
-		pmc_test_region_end(t);
+	t->hot.recording = 1;
+	/* Through PMC_REGION both times, as the cases call it: the general
+	 * path with the inline one held off, then the inline one. */
+	for (size_t k = 0; k < PMC__OVERHEAD_TRIES; k++) {
+		t->hot.expect = NULL;
+		PMC_REGION(t, s->name) {
+		}
 	}
+	scratch_minimum(t, &t->overhead_general);
+	if (inline_allowed(t)) {
+		s->next = s;
+		t->hot.expect = s;
+		for (size_t k = 0; k < PMC__OVERHEAD_TRIES; k++) {
+			PMC_REGION(t, s->name) {
+			}
+		}
+		scratch_minimum(t, &t->hot.overhead);
+	}
+	t->hot.recording = 0;
+	t->hot.first = t->hot.last = t->hot.expect = NULL;
 	t->measuring_overhead = false;
+}
+
+static void settle_all(struct pmc_test *t)
+{
+	for (size_t i = 0; i < t->nregions; i++)
+		pmc__region_settle(&t->region[i], &t->hot.overhead);
+}
+
+/* Room for every measured sample of the regions seen so far: the warm-up
+ * ran each region `warm` times over opt.warmup repetitions, or (no
+ * warm-up) the first measured repetition ran it n times. */
+static void reserve_samples(struct pmc_test *t)
+{
+	for (size_t i = 0; i < t->nregions; i++) {
+		struct pmc__region *r = &t->region[i];
+		size_t per_rep = t->opt.warmup ? (r->warm + t->opt.warmup - 1) / t->opt.warmup : r->n;
+
+		if (per_rep && pmc__region_reserve(r, r->n + per_rep * t->opt.reps))
+			pmc_test_error(t, "out of memory reserving samples of region \"%s\"", r->name);
+	}
 }
 
 /* ---- expectations ------------------------------------------------------------------ */
@@ -577,9 +676,11 @@ static void list_labels(struct pmc_test *t, char *buf, size_t size)
 
 uint64_t pmc_test_last(struct pmc_test *t, const char *region, const char *event)
 {
-	const struct pmc__region *r = region_named(t, region);
+	struct pmc__region *r = region_named(t, region);
 	int ev = column_of(t, event);
 
+	if (r)
+		pmc__region_settle(r, &t->hot.overhead);
 	if (ev < 0)
 		pmc_test_error(t, "pmc_test_last: the case counts no event \"%s\"", event);
 	if (!r || r->n == 0)
@@ -766,11 +867,20 @@ static void run_phases(struct pmc_test *t)
 	open_counters(t);
 	measure_overhead(t);
 	for (t->rep = -(int)t->opt.warmup; t->rep < (int)t->opt.reps; t->rep++) {
+		t->hot.recording = t->rep >= 0;
+		/* The repetition starts over at hot.first. */
+		t->hot.last = NULL;
+		t->hot.expect = inline_allowed(t) ? t->hot.first : NULL;
+		if (t->rep == 0 || (t->rep == 1 && t->opt.warmup == 0))
+			reserve_samples(t);
 		t->def->body(t);
-		if (t->open_region)
+		settle_all(t);
+		if (open_region(t))
 			pmc_test_error(t, "region \"%s\" was not closed: a PMC_REGION block was left with break, return or goto",
-				       t->open_region->name);
+				       open_region(t)->name);
 	}
+	t->hot.recording = 0;
+	t->hot.expect = NULL;
 	judge_all(t);
 	t->verdict = pmc__verdict_from_checks(t->check, t->nexpect, t->strict, t->reason,
 					      sizeof(t->reason));
@@ -832,7 +942,7 @@ static int result_record(struct pmc_test *t, struct pmc__result *r)
 		e->group = t->set ? pmc_counters_group_of(t->set, i) : -1;
 		e->hardware = t->spec[i].uses_hw_counter;
 		e->has_overhead = t->set != NULL;
-		e->overhead = t->overhead.d[i].value;
+		e->overhead = (t->hot.core.fast ? &t->hot.overhead : &t->overhead_general)->d[i].value;
 		if (!e->label || !e->name || !e->kind)
 			goto oom;
 	}
@@ -925,6 +1035,20 @@ oom:
 	return -ENOMEM;
 }
 
+static bool defer_close;
+static struct pmc_counters *deferred_set; /* reachable: not a leak at exit */
+
+void pmc__defer_close(void)
+{
+	defer_close = true;
+}
+
+void pmc__close_deferred(void)
+{
+	pmc_counters_close(deferred_set);
+	deferred_set = NULL;
+}
+
 int pmc__run_case(const struct pmc_test_def *def, const struct pmc_test_options *opt,
 		  enum pmc_backend backend, bool strict, struct pmc__result *out)
 {
@@ -945,8 +1069,10 @@ int pmc__run_case(const struct pmc_test_def *def, const struct pmc_test_options 
 		t->jump_armed = true;
 		run_phases(t);
 	}
-	t->open_region = NULL;
+	t->hot.open = t->hot.expect = t->hot.inline_open = NULL;
+	t->hot.recording = 0;
 	t->measuring_overhead = false;
+	settle_all(t); /* a case ended mid-repetition keeps its samples final */
 	if (t->setup_done && t->opt.fixture && t->opt.fixture->teardown) {
 		enum pmc_verdict before = t->verdict;
 		char reason[sizeof(t->reason)];
@@ -972,9 +1098,13 @@ int pmc__run_case(const struct pmc_test_def *def, const struct pmc_test_options 
 		pmc_test_note(t, "declared known issue did not reproduce: %s", t->known_issue);
 	}
 	rc = result_record(t, out);
-	pmc_counters_close(t->set);
+	if (defer_close && !deferred_set)
+		deferred_set = t->set;
+	else
+		pmc_counters_close(t->set);
 	for (i = 0; i < t->nregions; i++)
 		pmc__region_release(&t->region[i]);
+	pmc__region_release(&t->scratch);
 	free(t);
 	return rc;
 }

@@ -190,10 +190,13 @@ static bool cpu_independent(const char *kind, const char *event)
  *     the tolerance, if any) and a warning that says why: the code under
  *     test did different work in different runs.  Never a fixed margin;
  *   - noisy (everything else): "<= ceil(max + slack)", the slack being the
- *     margin or twice the spread seen, whichever is wider.  On sim each run
+ *     margin, twice the spread seen, or PMC__NOISY_MIN_SLACK counts,
+ *     whichever is widest.  On sim each run
  *     has its own memory layout (cal->layouts), since misses depend on it.
  * Returns the number of budgets written, or -1 on error.
  */
+#define PMC__NOISY_MIN_SLACK 2.0
+
 int pmc__calibrate_case(const struct pmc__result *runs, size_t nruns,
 			const struct pmc__calibration *cal, FILE *out)
 {
@@ -270,11 +273,14 @@ int pmc__calibrate_case(const struct pmc__result *runs, size_t nruns,
 				first->name, region, event, nruns, lo, hi, hi - lo,
 				tol > 0 ? " widened by the tolerance" : "");
 		} else {
-			/* The margin, or twice the spread seen if that is wider:
-			 * a few runs show only part of a noisy count's range. */
-			double slack = fmax(hi * cal->margin_pct / 100.0, 2.0 * (hi - lo));
+			/* The margin, twice the spread seen, or 2 counts,
+			 * whichever is widest: a few runs show only part of a
+			 * noisy count's range, and runs that agreed on a small
+			 * count (0 branch misses five times) say nothing of it. */
+			double slack = fmax(fmax(hi * cal->margin_pct / 100.0, 2.0 * (hi - lo)),
+					    PMC__NOISY_MIN_SLACK);
 
-			snprintf(bound, sizeof(bound), "<= %.0f ; calibrated: noisy, %zu runs %.0f..%.0f%s, max + %.0f (margin %g%% or twice the spread)",
+			snprintf(bound, sizeof(bound), "<= %.0f ; calibrated: noisy, %zu runs %.0f..%.0f%s, max + %.0f (margin %g%%, twice the spread, or 2)",
 				 ceil(hi + slack), nruns, lo, hi, cal->layouts ? " over as many memory layouts" : "",
 				 ceil(slack), cal->margin_pct);
 		}

@@ -28,17 +28,6 @@
 #define PMC__DEFAULT_TIMEOUT 30.0
 #define PMC__LABEL_MAX PMC_EVENT_NAME_MAX
 
-/* Samples of one region: n rows of nev deltas (row-major). */
-struct pmc__region {
-	const char *name;        /* the caller's string (lives through the case) */
-	uint64_t iterations;     /* units of work per execution */
-	size_t n, cap, nev;
-	uint64_t *value;         /* n * nev, overhead already subtracted */
-	unsigned *flags;         /* n * nev, enum pmc_delta_flags */
-	uint64_t *enabled_ns;    /* n * nev */
-	uint64_t *running_ns;    /* n * nev */
-};
-
 /* Statistics of one column. */
 struct pmc__stats {
 	size_t n;
@@ -184,6 +173,7 @@ const char *pmc__result_event_kind(const struct pmc__result *r, const char *even
 
 /* The running case. */
 struct pmc_test {
+	struct pmc__hot hot; /* first: PMC_REGION's inline path (harness.h) */
 	const struct pmc_test_def *def;
 	struct pmc_test_options opt;  /* with defaults and CLI overrides applied */
 	enum pmc_backend backend;
@@ -195,18 +185,18 @@ struct pmc_test {
 	char label[PMC_MAX_EVENTS][PMC__LABEL_MAX];
 	bool opened;
 	struct pmc_counters *set;
-	struct pmc_measurement overhead;
 	bool measuring_overhead;
+	struct pmc__region scratch; /* the overhead measurement's samples */
+	struct pmc_measurement overhead_general; /* the general path's overhead */
 
 	/* regions */
 	size_t nregions;
 	struct pmc__region region[PMC__MAX_REGIONS];
-	struct pmc__region *open_region;
-	struct pmc_reading start, end;
 	int rep;                 /* <0 warm-up */
-	/* Other threads during a region (the set counts this thread only):
-	 * was the process multi-threaded at begin, and the CPU clocks then. */
-	bool watch_threads, threaded_at_begin;
+	/* Other threads during a region (hot.watch_threads: the set counts
+	 * this thread only): was the process multi-threaded at begin, and
+	 * the CPU clocks then. */
+	bool threaded_at_begin;
 	struct timespec thread_cpu0, process_cpu0;
 
 	/* expectations */
@@ -239,6 +229,10 @@ void pmc__fmt_num(char *buf, size_t size, double x);
 void pmc__fmt_bound(char *buf, size_t size, double lo, double hi);
 /* Append one sample row; returns 0 or -ENOMEM. */
 int pmc__region_append(struct pmc__region *r, const struct pmc_measurement *m);
+/* Make raw rows final (see struct pmc__region), subtracting `overhead`. */
+void pmc__region_settle(struct pmc__region *r, const struct pmc_measurement *overhead);
+/* Make room for `rows` samples in all; returns 0 or -ENOMEM. */
+int pmc__region_reserve(struct pmc__region *r, size_t rows);
 void pmc__region_release(struct pmc__region *r);
 
 /*
@@ -294,6 +288,12 @@ int pmc__results_command(int argc, char **argv);
 /* ---- case.c ------------------------------------------------------------------ */
 
 /* Run one case in this process; fills *out (0), or -ENOMEM. */
+/* In a forked case process: keep the case's counter set open past
+ * pmc__run_case until pmc__close_deferred(), so the result is reported
+ * before the kernel's slow teardown (uprobe unregistration waits for
+ * grace periods: ~70 ms per calls: event here). */
+void pmc__defer_close(void);
+void pmc__close_deferred(void);
 int pmc__run_case(const struct pmc_test_def *def, const struct pmc_test_options *opt,
 		  enum pmc_backend backend, bool strict, struct pmc__result *out);
 /* Effective options: defaults applied, then overrides (reps > 0, timeout > 0). */

@@ -430,8 +430,10 @@ static char *slurp_fd(int fd, size_t keep, size_t *total)
 	return buf;
 }
 
-/* Wait for pid up to `timeout` seconds; returns 1 exited (status set), 0 timed out. */
-static int wait_deadline(pid_t pid, double timeout, int *status)
+/* Wait for pid up to `timeout` seconds: 1 exited (status set), 2 reported
+ * its result on `donefd` and is still taking its counters down (status 0),
+ * 0 timed out.  donefd may be -1. */
+static int wait_deadline(pid_t pid, double timeout, int donefd, int *status)
 {
 	/* valgrind 3.19 does not know pidfd_open and warns on every call: under
 	 * the sim backend poll the child instead. */
@@ -456,7 +458,22 @@ static int wait_deadline(pid_t pid, double timeout, int *status)
 		left = deadline - now_s();
 		if (left <= 0)
 			break;
-		if (pidfd >= 0) {
+		if (donefd >= 0) {
+			char c;
+			struct pollfd p[2] = { { .fd = donefd, .events = POLLIN },
+					       { .fd = pidfd, .events = POLLIN } };
+
+			poll(p, pidfd >= 0 ? 2 : 1, pidfd >= 0 ? (int)ceil(left * 1000) : 5);
+			if (p[0].revents & (POLLIN | POLLHUP)) {
+				if (read(donefd, &c, 1) == 1) {
+					*status = 0;
+					if (pidfd >= 0)
+						close(pidfd);
+					return 2;
+				}
+				donefd = -1; /* closed unwritten: wait for the exit */
+			}
+		} else if (pidfd >= 0) {
 			struct pollfd p = { .fd = pidfd, .events = POLLIN };
 
 			poll(&p, 1, (int)ceil(left * 1000));
@@ -470,6 +487,29 @@ static int wait_deadline(pid_t pid, double timeout, int *status)
 	if (pidfd >= 0)
 		close(pidfd);
 	return 0;
+}
+
+/* Cases that reported their result and were left taking their counters
+ * down: reaped without waiting before the next fork, and at the end. */
+static pid_t pending[64];
+static size_t npending;
+
+static void reap_pending(bool block)
+{
+	for (size_t i = 0; i < npending;) {
+		if (waitpid(pending[i], NULL, block ? 0 : WNOHANG) == 0) {
+			i++;
+			continue;
+		}
+		pending[i] = pending[--npending];
+	}
+}
+
+static void add_pending(pid_t pid)
+{
+	if (npending == sizeof(pending) / sizeof(pending[0]))
+		reap_pending(true);
+	pending[npending++] = pid;
 }
 
 /* The record of a case that ended without reporting one. */
@@ -659,10 +699,11 @@ static void run_forked(struct runner *r, const struct pmc_test_def *d,
 		       const struct pmc_test_options *o, double *seconds, struct pmc__result *res)
 {
 	int outfd = make_memfd("pmcheck-output"), resfd = make_memfd("pmcheck-result");
+	int done[2] = { -1, -1 };
 	double t0 = now_s();
 	char reason[1024], *out = NULL;
 	size_t out_total = 0;
-	int status = 0;
+	int status = 0, wait_rc;
 	pid_t pid;
 
 	memset(res, 0, sizeof(*res));
@@ -671,6 +712,11 @@ static void run_forked(struct runner *r, const struct pmc_test_def *d,
 		error_result(d, reason, res);
 		goto out;
 	}
+	/* The case writes a byte here once its result is written, before it
+	 * takes its counters down (exec, under the sim backend, closes it). */
+	if (pipe2(done, O_CLOEXEC) != 0)
+		done[0] = done[1] = -1;
+	reap_pending(false);
 	fflush(NULL);
 	pid = fork();
 	if (pid < 0) {
@@ -695,14 +741,27 @@ static void run_forked(struct runner *r, const struct pmc_test_def *d,
 			fflush(NULL);
 			_exit(rc);
 		}
+		if (done[0] >= 0)
+			close(done[0]);
+		pmc__defer_close();
 		rc = pmc__run_case(d, o, r->backend, r->strict, &cr) || write_result(resfd, &cr) ? 1 : 0;
 		pmc__result_release(&cr);
 		fflush(NULL);
+		/* Reported: the runner goes on while the kernel unregisters
+		 * this case's uprobes (it waits for grace periods). */
+		if (rc == 0 && done[1] >= 0 && write(done[1], "", 1) == 1)
+			close(done[1]);
+		pmc__close_deferred();
 		exit(rc);
 	}
+	if (done[1] >= 0)
+		close(done[1]);
 	setpgid(pid, pid);
 	current_child = pid;
-	if (!wait_deadline(pid, o->timeout, &status)) {
+	wait_rc = wait_deadline(pid, o->timeout, done[0], &status);
+	if (done[0] >= 0)
+		close(done[0]);
+	if (wait_rc == 0) {
 		kill(-pid, SIGKILL);
 		kill(pid, SIGKILL);
 		waitpid(pid, &status, 0);
@@ -714,6 +773,8 @@ static void run_forked(struct runner *r, const struct pmc_test_def *d,
 	}
 	kill(-pid, SIGKILL); /* leftovers of the case */
 	current_child = 0;
+	if (wait_rc == 2)
+		add_pending(pid); /* reaped later: its exit waits for the kernel */
 	{
 		size_t len;
 		char *text = slurp_fd(resfd, SIZE_MAX / 2, &len);

@@ -334,6 +334,66 @@ T_CASE(result_record_round_trip)
 	json_decref(o);
 }
 
+/* Raw rows from PMC_REGION's inline path, settled as the general path
+ * would have stored them; a general row appended after raw ones settles
+ * them first and stays as stored. */
+T_CASE(raw_rows_settle)
+{
+	struct pmc__region r = { .name = "r", .nev = 2 };
+	struct pmc_measurement ovh = { .n = 2 }, m = { .n = 2 };
+	struct pmc__stats st;
+
+	T_EQ_U64(pmc__region_reserve(&r, 4), 0, "reserve");
+	T_EQ_U64(r.flags[7], 0, "reserved rows zeroed");
+	ovh.d[0].value = 10;
+	ovh.d[1].value = 3;
+	/* row 0: counted throughout; event 1 ran backwards */
+	r.value[0] = 110;
+	r.value[1] = (uint64_t)-5;
+	r.enabled_ns[0] = r.running_ns[0] = 1000;
+	/* row 1: multiplexed, and another thread appeared */
+	r.value[2] = 50;
+	r.value[3] = 2;
+	r.enabled_ns[2] = 1000;
+	r.running_ns[2] = 400;
+	r.flags[2] = PMC_DELTA_OTHER_THREADS;
+	r.n = 2;
+	pmc__region_settle(&r, &ovh);
+	T_EQ_U64(r.settled, 2, "settled");
+	T_EQ_U64(r.value[0], 100, "overhead subtracted");
+	T_EQ_U64(r.flags[0], 0, "counted throughout");
+	T_EQ_U64(r.value[1], 0, "backwards reads 0");
+	T_EQ_U64(r.flags[1], PMC_DELTA_NEGATIVE, "backwards flagged");
+	T_EQ_U64(r.enabled_ns[1], 1000, "the group's times on every event");
+	T_EQ_U64(r.value[3], 0, "clamped at zero");
+	T_EQ_U64(r.flags[3], PMC_DELTA_MULTIPLEXED | PMC_DELTA_OTHER_THREADS,
+		 "multiplexed, other threads");
+	T_EQ_U64(r.running_ns[3], 400, "running");
+	/* Settling again changes nothing. */
+	pmc__region_settle(&r, &ovh);
+	T_EQ_U64(r.value[0], 100, "idempotent");
+	/* row 2 raw (never counted), then a general row */
+	r.value[4] = 7;
+	r.value[5] = 7;
+	r.enabled_ns[4] = 500;
+	r.running_ns[4] = 0;
+	r.n = 3;
+	pmc__region_settle(&r, &ovh);
+	m.d[0] = (struct pmc_delta){ .value = 42, .enabled_ns = 9, .running_ns = 9 };
+	m.d[1] = (struct pmc_delta){ .value = 43, .enabled_ns = 9, .running_ns = 9 };
+	T_EQ_U64(pmc__region_append(&r, &m), 0, "append");
+	T_EQ_U64(r.settled, 4, "an appended row is final");
+	T_EQ_U64(r.flags[4], PMC_DELTA_NOT_COUNTED, "never counted");
+	T_EQ_U64(r.value[6], 42, "general row as stored");
+	pmc__region_settle(&r, &ovh);
+	T_EQ_U64(r.value[6], 42, "not settled twice");
+	pmc__stats_of(&r, 0, &st);
+	T_EQ_U64(st.n, 4, "four samples");
+	T_EQ_U64(st.multiplexed, 1, "one multiplexed");
+	T_EQ_U64(st.not_counted, 1, "one never counted");
+	pmc__region_release(&r);
+}
+
 int main(int argc, char **argv)
 {
 	return t_main(argc, argv);
