@@ -504,6 +504,36 @@ const char *const *pmc_sim_pinned_env(void)
 	return pinned_env;
 }
 
+/* valgrind's options for every sim run, apart from the dump and log files. */
+static const char *const valgrind_options[] = {
+	"--tool=callgrind",
+	/* The simulated caches: fixed, so results do not depend on the host's. */
+	"--cache-sim=yes",
+	"--I1=" PMC_SIM_I1,
+	"--D1=" PMC_SIM_D1,
+	"--LL=" PMC_SIM_LL,
+	/* Conditional and indirect branch prediction (Bc/Bcm/Bi/Bim). */
+	"--branch-sim=yes",
+	/* Only totals are read: no per-instruction costs (line costs stay on:
+	 * with both off callgrind prints a notice into the program's stderr). */
+	"--dump-instr=no",
+	/* One set of counters for the process, whatever thread counts. */
+	"--separate-threads=no",
+	/* Count from the start; readings zero the counters themselves. */
+	"--collect-atstart=yes",
+	/* No banner, and no messages from forked children (every case is one). */
+	"--quiet",
+	"--child-silent-after-fork=yes",
+	/* A program the suite execs is not the code under test. */
+	"--trace-children=no",
+	NULL,
+};
+
+const char *const *pmc_sim_valgrind_options(void)
+{
+	return valgrind_options;
+}
+
 static int find_on_path(const char *name, char *out, size_t size)
 {
 	const char *path = getenv("PATH");
@@ -658,31 +688,13 @@ int pmc_sim_exec(char *const argv[], int verbose, struct pmc_error *err)
 	snprintf(logfile, sizeof(logfile), "--log-file=%s/valgrind.%%p.log", dir);
 
 	vargv[n++] = valgrind;
-	vargv[n++] = "--tool=callgrind";
-	/* Dumps go to a private directory, one file per process (%p) and dump. */
-	vargv[n++] = outfile;
-	/* The simulated caches: fixed, so results do not depend on the host's. */
-	vargv[n++] = "--cache-sim=yes";
-	vargv[n++] = "--I1=" PMC_SIM_I1;
-	vargv[n++] = "--D1=" PMC_SIM_D1;
-	vargv[n++] = "--LL=" PMC_SIM_LL;
-	/* Conditional and indirect branch prediction (Bc/Bcm/Bi/Bim). */
-	vargv[n++] = "--branch-sim=yes";
-	/* Only totals are read: no per-instruction costs (line costs stay on:
-	 * with both off callgrind prints a notice into the program's stderr). */
-	vargv[n++] = "--dump-instr=no";
-	/* One set of counters for the process, whatever thread counts. */
-	vargv[n++] = "--separate-threads=no";
-	/* Count from the start; readings zero the counters themselves. */
-	vargv[n++] = "--collect-atstart=yes";
-	/* No banner, and no messages from forked children (every case is one);
-	 * valgrind's own messages go to a log that is filtered afterwards
+	for (i = 0; valgrind_options[i]; i++)
+		vargv[n++] = valgrind_options[i];
+	/* Dumps go to a private directory, one file per process (%p) and
+	 * dump; valgrind's own messages to a log that is filtered afterwards
 	 * (pass_on_log), so the program's stderr stays the program's. */
-	vargv[n++] = "--quiet";
+	vargv[n++] = outfile;
 	vargv[n++] = logfile;
-	vargv[n++] = "--child-silent-after-fork=yes";
-	/* A program the suite execs is not the code under test. */
-	vargv[n++] = "--trace-children=no";
 	vargv[n++] = exe;
 	for (i = 1; argv[i] && n < sizeof(vargv) / sizeof(vargv[0]) - 1; i++)
 		vargv[n++] = argv[i];

@@ -62,6 +62,9 @@ static const char usage[] =
 	"                      pmcheck's fixed cache geometry, branch simulation, ASLR off,\n"
 	"                      pinned glibc tunables), so counter sets it opens with\n"
 	"                      PMC_OPEN_SIM read the simulator; -v shows the command\n"
+	"  sim --print-command the environment and valgrind options of a sim run, for a\n"
+	"                      bare callgrind run that simulates the same:\n"
+	"                      env $(pmcheck sim --print-command) PROGRAM\n"
 	"  version             print the version\n"
 	"  help                this text\n";
 
@@ -369,6 +372,19 @@ static int cmd_sim(int argc, char **argv)
 			verbose = 1;
 			argc--, argv++;
 			continue;
+		}
+		if (!strcmp(argv[0], "--print-command")) {
+			/* For a bare callgrind run that simulates the same:
+			 * env $(pmcheck sim --print-command) PROGRAM */
+			const char *const *e = pmc_sim_pinned_env(), *const *o = pmc_sim_valgrind_options();
+
+			for (; *e; e++)
+				printf("%s ", *e);
+			printf("valgrind");
+			for (; *o; o++)
+				printf(" %s", *o);
+			putchar('\n');
+			return 0;
 		}
 		fprintf(stderr, "pmcheck sim: unknown option \"%s\"\n\n%s", argv[0], usage);
 		return 2;

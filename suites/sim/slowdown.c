@@ -4,6 +4,8 @@
  * of the kernels suite (loops, branches, both pointer chases, the checksum),
  * timed with CLOCK_MONOTONIC.  ci/main runs it natively and under
  * `pmcheck sim --` in the same job and prints the ratio.
+ *
+ *   pmcheck_sim_slowdown [COMPUTE_REPS]    (default 20)
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,8 +22,9 @@ static double now(void)
 }
 
 
-int main(void)
+int main(int argc, char **argv)
 {
+	int reps = argc > 1 ? atoi(argv[1]) : 20;
 	size_t small = (2u << 20) / 64, large = (64u << 20) / 64;
 	void *l1 = aligned_alloc(64, small * 64), *ll = aligned_alloc(64, large * 64);
 	uint8_t *bits = malloc(30000), *data = malloc(16384);
@@ -39,7 +42,11 @@ int main(void)
 	 * chases, whose native time is DRAM latency, which valgrind pays too)
 	 * slow down very differently: report both. */
 	t0 = now();
-	for (int rep = 0; rep < 20; rep++) {
+	if (reps < 1) {
+		fprintf(stderr, "usage: pmcheck_sim_slowdown [COMPUTE_REPS >= 1]\n");
+		return 2;
+	}
+	for (int rep = 0; rep < reps; rep++) {
 		sink += kernel_loop(400000);
 		sink += kernel_branches(bits, 30000);
 		sink += kernel_checksum(data, 16384);

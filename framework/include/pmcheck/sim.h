@@ -111,6 +111,12 @@ PMC_API const char *pmc_sim_valgrind_version(void);
  */
 PMC_API const char *const *pmc_sim_pinned_env(void);
 
+/* valgrind's options for every sim run (NULL-terminated), apart from the
+ * dump and log files pmc_sim_exec() adds: with pmc_sim_pinned_env(), what
+ * a bare callgrind run needs to simulate exactly what the sim backend does
+ * (`pmcheck sim --print-command`). */
+PMC_API const char *const *pmc_sim_valgrind_options(void);
+
 /*
  * Run argv[0] (a path, or a name looked up on PATH) with argv under
  * valgrind --tool=callgrind with pmcheck's fixed flags (see sim.c for each

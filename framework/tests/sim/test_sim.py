@@ -182,6 +182,16 @@ def t_cli():
     p = subprocess.run([CLI, "sim", "--", KERNELS, "--filter=kernels.loop_linear", "--backend=sim"],
                        capture_output=True, text=True, env=env_for(), timeout=200)
     check(p.returncode == 0 and "PASS" in p.stdout, f"pmcheck sim: {p.returncode} {p.stdout}{p.stderr}")
+    # --print-command: the environment and the valgrind options of a sim run,
+    # exactly those `pmcheck sim -v` shows for a real one (less its own files).
+    p = subprocess.run([CLI, "sim", "--print-command"], capture_output=True, text=True)
+    printed = p.stdout.split()
+    v = subprocess.run([CLI, "sim", "-v", "--", "/bin/true"], capture_output=True, text=True, timeout=200)
+    shown = [w for w in v.stderr.splitlines()[0].split()[1:]
+             if not w.startswith(("--callgrind-out-file=", "--log-file="))]
+    shown = [("valgrind" if w.endswith("/valgrind") else w) for w in shown if w != "/bin/true" and not w.endswith("/true")]
+    check(p.returncode == 0 and printed == shown and "--cache-sim=yes" in printed and "LD_BIND_NOW=1" in printed,
+          f"--print-command {printed} against -v {shown}")
     p = subprocess.run([CLI, "sim"], capture_output=True, text=True)
     check(p.returncode == 2 and "expected a program" in p.stderr, f"usage: {p.stderr}")
     p = subprocess.run([CLI, "sim", "--", "/nonexistent/prog"], capture_output=True, text=True)
