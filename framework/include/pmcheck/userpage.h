@@ -290,8 +290,8 @@ static PMC__ALWAYS_INLINE void pmc__fast_delta(struct pmc_measurement *m,
 {
 	uint64_t en = b->c[0].enabled_ns - a->c[0].enabled_ns;
 	uint64_t ru = b->c[0].running_ns - a->c[0].running_ns;
-	unsigned flags = ru == 0 && en > 0 ? PMC_DELTA_NOT_COUNTED
-			 : ru < en	   ? PMC_DELTA_MULTIPLEXED
+	unsigned flags = ru == 0 && en > 0 ? (unsigned)PMC_DELTA_NOT_COUNTED
+			 : ru < en	   ? (unsigned)PMC_DELTA_MULTIPLEXED
 					   : 0u;
 
 	m->n = n;
@@ -301,7 +301,7 @@ static PMC__ALWAYS_INLINE void pmc__fast_delta(struct pmc_measurement *m,
 		struct pmc_delta *d = &m->d[k];
 
 		d->value = y >= x ? y - x : 0;
-		d->flags = y >= x ? flags : flags | PMC_DELTA_NEGATIVE;
+		d->flags = y >= x ? flags : flags | (unsigned)PMC_DELTA_NEGATIVE;
 		d->enabled_ns = en;
 		d->running_ns = ru;
 	}
