@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: MIT */
+#define _GNU_SOURCE /* strerrorname_np */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -8,29 +9,16 @@
 
 #include "pmcheck_int.h"
 
+#define PMC__ERRTAB_ROW(name, value, capability, text) { name, #name, capability, text },
 static const struct {
 	int code;
+	const char *name;
+	int capability;
 	const char *text;
-} pmc_errtab[] = {
-	{ PMC_E_SYNTAX, "malformed event string" },
-	{ PMC_E_UNKNOWN_EVENT, "unknown event name" },
-	{ PMC_E_NO_PMU, "no such PMU on this machine" },
-	{ PMC_E_NO_SYMBOL, "symbol not found in the loaded objects" },
-	{ PMC_E_BAD_FIELD, "unknown PMU format field or value out of range" },
-	{ PMC_E_TOO_MANY, "too many events in one set" },
-	{ PMC_E_UNSCHEDULABLE, "the PMU never schedules this event" },
-	{ PMC_E_NO_SLOTS, "no free breakpoint slot" },
-	{ PMC_E_PRIVILEGE, "not permitted by perf_event_paranoid or capabilities" },
-	{ PMC_E_NO_HW_PMU, "no hardware PMU on this machine" },
-	{ PMC_E_UNSUPPORTED, "not supported by this kernel or PMU" },
-	{ PMC_E_STATE, "call made in the wrong state" },
-	{ PMC_E_ELF, "object file is not readable ELF" },
-	{ PMC_E_LIBPFM, "libpfm4 initialization failed" },
-	{ PMC_E_TOO_LONG, "name or path too long" },
-	{ PMC_E_NO_SIM, "the sim backend needs valgrind callgrind" },
-	{ PMC_E_SIM, "callgrind dump missing or unreadable" },
-	{ PMC_E_RING, "corrupt perf ring buffer record" },
-};
+} pmc_errtab[] = { PMC_ERRORS(PMC__ERRTAB_ROW) };
+#undef PMC__ERRTAB_ROW
+
+#define PMC__NERR (sizeof(pmc_errtab) / sizeof(pmc_errtab[0]))
 
 const char *pmc_strerror(int code)
 {
@@ -38,12 +26,30 @@ const char *pmc_strerror(int code)
 
 	if (code == 0)
 		return "success";
-	for (i = 0; i < sizeof(pmc_errtab) / sizeof(pmc_errtab[0]); i++)
+	for (i = 0; i < PMC__NERR; i++)
 		if (pmc_errtab[i].code == code)
 			return pmc_errtab[i].text;
 	if (code < 0 && code > -4096)
 		return strerror(-code);
 	return "unknown pmcheck error code";
+}
+
+const char *pmc_error_name(int code)
+{
+	for (size_t i = 0; i < PMC__NERR; i++)
+		if (pmc_errtab[i].code == code)
+			return pmc_errtab[i].name;
+	if (code < 0 && code > -4096)
+		return strerrorname_np(-code);
+	return NULL;
+}
+
+int pmc_error_is_capability(int code)
+{
+	for (size_t i = 0; i < PMC__NERR; i++)
+		if (pmc_errtab[i].code == code)
+			return pmc_errtab[i].capability;
+	return code == -ENOENT || code == -EOPNOTSUPP || code == -EACCES || code == -EPERM;
 }
 
 void pmc_error_clear(struct pmc_error *err)

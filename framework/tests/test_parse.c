@@ -650,6 +650,26 @@ T_CASE(strerror_table)
 			"code %d has no text", c);
 }
 
+/* The error list: every code has its name, its text, and its class. */
+T_CASE(error_table)
+{
+#define CHECK_CODE(name, value, capability, text)                                         \
+	T_CHECK(strcmp(pmc_error_name(name), #name) == 0, "name of %d", value);            \
+	T_CHECK(strcmp(pmc_strerror(name), text) == 0, "text of " #name);                 \
+	T_EQ_U64((uint64_t)pmc_error_is_capability(name), capability, "class of " #name);
+	PMC_ERRORS(CHECK_CODE)
+#undef CHECK_CODE
+	T_CHECK(strcmp(pmc_error_name(-ENOENT), "ENOENT") == 0, "errno names");
+	T_CHECK(pmc_error_is_capability(-ENOENT) && pmc_error_is_capability(-EACCES) &&
+			pmc_error_is_capability(-EPERM) && pmc_error_is_capability(-EOPNOTSUPP),
+		"the kernel's refusals for a missing event, PMU or privilege");
+	T_CHECK(!pmc_error_is_capability(-EINVAL) && !pmc_error_is_capability(0) &&
+			!pmc_error_is_capability(PMC_E_SYNTAX),
+		"a wrong request is not the machine's limit");
+	T_CHECK(pmc_error_name(-20000) == NULL, "an unknown code has no name");
+	T_CHECK(strcmp(pmc_strerror(-20000), "unknown pmcheck error code") == 0, "unknown code text");
+}
+
 int main(int argc, char **argv)
 {
 	return t_main(argc, argv);

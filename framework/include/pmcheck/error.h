@@ -24,27 +24,36 @@
 extern "C" {
 #endif
 
-/* pmcheck's own conditions.  Keep in sync with the table in src/error.c. */
-enum pmc_errcode {
-	PMC_E_SYNTAX = -10001,       /* malformed event string */
-	PMC_E_UNKNOWN_EVENT = -10002, /* well-formed, but no such event name */
-	PMC_E_NO_PMU = -10003,       /* the PMU named or needed is not on this machine */
-	PMC_E_NO_SYMBOL = -10004,    /* calls:/mem: symbol not found in loaded objects */
-	PMC_E_BAD_FIELD = -10005,    /* pmu/field=value/: unknown field or value too wide */
-	PMC_E_TOO_MANY = -10006,     /* more events than PMC_MAX_EVENTS */
-	PMC_E_UNSCHEDULABLE = -10007, /* the PMU never runs this event, even alone */
-	PMC_E_NO_SLOTS = -10008,     /* breakpoint debug registers exhausted */
-	PMC_E_PRIVILEGE = -10009,    /* perf_event_paranoid / capabilities forbid it */
-	PMC_E_NO_HW_PMU = -10010,    /* hardware event, but this machine has no hardware PMU */
-	PMC_E_UNSUPPORTED = -10011,  /* the kernel or PMU does not support this attribute set */
-	PMC_E_STATE = -10012,        /* API used in the wrong order (e.g. end before begin) */
-	PMC_E_ELF = -10013,          /* an object file could not be read as ELF */
-	PMC_E_LIBPFM = -10014,       /* libpfm4 failed to initialize */
-	PMC_E_TOO_LONG = -10015,     /* a name or path does not fit its fixed buffer */
-	PMC_E_NO_SIM = -10016,       /* the sim backend needs valgrind callgrind, absent or not in use */
-	PMC_E_SIM = -10017,          /* a callgrind dump was missing or unreadable */
-	PMC_E_RING = -10018,         /* a ring buffer holds a record that cannot be right */
-};
+/*
+ * pmcheck's own conditions, one list: X(NAME, value, capability, text).
+ * `capability` is 1 when the code means "this machine (its PMU, kernel or
+ * privileges) cannot count it" rather than "the request is wrong"; see
+ * pmc_error_is_capability().  The enum, pmc_strerror() and
+ * pmc_error_name() are all made from it.
+ */
+#define PMC_ERRORS(X)                                                                       \
+	X(PMC_E_SYNTAX, -10001, 0, "malformed event string")                                \
+	X(PMC_E_UNKNOWN_EVENT, -10002, 0, "unknown event name")                              \
+	X(PMC_E_NO_PMU, -10003, 1, "no such PMU on this machine")                            \
+	X(PMC_E_NO_SYMBOL, -10004, 0, "symbol not found in the loaded objects")              \
+	X(PMC_E_BAD_FIELD, -10005, 0, "unknown PMU format field or value out of range")      \
+	X(PMC_E_TOO_MANY, -10006, 0, "too many events in one set")                           \
+	X(PMC_E_UNSCHEDULABLE, -10007, 1, "the PMU never schedules this event")              \
+	X(PMC_E_NO_SLOTS, -10008, 1, "no free breakpoint slot")                              \
+	X(PMC_E_PRIVILEGE, -10009, 1, "not permitted by perf_event_paranoid or capabilities") \
+	X(PMC_E_NO_HW_PMU, -10010, 1, "no hardware PMU on this machine")                     \
+	X(PMC_E_UNSUPPORTED, -10011, 1, "not supported by this kernel or PMU")               \
+	X(PMC_E_STATE, -10012, 0, "call made in the wrong state")                            \
+	X(PMC_E_ELF, -10013, 0, "object file is not readable ELF")                           \
+	X(PMC_E_LIBPFM, -10014, 0, "libpfm4 initialization failed")                          \
+	X(PMC_E_TOO_LONG, -10015, 0, "name or path too long")                                \
+	X(PMC_E_NO_SIM, -10016, 0, "the sim backend needs valgrind callgrind")               \
+	X(PMC_E_SIM, -10017, 0, "callgrind dump missing or unreadable")                      \
+	X(PMC_E_RING, -10018, 0, "corrupt perf ring buffer record")
+
+#define PMC__ERRCODE_ENUM(name, value, capability, text) name = value,
+enum pmc_errcode { PMC_ERRORS(PMC__ERRCODE_ENUM) };
+#undef PMC__ERRCODE_ENUM
 
 /* Size of the message buffer in struct pmc_error. */
 #define PMC_ERROR_MSG_MAX 512
@@ -66,6 +75,19 @@ struct pmc_error {
  * errno values through strerror.  Never returns NULL.
  */
 PMC_API const char *pmc_strerror(int code);
+
+/* The code's name ("PMC_E_NO_HW_PMU", "ENOENT" for -ENOENT where known),
+ * or NULL for a code that is neither pmcheck's nor an errno. */
+PMC_API const char *pmc_error_name(int code);
+
+/*
+ * Does `code` mean that this machine cannot count it (no such PMU or
+ * hardware PMU, not permitted, no breakpoint slot, not supported or never
+ * scheduled, and the errnos the kernel gives for those: ENOENT, EOPNOTSUPP,
+ * EACCES, EPERM), rather than that the request is wrong?  A test harness
+ * skips on these and errs on the rest.
+ */
+PMC_API int pmc_error_is_capability(int code);
 
 /* Reset a record to "no error" (code 0, position -1, empty strings). */
 PMC_API void pmc_error_clear(struct pmc_error *err);

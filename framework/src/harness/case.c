@@ -211,27 +211,6 @@ enum pmc_backend pmc_test_backend(const struct pmc_test *t)
 
 /* ---- events ---------------------------------------------------------------------- */
 
-/* Errors of the core that mean "this machine cannot count it", not "the
- * test is wrong". */
-static bool is_capability_error(int code)
-{
-	switch (code) {
-	case PMC_E_NO_HW_PMU:
-	case PMC_E_NO_PMU:
-	case PMC_E_PRIVILEGE:
-	case PMC_E_NO_SLOTS:
-	case PMC_E_UNSUPPORTED:
-	case PMC_E_UNSCHEDULABLE:
-	case -ENOENT:
-	case -EOPNOTSUPP:
-	case -EACCES:
-	case -EPERM:
-		return true;
-	default:
-		return false;
-	}
-}
-
 static void check_can_add(struct pmc_test *t, const char *what)
 {
 	if (t->opened)
@@ -248,7 +227,7 @@ void pmc_test_add_event(struct pmc_test *t, const char *label, const char *event
 	check_can_add(t, event);
 	rc = pmc_event_parse(event, &t->spec[t->nev], &err);
 	if (rc) {
-		if (is_capability_error(rc))
+		if (pmc_error_is_capability(rc))
 			pmc_test_skip(t, "%s", err.message);
 		pmc_test_error(t, "event \"%s\": %s", event, err.message);
 	}
@@ -326,7 +305,7 @@ static void open_counters(struct pmc_test *t)
 								       : 0,
 			       &err);
 	if (rc) {
-		if (is_capability_error(rc))
+		if (pmc_error_is_capability(rc))
 			pmc_test_skip(t, "%s", err.message);
 		pmc_test_error(t, "%s", err.message);
 	}
@@ -848,7 +827,7 @@ static void run_phases(struct pmc_test *t)
 	if (t->opt.events && *t->opt.events) {
 		rc = pmc_event_parse_list(t->opt.events, t->spec, PMC_MAX_EVENTS, &n, &err);
 		if (rc) {
-			if (is_capability_error(rc))
+			if (pmc_error_is_capability(rc))
 				pmc_test_skip(t, "%s", err.message);
 			pmc_test_error(t, "events \"%s\": %s", t->opt.events, err.message);
 		}
