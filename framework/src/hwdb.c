@@ -782,54 +782,86 @@ static void signature_vendor(const char *sig, char *buf, size_t size)
 	buf[len] = '\0';
 }
 
-size_t pmc_hwdb_keys(const struct pmc_hwdb *db, const char *backend, const char *signature,
-		     char keys[][PMC_HWDB_KEY_MAX], size_t max)
+/* The candidate key of each level (NULL where the level has none), in
+ * level order; vendor and arch are the buffers behind those levels. */
+static void key_levels(const struct pmc_hwdb *db, const char *backend, const char *signature,
+		       const char *cand[PMC_HWDB_NLEVELS], char *vendor, size_t vsize,
+		       char *arch, size_t asize, char *model, size_t msize)
 {
 	struct pmc_hwdb_match m;
-	struct pmc_hwdb_model model;
-	char vendor[64] = "", arch[32] = "";
-	size_t n = 0, i;
-	const char *cand[PMC_HWDB_MAX_KEYS];
+	struct pmc_hwdb_model facts;
 
-	if (!signature || !*signature || max == 0)
-		return 0;
-	if (backend && !strcmp(backend, "sim")) {
-		pmc__copy(keys[0], PMC_HWDB_KEY_MAX, signature);
-		return 1;
-	}
-	memset(cand, 0, sizeof(cand));
-	cand[0] = signature;
-	if (pmc_hwdb_match(db, signature, &m, &model) == 0 || m.model[0]) {
-		cand[1] = m.model;
-		if (model.vendor[0])
-			pmc__copy(vendor, sizeof(vendor), model.vendor);
-		if (model.arch[0])
-			pmc__copy(arch, sizeof(arch), model.arch);
+	for (int i = 0; i < PMC_HWDB_NLEVELS; i++)
+		cand[i] = NULL;
+	vendor[0] = arch[0] = model[0] = '\0';
+	if (!signature || !*signature)
+		return;
+	cand[PMC_HWDB_SIGNATURE] = signature;
+	if (backend && !strcmp(backend, "sim"))
+		return; /* a sim profile key stands alone */
+	if (pmc_hwdb_match(db, signature, &m, &facts) == 0 || m.model[0]) {
+		pmc__copy(model, msize, m.model);
+		cand[PMC_HWDB_MODEL] = model;
+		if (facts.vendor[0])
+			pmc__copy(vendor, vsize, facts.vendor);
+		if (facts.arch[0])
+			pmc__copy(arch, asize, facts.arch);
 	}
 	if (!vendor[0] && strcmp(signature, "unknown"))
-		signature_vendor(signature, vendor, sizeof(vendor));
+		signature_vendor(signature, vendor, vsize);
 	if (!arch[0]) {
 		if (!strcmp(vendor, "GenuineIntel") || !strcmp(vendor, "AuthenticAMD") ||
 		    !strcmp(vendor, "HygonGenuine"))
-			strcpy(arch, "x86_64");
+			pmc__copy(arch, asize, "x86_64");
 		else if (!strcmp(vendor, "ARM"))
-			strcpy(arch, "aarch64");
+			pmc__copy(arch, asize, "aarch64");
 	}
-	cand[2] = vendor[0] ? vendor : NULL;
-	cand[3] = arch[0] ? arch : NULL;
-	cand[4] = "any";
-	for (i = 0; i < 5 && n < max; i++) {
-		size_t j;
+	cand[PMC_HWDB_VENDOR] = vendor[0] ? vendor : NULL;
+	cand[PMC_HWDB_ARCH] = arch[0] ? arch : NULL;
+	cand[PMC_HWDB_ANY] = "any";
+	/* A key is a directory name. */
+	for (int i = 0; i < PMC_HWDB_NLEVELS; i++)
+		if (cand[i] && (!*cand[i] || strchr(cand[i], '/') || cand[i][0] == '.'))
+			cand[i] = NULL;
+}
+
+size_t pmc_hwdb_keys(const struct pmc_hwdb *db, const char *backend, const char *signature,
+		     char keys[][PMC_HWDB_KEY_MAX], size_t max)
+{
+	const char *cand[PMC_HWDB_NLEVELS];
+	char vendor[64], arch[32], model[PMC_HWDB_KEY_MAX];
+	size_t n = 0;
+
+	if (max == 0)
+		return 0;
+	key_levels(db, backend, signature, cand, vendor, sizeof(vendor), arch, sizeof(arch), model,
+		   sizeof(model));
+	for (int i = 0; i < PMC_HWDB_NLEVELS && n < max; i++) {
 		bool dup = false;
 
-		if (!cand[i] || !*cand[i] || strchr(cand[i], '/') || cand[i][0] == '.')
+		if (!cand[i])
 			continue;
-		for (j = 0; j < n; j++)
+		for (size_t j = 0; j < n; j++)
 			dup = dup || !strcmp(keys[j], cand[i]);
 		if (!dup && pmc__copy(keys[n], PMC_HWDB_KEY_MAX, cand[i]) == 0)
 			n++;
 	}
 	return n;
+}
+
+int pmc_hwdb_key_at(const struct pmc_hwdb *db, const char *backend, const char *signature,
+		    enum pmc_hwdb_level level, char *key, size_t size)
+{
+	const char *cand[PMC_HWDB_NLEVELS];
+	char vendor[64], arch[32], model[PMC_HWDB_KEY_MAX];
+
+	if ((int)level < 0 || level >= PMC_HWDB_NLEVELS)
+		return -EINVAL;
+	key_levels(db, backend, signature, cand, vendor, sizeof(vendor), arch, sizeof(arch), model,
+		   sizeof(model));
+	if (!cand[level])
+		return -ENOENT;
+	return pmc__copy(key, size, cand[level]);
 }
 
 size_t pmc_hwdb_suite_keys(const struct pmc_hwdb *db, const char *backend, const char *suite,

@@ -131,9 +131,31 @@ PMC_API int pmc_hwdb_match(const struct pmc_hwdb *db, const char *signature,
 PMC_API int pmc_hwdb_model(const struct pmc_hwdb *db, const char *id,
 			   struct pmc_hwdb_model *model);
 
+/* The levels of the key chain, most specific first. */
+enum pmc_hwdb_level {
+	PMC_HWDB_SIGNATURE = 0, /* the CPU signature, or on sim the sim profile key */
+	PMC_HWDB_MODEL,         /* the model the map gives the signature */
+	PMC_HWDB_VENDOR,        /* the model's vendor, else the signature's */
+	PMC_HWDB_ARCH,          /* the model's architecture, else the vendor's */
+	PMC_HWDB_ANY,           /* "any" */
+	PMC_HWDB_NLEVELS
+};
+
+/*
+ * The key of one level for a backend and signature, into key[0..size).
+ * 0, -ENOENT when this signature has no key at that level (no map line
+ * for a model; an unknown vendor; every level but the first on sim), or
+ * PMC_E_TOO_LONG.  Levels never shift: a missing model does not make the
+ * vendor the second key.
+ */
+PMC_API int pmc_hwdb_key_at(const struct pmc_hwdb *db, const char *backend,
+			    const char *signature, enum pmc_hwdb_level level, char *key,
+			    size_t size);
+
 /*
  * Budget keys for a backend and signature, most specific first (see the
- * top of this file).  Returns how many were stored.
+ * top of this file), each level once, absent levels left out.  Returns how
+ * many were stored.
  */
 PMC_API size_t pmc_hwdb_keys(const struct pmc_hwdb *db, const char *backend,
 			     const char *signature,

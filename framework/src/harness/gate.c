@@ -96,48 +96,39 @@ static const char *jstr(json_t *o, const char *k)
 int pmc__calibration_key(const char *backend, const char *choice, char *key, size_t size,
 			 char *why, size_t why_size)
 {
-	char keys[PMC_HWDB_MAX_KEYS][PMC_HWDB_KEY_MAX];
+	static const char *const names[PMC_HWDB_NLEVELS] = {
+		[PMC_HWDB_SIGNATURE] = "signature", [PMC_HWDB_MODEL] = "model",
+		[PMC_HWDB_VENDOR] = "vendor",       [PMC_HWDB_ARCH] = "arch",
+		[PMC_HWDB_ANY] = "any",
+	};
 	struct pmc_cpu_id cpu;
-	struct pmc_hwdb_match m;
-	size_t n;
-	bool model;
-	int idx;
+	int level = -1, rc;
 
 	pmc_cpu_identify(&cpu);
-	n = pmc_hwdb_keys(gate_db, backend, cpu.signature, keys, PMC_HWDB_MAX_KEYS);
-	model = pmc_hwdb_match(gate_db, cpu.signature, &m, NULL) == 0 || m.model[0];
-	if (n == 0) {
-		snprintf(why, why_size, "no budget key for CPU signature \"%s\"", cpu.signature);
-		return -ENOENT;
+	if (!choice || !*choice) {
+		char model[PMC_HWDB_KEY_MAX];
+
+		level = pmc_hwdb_key_at(gate_db, backend, cpu.signature, PMC_HWDB_MODEL, model,
+					sizeof(model)) == 0 ? PMC_HWDB_MODEL : PMC_HWDB_SIGNATURE;
+		choice = names[level];
 	}
-	if (!choice || !*choice)
-		choice = model ? "model" : "signature";
-	if (!strcmp(choice, "signature"))
-		idx = 0;
-	else if (!strcmp(choice, "model"))
-		idx = model ? 1 : -1;
-	else if (!strcmp(choice, "vendor"))
-		idx = model ? 2 : 1;
-	else if (!strcmp(choice, "arch"))
-		idx = model ? 3 : 2;
-	else if (!strcmp(choice, "any"))
-		idx = (int)n - 1;
-	else {
+	for (int i = 0; i < PMC_HWDB_NLEVELS && level < 0; i++)
+		if (!strcmp(choice, names[i]))
+			level = i;
+	if (level < 0) {
 		snprintf(why, why_size, "--calibrate-key=%s: expected signature, model, vendor, arch or any", choice);
 		return -EINVAL;
 	}
-	if (idx < 0) {
+	rc = pmc_hwdb_key_at(gate_db, backend, cpu.signature, (enum pmc_hwdb_level)level, key, size);
+	if (rc == -ENOENT && level == PMC_HWDB_SIGNATURE)
+		snprintf(why, why_size, "no budget key for CPU signature \"%s\"", cpu.signature);
+	else if (rc == -ENOENT && level == PMC_HWDB_MODEL)
 		snprintf(why, why_size,
 			 "no hwdb model matches \"%s\": add a line to a map.ini, or use --calibrate-key=signature",
 			 cpu.signature);
-		return -ENOENT;
-	}
-	if ((size_t)idx >= n || (!strcmp(choice, "any") && strcmp(keys[idx], "any"))) {
+	else if (rc)
 		snprintf(why, why_size, "no %s key for \"%s\"", choice, cpu.signature);
-		return -ENOENT;
-	}
-	snprintf(key, size, "%s", keys[idx]);
-	return 0;
+	return rc ? -ENOENT : 0;
 }
 
 /*

@@ -146,6 +146,45 @@ T_CASE(key_chain)
 	pmc_hwdb_free(db);
 }
 
+/* One level at a time: an absent level is absent, never the next one. */
+T_CASE(key_levels)
+{
+	static const struct {
+		const char *backend, *sig;
+		const char *key[PMC_HWDB_NLEVELS]; /* NULL: absent */
+	} table[] = {
+		{ "perf", "AuthenticAMD-25-11-1", { "AuthenticAMD-25-11-1", "zen4", "AuthenticAMD", "x86_64", "any" } },
+		{ "perf", "GenuineIntel-6-1-1", { "GenuineIntel-6-1-1", NULL, "GenuineIntel", "x86_64", "any" } },
+		{ "perf", "unknown", { "unknown", NULL, NULL, NULL, "any" } },
+		{ "perf", "../etc", { NULL, NULL, NULL, NULL, "any" } },
+		{ "sim", "sim-3.19.0-gcc12", { "sim-3.19.0-gcc12", NULL, NULL, NULL, NULL } },
+	};
+	struct pmc_hwdb *db;
+	struct pmc_error err;
+	char key[PMC_HWDB_KEY_MAX];
+
+	T_CHECK(pmc_hwdb_open(&db, NULL, 0, &err) == 0, "%s", err.message);
+	for (size_t i = 0; i < sizeof(table) / sizeof(table[0]); i++)
+		for (int l = 0; l < PMC_HWDB_NLEVELS; l++) {
+			int rc = pmc_hwdb_key_at(db, table[i].backend, table[i].sig,
+						 (enum pmc_hwdb_level)l, key, sizeof(key));
+
+			if (!table[i].key[l]) {
+				T_CHECK(rc == -ENOENT, "%s level %d: absent, got %d (%s)", table[i].sig,
+					l, rc, rc ? "" : key);
+				continue;
+			}
+			T_CHECK(rc == 0, "%s level %d: %d", table[i].sig, l, rc);
+			T_EQ_STR(key, table[i].key[l], table[i].sig);
+		}
+	T_CHECK(pmc_hwdb_key_at(db, "perf", "unknown", PMC_HWDB_NLEVELS, key, sizeof(key)) == -EINVAL,
+		"no such level");
+	T_CHECK(pmc_hwdb_key_at(db, "perf", "AuthenticAMD-25-11-1", PMC_HWDB_SIGNATURE, key, 4) ==
+			PMC_E_TOO_LONG,
+		"a key that does not fit");
+	pmc_hwdb_free(db);
+}
+
 T_CASE(bounds)
 {
 	static const struct {
