@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Running one case in the calling process: requirements, events, fixture,
- * overhead, repetitions, regions, expectations, and the result object.
- * Immediate endings (skip, fail, error, failed check) longjmp back here.
+ * Running one case in the calling process: options, requirements, events,
+ * fixture, the repetitions, expectations and their judging.  Immediate
+ * endings (skip, fail, error, failed check) longjmp back here.  Regions
+ * and their samples are in region.c; the result record in record.c.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -319,238 +320,6 @@ static void open_counters(struct pmc_test *t)
 		pmc_test_skip(t, "needs user-space counter reads (rdpmc/mrs): the kernel does not offer them for these events here (cap_user_rdpmc 0, or arm64 perf_user_access 0)");
 }
 
-/* ---- regions (hot path) ---------------------------------------------------------- */
-
-static struct pmc__region *region_named(struct pmc_test *t, const char *name)
-{
-	size_t i;
-
-	for (i = 0; i < t->nregions; i++)
-		if (t->region[i].name == name)
-			return &t->region[i];
-	for (i = 0; i < t->nregions; i++)
-		if (!strcmp(t->region[i].name, name))
-			return &t->region[i];
-	return NULL;
-}
-
-static struct pmc__region *open_region(const struct pmc_test *t)
-{
-	return t->hot.open ? t->hot.open : t->hot.inline_open;
-}
-
-/* May PMC_REGION's inline path take the next region?  Recording, a set
- * read inline from user space, and nobody else to watch (harness.h). */
-static bool inline_allowed(const struct pmc_test *t)
-{
-	return t->hot.recording && t->hot.core.fast &&
-	       (!t->hot.watch_threads || pmc__one_thread());
-}
-
-int pmc_test_region_begin_n(struct pmc_test *t, const char *name, uint64_t iterations)
-{
-	struct pmc__region *r;
-	int rc;
-
-	if (open_region(t))
-		pmc_test_error(t, "region \"%s\" begun while region \"%s\" is still open: a PMC_REGION block was left with break, return or goto, or regions were nested",
-			       name, open_region(t)->name);
-	if (t->measuring_overhead) {
-		r = &t->scratch;
-	} else {
-		r = region_named(t, name);
-		if (!r) {
-			if (t->nregions >= PMC__MAX_REGIONS)
-				pmc_test_error(t, "more than %d regions in one case", PMC__MAX_REGIONS);
-			r = &t->region[t->nregions++];
-			r->name = name;
-			r->nev = t->nev;
-		}
-		r->iterations = iterations ? iterations : 1;
-		if (!t->hot.recording)
-			r->warm++;
-		else
-			t->hot.general++;
-	}
-	if (!t->set)
-		pmc_test_error(t, "region \"%s\": the case counts no events (set .events, or add events in the fixture's setup)", name);
-	if (t->hot.last)
-		t->hot.last->next = r;
-	else
-		t->hot.first = r;
-	t->hot.open = t->hot.last = r;
-	t->hot.expect = NULL;
-	/* Outside the counted window.  A process that never created a thread
-	 * (glibc's __libc_single_threaded) needs no clocks; otherwise the
-	 * thread clock is read first, so that end - begin of the process
-	 * clock exceeds the thread clock's only by other threads' time. */
-	t->threaded_at_begin = !pmc__one_thread();
-	if (t->hot.watch_threads && t->threaded_at_begin && !t->measuring_overhead) {
-		clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t->thread_cpu0);
-		clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t->process_cpu0);
-	}
-	rc = pmc_region_begin(&t->hot.core);
-	if (rc)
-		pmc__test_read_failed(t, rc);
-	return 1;
-}
-
-int pmc_test_region_begin(struct pmc_test *t, const char *name)
-{
-	return pmc_test_region_begin_n(t, name, 1);
-}
-
-void pmc__test_read_failed(struct pmc_test *t, int rc)
-{
-	pmc_test_error(t, "region \"%s\": reading the counters failed: %s",
-		       open_region(t) ? open_region(t)->name : "?", pmc_strerror(rc));
-}
-
-struct pmc_counters *pmc_test_counters(struct pmc_test *t)
-{
-	return t ? t->set : NULL;
-}
-
-size_t pmc_test_general_samples(const struct pmc_test *t)
-{
-	return t ? t->hot.general : 0;
-}
-
-/* Did other threads of the process run since the region began?  Threads
- * created inside the region did (the process is no longer single-threaded);
- * for threads that existed, the process CPU clock advanced beyond this
- * thread's.  Limits (README): another thread running in parallel is seen
- * once the kernel has accounted its runtime (at least every scheduler
- * tick), and child processes are not seen at all. */
-static bool other_threads_ran(struct pmc_test *t)
-{
-	struct timespec p1, t1;
-	int64_t process_ns, thread_ns;
-
-	if (!t->threaded_at_begin)
-		return !pmc__one_thread();
-	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &p1);
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t1);
-	process_ns = (int64_t)(p1.tv_sec - t->process_cpu0.tv_sec) * 1000000000 +
-		     (p1.tv_nsec - t->process_cpu0.tv_nsec);
-	thread_ns = (int64_t)(t1.tv_sec - t->thread_cpu0.tv_sec) * 1000000000 +
-		    (t1.tv_nsec - t->thread_cpu0.tv_nsec);
-	return process_ns > thread_ns;
-}
-
-int pmc_test_region_end(struct pmc_test *t)
-{
-	struct pmc_measurement *m = &t->hot.m;
-	struct pmc__region *r = open_region(t);
-	bool others;
-	int rc;
-
-	if (!r)
-		pmc_test_error(t, "pmc_test_region_end without pmc_test_region_begin");
-	if (t->hot.inline_open) /* begun by PMC_REGION inline: one thread then */
-		t->threaded_at_begin = false;
-	rc = pmc_region_end(&t->hot.core, m);
-	others = t->hot.watch_threads && !t->measuring_overhead && other_threads_ran(t);
-	if (rc)
-		pmc__test_read_failed(t, rc);
-	if (t->hot.recording) {
-		pmc_measurement_subtract(m, &t->overhead_general);
-		for (size_t i = 0; others && i < m->n; i++)
-			m->d[i].flags |= PMC_DELTA_OTHER_THREADS;
-		pmc__region_settle(r, &t->hot.overhead); /* raw rows before it */
-		if (pmc__region_append(r, m))
-			pmc_test_error(t, "out of memory storing samples of region \"%s\"", r->name);
-	}
-	t->hot.open = t->hot.inline_open = NULL;
-	t->hot.expect = inline_allowed(t) ? r->next : NULL;
-	return 0;
-}
-
-/* The smallest of each column of the scratch samples into *o. */
-static void scratch_minimum(struct pmc_test *t, struct pmc_measurement *o)
-{
-	struct pmc__region *s = &t->scratch;
-
-	pmc__region_settle(s, &t->hot.overhead); /* zero while measuring */
-	for (size_t i = 0; i < t->nev; i++) {
-		uint64_t min = UINT64_MAX;
-
-		for (size_t k = 0; k < s->n; k++)
-			min = s->value[k * s->nev + i] < min ? s->value[k * s->nev + i] : min;
-		o->d[i].value = s->n ? min : 0;
-	}
-	/* Reused from row 0: raw rows expect zeroed flags. */
-	if (s->flags)
-		memset(s->flags, 0, s->cap * s->nev * sizeof(*s->flags));
-	s->n = s->settled = 0;
-}
-
-/*
- * The counts the measurement itself adds to every sample: the smallest
- * per event over PMC__OVERHEAD_TRIES empty regions, for each of the two
- * paths a region can take (PMC_REGION's inline one, and the general
- * functions), since the code inside the counted window differs.  Each
- * sample has its own path's overhead subtracted.
- */
-static void measure_overhead(struct pmc_test *t)
-{
-	struct pmc__region *s = &t->scratch;
-
-	memset(&t->hot.overhead, 0, sizeof(t->hot.overhead));
-	memset(&t->overhead_general, 0, sizeof(t->overhead_general));
-	t->hot.overhead.n = t->overhead_general.n = t->nev;
-	if (!t->set)
-		return;
-	s->name = "(overhead)";
-	s->nev = t->nev;
-	s->iterations = 1;
-	s->next = s;
-	if (pmc__region_reserve(s, PMC__OVERHEAD_TRIES))
-		pmc_test_error(t, "out of memory measuring the overhead");
-	t->measuring_overhead = true;
-	t->hot.recording = 1;
-	/* Through PMC_REGION both times, as the cases call it: the general
-	 * path with the inline one held off, then the inline one. */
-	for (size_t k = 0; k < PMC__OVERHEAD_TRIES; k++) {
-		t->hot.expect = NULL;
-		PMC_REGION(t, s->name) {
-		}
-	}
-	scratch_minimum(t, &t->overhead_general);
-	if (inline_allowed(t)) {
-		s->next = s;
-		t->hot.expect = s;
-		for (size_t k = 0; k < PMC__OVERHEAD_TRIES; k++) {
-			PMC_REGION(t, s->name) {
-			}
-		}
-		scratch_minimum(t, &t->hot.overhead);
-	}
-	t->hot.recording = 0;
-	t->hot.first = t->hot.last = t->hot.expect = NULL;
-	t->measuring_overhead = false;
-}
-
-static void settle_all(struct pmc_test *t)
-{
-	for (size_t i = 0; i < t->nregions; i++)
-		pmc__region_settle(&t->region[i], &t->hot.overhead);
-}
-
-/* Room for every measured sample of the regions seen so far: the warm-up
- * ran each region `warm` times over opt.warmup repetitions, or (no
- * warm-up) the first measured repetition ran it n times. */
-static void reserve_samples(struct pmc_test *t)
-{
-	for (size_t i = 0; i < t->nregions; i++) {
-		struct pmc__region *r = &t->region[i];
-		size_t per_rep = t->opt.warmup ? (r->warm + t->opt.warmup - 1) / t->opt.warmup : r->n;
-
-		if (per_rep && pmc__region_reserve(r, r->n + per_rep * t->opt.reps))
-			pmc_test_error(t, "out of memory reserving samples of region \"%s\"", r->name);
-	}
-}
-
 /* ---- expectations ------------------------------------------------------------------ */
 
 static void set_msg(struct pmc__check *c, const char *fmt, ...) PMC__FMT(2, 3);
@@ -626,7 +395,7 @@ static void set_msg(struct pmc__check *c, const char *fmt, ...)
 
 /* Column of an event as an expectation names it: its label, its canonical
  * name, or any spelling that parses to the same canonical name. */
-static int column_of(struct pmc_test *t, const char *event)
+int pmc__column_of(struct pmc_test *t, const char *event)
 {
 	struct pmc_event_spec s;
 	size_t i;
@@ -651,25 +420,6 @@ static void list_labels(struct pmc_test *t, char *buf, size_t size)
 	buf[0] = '\0';
 	for (i = 0; i < t->nev && used < size; i++)
 		used += (size_t)snprintf(buf + used, size - used, "%s%s", i ? ", " : "", t->label[i]);
-}
-
-uint64_t pmc_test_last(struct pmc_test *t, const char *region, const char *event)
-{
-	struct pmc__region *r = region_named(t, region);
-	int ev = column_of(t, event);
-
-	if (r)
-		pmc__region_settle(r, &t->hot.overhead);
-	if (ev < 0)
-		pmc_test_error(t, "pmc_test_last: the case counts no event \"%s\"", event);
-	if (!r || r->n == 0)
-		pmc_test_error(t, "pmc_test_last: region \"%s\" has no sample yet (warm-up runs keep none)",
-			       region);
-	if (r->flags[(r->n - 1) * r->nev + (size_t)ev] &
-	    (PMC_DELTA_MULTIPLEXED | PMC_DELTA_NOT_COUNTED | PMC_DELTA_OTHER_THREADS))
-		pmc_test_skip(t, "region \"%s\", %s: the last sample was multiplexed, never counted, or missed other threads (set .inherit = 1); its value is partial",
-			      region, event);
-	return r->value[(r->n - 1) * r->nev + (size_t)ev];
 }
 
 void pmc__sim_profile_key(const struct pmc_test_def *def, char *buf, size_t size)
@@ -756,9 +506,9 @@ static void judge_all(struct pmc_test *t)
 
 		if (c->e.kind == PMC_EXPECT_KIND_FIGURE)
 			continue; /* judged when it was made */
-		r = region_named(t, c->e.region);
-		ev = column_of(t, c->e.event);
-		int per = c->e.per ? column_of(t, c->e.per) : -1;
+		r = pmc__region_named(t, c->e.region);
+		ev = pmc__column_of(t, c->e.event);
+		int per = c->e.per ? pmc__column_of(t, c->e.per) : -1;
 		struct pmc_budget budget, *b = NULL;
 		struct pmc_error berr;
 		char names[512];
@@ -844,174 +594,17 @@ static void run_phases(struct pmc_test *t)
 	}
 	t->setup_done = true;
 	open_counters(t);
-	measure_overhead(t);
+	pmc__measure_overhead(t);
 	for (t->rep = -(int)t->opt.warmup; t->rep < (int)t->opt.reps; t->rep++) {
-		t->hot.recording = t->rep >= 0;
-		/* The repetition starts over at hot.first. */
-		t->hot.last = NULL;
-		t->hot.expect = inline_allowed(t) ? t->hot.first : NULL;
-		if (t->rep == 0 || (t->rep == 1 && t->opt.warmup == 0))
-			reserve_samples(t);
+		pmc__repetition_begin(t);
 		t->def->body(t);
-		settle_all(t);
-		if (open_region(t))
-			pmc_test_error(t, "region \"%s\" was not closed: a PMC_REGION block was left with break, return or goto",
-				       open_region(t)->name);
+		pmc__repetition_end(t);
 	}
 	t->hot.recording = 0;
 	t->hot.expect = NULL;
 	judge_all(t);
 	t->verdict = pmc__verdict_from_checks(t->check, t->nexpect, t->strict, t->reason,
 					      sizeof(t->reason));
-}
-
-static const char *kind_label(enum pmc_event_kind k)
-{
-	static const char *const names[] = { "?", "hardware", "cache", "raw", "pmu", "libpfm4",
-					     "software", "breakpoint", "uprobe", "sim", "tracepoint" };
-
-	return (unsigned)k <= PMC_KIND_TRACEPOINT ? names[k] : "?";
-}
-
-static char *dup_or_null(const char *s)
-{
-	return s && *s ? strdup(s) : NULL;
-}
-
-/* The case's result record: everything the reports, calibration and
- * comparison need, built here and nowhere else. */
-static int result_record(struct pmc_test *t, struct pmc__result *r)
-{
-	char name[256], desc[1024];
-	size_t i, j, k;
-
-	memset(r, 0, sizeof(*r));
-	pmc__full_name(t->def, name, sizeof(name));
-	r->name = strdup(name);
-	r->suite = strdup(t->def->suite);
-	r->test = strdup(t->def->name);
-	r->file = strdup(t->def->file);
-	r->line = t->def->line;
-	r->verdict = t->verdict;
-	r->backend = t->backend == PMC_BACKEND_SIM ? "sim" : "perf";
-	r->has_options = true;
-	r->reps = t->opt.reps;
-	r->warmup = t->opt.warmup;
-	r->stat = t->opt.stat;
-	/* A case that counts events (a conformance case need not): the
-	 * guard fails only when every selected measuring case was skipped. */
-	r->measuring = t->nev > 0 || (t->def->opt.events && *t->def->opt.events) ||
-		       /* ended before a setup that may add events: assume so */
-		       (t->def->opt.fixture && t->def->opt.fixture->setup && !t->setup_done);
-	r->reason = dup_or_null(t->reason);
-	r->known_issue = dup_or_null(t->known_issue);
-	r->events = calloc(t->nev + 1, sizeof(*r->events));
-	r->regions = calloc(t->nregions + 1, sizeof(*r->regions));
-	r->checks = calloc(t->nexpect + 1, sizeof(*r->checks));
-	r->notes = calloc(t->nnotes + 1, sizeof(*r->notes));
-	if (!r->name || !r->suite || !r->test || !r->file || !r->events || !r->regions ||
-	    !r->checks || !r->notes)
-		goto oom;
-	for (i = 0; i < t->nev; i++) {
-		struct pmc__event_rec *e = &r->events[r->nevents++];
-
-		e->label = strdup(t->label[i]);
-		e->name = strdup(t->spec[i].name);
-		e->kind = strdup(kind_label(t->spec[i].kind));
-		e->group = t->set ? pmc_counters_group_of(t->set, i) : -1;
-		e->hardware = t->spec[i].uses_hw_counter;
-		e->has_overhead = t->set != NULL;
-		e->overhead = (t->hot.core.fast ? &t->hot.overhead : &t->overhead_general)->d[i].value;
-		if (!e->label || !e->name || !e->kind)
-			goto oom;
-	}
-	if (t->set) {
-		enum pmc_read_path path = pmc_counters_path(t->set);
-
-		pmc_counters_describe(t->set, desc, sizeof(desc));
-		r->grouping = strdup(desc);
-		r->read_path = strdup(path == PMC_PATH_USER ? "user" : path == PMC_PATH_SIM ? "sim" : "read");
-		if (t->backend == PMC_BACKEND_SIM) {
-			char key[PMC_HWDB_KEY_MAX];
-
-			pmc__sim_profile_key(t->def, key, sizeof(key));
-			r->sim_profile = strdup(key);
-			/* The CPU valgrind shows the program: synthetic, not the
-			 * host's (the run's environment names the host). */
-			if (pmc_sim_active()) {
-				struct pmc_cpu_id cpu;
-
-				pmc_cpu_identify(&cpu);
-				r->simulated_cpu = strdup(cpu.signature);
-			}
-		}
-	}
-	for (i = 0; i < t->nregions; i++) {
-		struct pmc__region *g = &t->region[i];
-		struct pmc__region_rec *gr = &r->regions[r->nregions++];
-
-		gr->name = strdup(g->name);
-		gr->iterations = g->iterations;
-		gr->samples = g->n;
-		gr->ev = calloc(g->nev + 1, sizeof(*gr->ev));
-		if (!gr->name || !gr->ev)
-			goto oom;
-		for (j = 0; j < g->nev; j++) {
-			struct pmc__stat_rec *st = &gr->ev[gr->nev++];
-			struct pmc__stats s;
-
-			pmc__stats_of(g, j, &s);
-			st->label = strdup(t->label[j]);
-			st->n = s.n;
-			st->min = s.min;
-			st->max = s.max;
-			st->median = s.median;
-			st->mean = s.mean;
-			st->multiplexed = s.multiplexed;
-			st->not_counted = s.not_counted;
-			st->other_threads = s.other_threads;
-			st->values = calloc(g->n + 1, sizeof(*st->values));
-			if (!st->label || !st->values)
-				goto oom;
-			for (k = 0; k < g->n; k++)
-				st->values[st->nvalues++] = g->value[k * g->nev + j];
-		}
-	}
-	for (i = 0; i < t->nexpect; i++) {
-		struct pmc__check *c = &t->check[i];
-		struct pmc__check_rec *cr;
-
-		if (!c->message[0])
-			continue; /* not judged: the case ended before */
-		cr = &r->checks[r->nchecks++];
-		cr->kind = c->e.kind;
-		cr->status = c->status;
-		cr->region = strdup(c->e.region);
-		cr->event = strdup(c->e.event);
-		cr->per = c->e.per ? strdup(c->e.per) : NULL;
-		cr->file = strdup(c->e.file);
-		cr->line = c->e.line;
-		cr->message = strdup(c->message);
-		cr->measured = c->measured;
-		cr->lo = c->bound_lo;
-		cr->hi = c->bound_hi;
-		cr->has_statistic = c->stat != NULL;
-		cr->statistic = c->stat && !strcmp(c->stat, "median") ? PMC_STAT_MEDIAN
-				: c->stat && !strcmp(c->stat, "max")  ? PMC_STAT_MAX
-								      : PMC_STAT_MIN;
-		cr->samples = c->samples;
-		cr->budget_source = dup_or_null(c->budget_source);
-		cr->gate = c->gate;
-		if (!cr->region || !cr->event || !cr->file || !cr->message)
-			goto oom;
-	}
-	for (i = 0; i < t->nnotes; i++)
-		if (!(r->notes[r->nnotes++] = strdup(t->notes[i])))
-			goto oom;
-	return 0;
-oom:
-	pmc__result_release(r);
-	return -ENOMEM;
 }
 
 static bool defer_close;
@@ -1051,7 +644,7 @@ int pmc__run_case(const struct pmc_test_def *def, const struct pmc_test_options 
 	t->hot.open = t->hot.expect = t->hot.inline_open = NULL;
 	t->hot.recording = 0;
 	t->measuring_overhead = false;
-	settle_all(t); /* a case ended mid-repetition keeps its samples final */
+	pmc__settle_all(t); /* a case ended mid-repetition keeps its samples final */
 	if (t->setup_done && t->opt.fixture && t->opt.fixture->teardown) {
 		enum pmc_verdict before = t->verdict;
 		char reason[sizeof(t->reason)];
@@ -1076,7 +669,7 @@ int pmc__run_case(const struct pmc_test_def *def, const struct pmc_test_options 
 	} else if (t->verdict == PMC_PASS && t->known_issue[0]) {
 		pmc_test_note(t, "declared known issue did not reproduce: %s", t->known_issue);
 	}
-	rc = result_record(t, out);
+	rc = pmc__result_record(t, out);
 	if (defer_close && !deferred_set)
 		deferred_set = t->set;
 	else

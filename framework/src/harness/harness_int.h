@@ -288,6 +288,26 @@ int pmc__results_command(int argc, char **argv);
 /* ---- case.c ------------------------------------------------------------------ */
 
 /* Run one case in this process; fills *out (0), or -ENOMEM. */
+/* ---- the case's jobs, by file ----------------------------------------------- */
+
+/* case.c: the column of an event as an expectation names it (label,
+ * canonical name, or any spelling that parses to it), -1 when none. */
+int pmc__column_of(struct pmc_test *t, const char *event);
+/* region.c: a region by name (the caller's pointer first), NULL if none. */
+struct pmc__region *pmc__region_named(struct pmc_test *t, const char *name);
+/* region.c: each path's overhead, before the repetitions. */
+void pmc__measure_overhead(struct pmc_test *t);
+/* region.c: make every raw row final. */
+void pmc__settle_all(struct pmc_test *t);
+/* region.c: room for the measured samples, after the warm-up. */
+void pmc__reserve_samples(struct pmc_test *t);
+/* region.c: around each repetition's body (the inline path armed, storage
+ * reserved; then rows settled and no region left open). */
+void pmc__repetition_begin(struct pmc_test *t);
+void pmc__repetition_end(struct pmc_test *t);
+/* record.c: the finished case's result record. */
+int pmc__result_record(struct pmc_test *t, struct pmc__result *r);
+
 /* In a forked case process: keep the case's counter set open past
  * pmc__run_case until pmc__close_deferred(), so the result is reported
  * before the kernel's slow teardown (uprobe unregistration waits for

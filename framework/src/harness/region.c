@@ -1,0 +1,285 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The harness's regions: PMC_REGION's general path (its inline path is in
+ * harness.h), sample storage, raw rows settled, the overhead of each path
+ * measured, and pmc_test_last().
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "harness_int.h"
+
+struct pmc__region *pmc__region_named(struct pmc_test *t, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < t->nregions; i++)
+		if (t->region[i].name == name)
+			return &t->region[i];
+	for (i = 0; i < t->nregions; i++)
+		if (!strcmp(t->region[i].name, name))
+			return &t->region[i];
+	return NULL;
+}
+
+static struct pmc__region *open_region(const struct pmc_test *t)
+{
+	return t->hot.open ? t->hot.open : t->hot.inline_open;
+}
+
+/* May PMC_REGION's inline path take the next region?  Recording, a set
+ * read inline from user space, and nobody else to watch (harness.h). */
+static bool inline_allowed(const struct pmc_test *t)
+{
+	return t->hot.recording && t->hot.core.fast &&
+	       (!t->hot.watch_threads || pmc__one_thread());
+}
+
+int pmc_test_region_begin_n(struct pmc_test *t, const char *name, uint64_t iterations)
+{
+	struct pmc__region *r;
+	int rc;
+
+	if (open_region(t))
+		pmc_test_error(t, "region \"%s\" begun while region \"%s\" is still open: a PMC_REGION block was left with break, return or goto, or regions were nested",
+			       name, open_region(t)->name);
+	if (t->measuring_overhead) {
+		r = &t->scratch;
+	} else {
+		r = pmc__region_named(t, name);
+		if (!r) {
+			if (t->nregions >= PMC__MAX_REGIONS)
+				pmc_test_error(t, "more than %d regions in one case", PMC__MAX_REGIONS);
+			r = &t->region[t->nregions++];
+			r->name = name;
+			r->nev = t->nev;
+		}
+		r->iterations = iterations ? iterations : 1;
+		if (!t->hot.recording)
+			r->warm++;
+		else
+			t->hot.general++;
+	}
+	if (!t->set)
+		pmc_test_error(t, "region \"%s\": the case counts no events (set .events, or add events in the fixture's setup)", name);
+	if (t->hot.last)
+		t->hot.last->next = r;
+	else
+		t->hot.first = r;
+	t->hot.open = t->hot.last = r;
+	t->hot.expect = NULL;
+	/* Outside the counted window.  A process that never created a thread
+	 * (glibc's __libc_single_threaded) needs no clocks; otherwise the
+	 * thread clock is read first, so that end - begin of the process
+	 * clock exceeds the thread clock's only by other threads' time. */
+	t->threaded_at_begin = !pmc__one_thread();
+	if (t->hot.watch_threads && t->threaded_at_begin && !t->measuring_overhead) {
+		clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t->thread_cpu0);
+		clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t->process_cpu0);
+	}
+	rc = pmc_region_begin(&t->hot.core);
+	if (rc)
+		pmc__test_read_failed(t, rc);
+	return 1;
+}
+
+int pmc_test_region_begin(struct pmc_test *t, const char *name)
+{
+	return pmc_test_region_begin_n(t, name, 1);
+}
+
+void pmc__test_read_failed(struct pmc_test *t, int rc)
+{
+	pmc_test_error(t, "region \"%s\": reading the counters failed: %s",
+		       open_region(t) ? open_region(t)->name : "?", pmc_strerror(rc));
+}
+
+struct pmc_counters *pmc_test_counters(struct pmc_test *t)
+{
+	return t ? t->set : NULL;
+}
+
+size_t pmc_test_general_samples(const struct pmc_test *t)
+{
+	return t ? t->hot.general : 0;
+}
+
+/* Did other threads of the process run since the region began?  Threads
+ * created inside the region did (the process is no longer single-threaded);
+ * for threads that existed, the process CPU clock advanced beyond this
+ * thread's.  Limits (README): another thread running in parallel is seen
+ * once the kernel has accounted its runtime (at least every scheduler
+ * tick), and child processes are not seen at all. */
+static bool other_threads_ran(struct pmc_test *t)
+{
+	struct timespec p1, t1;
+	int64_t process_ns, thread_ns;
+
+	if (!t->threaded_at_begin)
+		return !pmc__one_thread();
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &p1);
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t1);
+	process_ns = (int64_t)(p1.tv_sec - t->process_cpu0.tv_sec) * 1000000000 +
+		     (p1.tv_nsec - t->process_cpu0.tv_nsec);
+	thread_ns = (int64_t)(t1.tv_sec - t->thread_cpu0.tv_sec) * 1000000000 +
+		    (t1.tv_nsec - t->thread_cpu0.tv_nsec);
+	return process_ns > thread_ns;
+}
+
+int pmc_test_region_end(struct pmc_test *t)
+{
+	struct pmc_measurement *m = &t->hot.m;
+	struct pmc__region *r = open_region(t);
+	bool others;
+	int rc;
+
+	if (!r)
+		pmc_test_error(t, "pmc_test_region_end without pmc_test_region_begin");
+	if (t->hot.inline_open) /* begun by PMC_REGION inline: one thread then */
+		t->threaded_at_begin = false;
+	rc = pmc_region_end(&t->hot.core, m);
+	others = t->hot.watch_threads && !t->measuring_overhead && other_threads_ran(t);
+	if (rc)
+		pmc__test_read_failed(t, rc);
+	if (t->hot.recording) {
+		pmc_measurement_subtract(m, &t->overhead_general);
+		for (size_t i = 0; others && i < m->n; i++)
+			m->d[i].flags |= PMC_DELTA_OTHER_THREADS;
+		pmc__region_settle(r, &t->hot.overhead); /* raw rows before it */
+		if (pmc__region_append(r, m))
+			pmc_test_error(t, "out of memory storing samples of region \"%s\"", r->name);
+	}
+	t->hot.open = t->hot.inline_open = NULL;
+	t->hot.expect = inline_allowed(t) ? r->next : NULL;
+	return 0;
+}
+
+/* The smallest of each column of the scratch samples into *o. */
+static void scratch_minimum(struct pmc_test *t, struct pmc_measurement *o)
+{
+	struct pmc__region *s = &t->scratch;
+
+	pmc__region_settle(s, &t->hot.overhead); /* zero while measuring */
+	for (size_t i = 0; i < t->nev; i++) {
+		uint64_t min = UINT64_MAX;
+
+		for (size_t k = 0; k < s->n; k++)
+			min = s->value[k * s->nev + i] < min ? s->value[k * s->nev + i] : min;
+		o->d[i].value = s->n ? min : 0;
+	}
+	/* Reused from row 0: raw rows expect zeroed flags. */
+	if (s->flags)
+		memset(s->flags, 0, s->cap * s->nev * sizeof(*s->flags));
+	s->n = s->settled = 0;
+}
+
+/*
+ * The counts the measurement itself adds to every sample: the smallest
+ * per event over PMC__OVERHEAD_TRIES empty regions, for each of the two
+ * paths a region can take (PMC_REGION's inline one, and the general
+ * functions), since the code inside the counted window differs.  Each
+ * sample has its own path's overhead subtracted.
+ */
+void pmc__measure_overhead(struct pmc_test *t)
+{
+	struct pmc__region *s = &t->scratch;
+
+	memset(&t->hot.overhead, 0, sizeof(t->hot.overhead));
+	memset(&t->overhead_general, 0, sizeof(t->overhead_general));
+	t->hot.overhead.n = t->overhead_general.n = t->nev;
+	if (!t->set)
+		return;
+	s->name = "(overhead)";
+	s->nev = t->nev;
+	s->iterations = 1;
+	s->next = s;
+	if (pmc__region_reserve(s, PMC__OVERHEAD_TRIES))
+		pmc_test_error(t, "out of memory measuring the overhead");
+	t->measuring_overhead = true;
+	t->hot.recording = 1;
+	/* Through PMC_REGION both times, as the cases call it: the general
+	 * path with the inline one held off, then the inline one. */
+	for (size_t k = 0; k < PMC__OVERHEAD_TRIES; k++) {
+		t->hot.expect = NULL;
+		PMC_REGION(t, s->name) {
+		}
+	}
+	scratch_minimum(t, &t->overhead_general);
+	if (inline_allowed(t)) {
+		s->next = s;
+		t->hot.expect = s;
+		for (size_t k = 0; k < PMC__OVERHEAD_TRIES; k++) {
+			PMC_REGION(t, s->name) {
+			}
+		}
+		scratch_minimum(t, &t->hot.overhead);
+	}
+	t->hot.recording = 0;
+	t->hot.first = t->hot.last = t->hot.expect = NULL;
+	t->measuring_overhead = false;
+}
+
+void pmc__settle_all(struct pmc_test *t)
+{
+	for (size_t i = 0; i < t->nregions; i++)
+		pmc__region_settle(&t->region[i], &t->hot.overhead);
+}
+
+/* Room for every measured sample of the regions seen so far: the warm-up
+ * ran each region `warm` times over opt.warmup repetitions, or (no
+ * warm-up) the first measured repetition ran it n times. */
+void pmc__reserve_samples(struct pmc_test *t)
+{
+	for (size_t i = 0; i < t->nregions; i++) {
+		struct pmc__region *r = &t->region[i];
+		size_t per_rep = t->opt.warmup ? (r->warm + t->opt.warmup - 1) / t->opt.warmup : r->n;
+
+		if (per_rep && pmc__region_reserve(r, r->n + per_rep * t->opt.reps))
+			pmc_test_error(t, "out of memory reserving samples of region \"%s\"", r->name);
+	}
+}
+
+uint64_t pmc_test_last(struct pmc_test *t, const char *region, const char *event)
+{
+	struct pmc__region *r = pmc__region_named(t, region);
+	int ev = pmc__column_of(t, event);
+
+	if (r)
+		pmc__region_settle(r, &t->hot.overhead);
+	if (ev < 0)
+		pmc_test_error(t, "pmc_test_last: the case counts no event \"%s\"", event);
+	if (!r || r->n == 0)
+		pmc_test_error(t, "pmc_test_last: region \"%s\" has no sample yet (warm-up runs keep none)",
+			       region);
+	if (r->flags[(r->n - 1) * r->nev + (size_t)ev] &
+	    (PMC_DELTA_MULTIPLEXED | PMC_DELTA_NOT_COUNTED | PMC_DELTA_OTHER_THREADS))
+		pmc_test_skip(t, "region \"%s\", %s: the last sample was multiplexed, never counted, or missed other threads (set .inherit = 1); its value is partial",
+			      region, event);
+	return r->value[(r->n - 1) * r->nev + (size_t)ev];
+}
+
+/* Before each repetition's body: record from the first measured one on,
+ * start the inline path over at the region that came first last time, and
+ * make room for the samples once the warm-up has shown how many. */
+void pmc__repetition_begin(struct pmc_test *t)
+{
+	t->hot.recording = t->rep >= 0;
+	t->hot.last = NULL;
+	t->hot.expect = inline_allowed(t) ? t->hot.first : NULL;
+	if (t->rep == 0 || (t->rep == 1 && t->opt.warmup == 0))
+		pmc__reserve_samples(t);
+}
+
+/* After it: every row final, and no region left open. */
+void pmc__repetition_end(struct pmc_test *t)
+{
+	pmc__settle_all(t);
+	if (open_region(t))
+		pmc_test_error(t, "region \"%s\" was not closed: a PMC_REGION block was left with break, return or goto",
+			       open_region(t)->name);
+}
