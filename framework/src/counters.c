@@ -997,6 +997,17 @@ const char *pmc_counters_part_pmu(const struct pmc_counters *set, size_t part)
 	return set && set->spread && part < set->n ? set->ev[part].spec.pmu : NULL;
 }
 
+__attribute__((noinline)) int pmc__fast_read_call(const struct pmc_fast *f, struct pmc_reading *r)
+{
+#if PMC__HAVE_USER_READ
+	return pmc__fast_read(f, r);
+#else
+	(void)f;
+	(void)r;
+	return 1;
+#endif
+}
+
 const struct pmc_fast *pmc_counters_fast(const struct pmc_counters *set)
 {
 	return set && set->fast.n ? &set->fast : NULL;

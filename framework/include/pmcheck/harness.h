@@ -367,9 +367,9 @@ struct pmc__region {
  * of a repetition when it was the first of the last one), with room for
  * its sample, in a measured repetition, while the process has one thread
  * (or the set counts every thread; the check is made at the end of the
- * previous region, see pmc__test_end), on a set read inline from user space
- * (pmc_counters_fast), runs inline: the core region's reads (see region.h)
- * and the row's stores.  Anything else (a new region, another order, the
+ * previous region, see pmc__test_end), on a set read from user space
+ * (pmc_counters_fast), runs inline: the core region's reads (the library's
+ * lean read, see region.h) and the row's stores.  Anything else (a new region, another order, the
  * warm-up, a full sample store, other threads to watch, read(2) and sim
  * sets, whose reads cost far more than a call, an error) takes
  * pmc_test_region_begin_n()/pmc_test_region_end(), whose code inside the

@@ -8,8 +8,9 @@
  *
  * Cost: no allocation, no locking, no logging.  On a set that is one group
  * of counters readable from user space (pmc_counters_fast), begin and end
- * are inline: one seqlock pass per counter, the timestamp once (on the
- * group's leader), and end's differences in one flat loop.  Any other set,
+ * each call the library's lean read (pmc__fast_read_call: one seqlock pass
+ * per counter, the timestamp once, on the group's leader) and end computes
+ * the differences inline in one flat loop.  Any other set,
  * and a reading during which a counter is off its register, goes through
  * pmc_counters_read().  Measure the cost for your set with
  * pmc_counters_overhead() and subtract it with pmc_measurement_subtract().
@@ -52,20 +53,16 @@ static inline void pmc_region_init(struct pmc_region *r, struct pmc_counters *se
 
 static PMC__ALWAYS_INLINE int pmc__region_read(struct pmc_region *r, struct pmc_reading *x)
 {
-#if PMC__HAVE_USER_READ
-	if (r->fast && __builtin_expect(pmc__fast_read(r->fast, x) == 0, 1))
+	if (r->fast && __builtin_expect(pmc__fast_read_call(r->fast, x) == 0, 1))
 		return 0;
-#endif
 	return pmc_counters_read(r->set, x);
 }
 
 /* As pmc__region_read, for a region known to have a fast set. */
 static PMC__ALWAYS_INLINE int pmc__fast_read_or_read(struct pmc_region *r, struct pmc_reading *x)
 {
-#if PMC__HAVE_USER_READ
-	if (__builtin_expect(pmc__fast_read(r->fast, x) == 0, 1))
+	if (__builtin_expect(pmc__fast_read_call(r->fast, x) == 0, 1))
 		return 0;
-#endif
 	return pmc_counters_read(r->set, x);
 }
 

@@ -314,6 +314,17 @@ static PMC__ALWAYS_INLINE int pmc__fast_read(const struct pmc_fast *f, struct pm
 }
 #endif
 
+/*
+ * pmc__fast_read, out of line, in the library: what regions call.  The code
+ * between a region's counter reads (the end of begin's read, the start of
+ * end's) is then this one function's at every call site, so the overhead
+ * measured once is what every region pays, to the instruction; inlined,
+ * each site's compiler arrangement differed by a few instructions (measured
+ * in the lane: 4 to 6) and the subtraction took too much or too little.
+ * A leaf function: the call costs a branch and a return.
+ */
+PMC_API int pmc__fast_read_call(const struct pmc_fast *f, struct pmc_reading *r);
+
 #ifdef __cplusplus
 }
 #endif
