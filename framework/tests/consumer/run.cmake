@@ -8,7 +8,7 @@ if(rc)
 endif()
 execute_process(COMMAND ${CMAKE_COMMAND} -S ${CONSUMER_DIR} -B ${WORK_DIR}/build
                 -DCMAKE_PREFIX_PATH=${WORK_DIR}/prefix
-                "-DCMAKE_C_FLAGS=${CONSUMER_FLAGS}" RESULT_VARIABLE rc)
+                "-DCMAKE_C_FLAGS=${CONSUMER_FLAGS}" "-DCMAKE_CXX_FLAGS=${CONSUMER_FLAGS}" RESULT_VARIABLE rc)
 if(rc)
   message(FATAL_ERROR "configuring the consumer with find_package(pmcheck) failed")
 endif()
