@@ -19,6 +19,8 @@
 
 #include <pmcheck/harness.h>
 
+#include "loadavg.h"
+
 #define ITERATIONS 20000
 #define TRIALS 5
 
@@ -28,20 +30,6 @@ static double now_ns(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
-}
-
-/* The 1-minute load average, recorded with the figures. */
-static double loadavg(void)
-{
-	double l = -1;
-	FILE *f = fopen("/proc/loadavg", "r");
-
-	if (f) {
-		if (fscanf(f, "%lf", &l) != 1)
-			l = -1;
-		fclose(f);
-	}
-	return l;
 }
 
 static void compare(struct pmc_test *t, const char *label)
@@ -77,7 +65,7 @@ static void compare(struct pmc_test *t, const char *label)
 	pmc_test_note(t, "%s, %zu events (%s): PMC_REGION %.1f ns, core region %.1f ns, ratio %.3f; %zu of %d samples by the general path; load average %.2f",
 		      label, pmc_counters_count(set),
 		      pmc_counters_path(set) == PMC_PATH_USER ? "user-space reads" : "read(2)",
-		      harness, core, ratio, pmc_test_general_samples(t), ITERATIONS, loadavg());
+		      harness, core, ratio, pmc_test_general_samples(t), ITERATIONS, bench_loadavg());
 	printf("harness-region %s events=%zu path=%s harness_ns=%.1f core_ns=%.1f ratio=%.3f general=%zu\n",
 	       label, pmc_counters_count(set),
 	       pmc_counters_path(set) == PMC_PATH_USER ? "user" : "read", harness, core, ratio,

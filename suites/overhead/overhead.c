@@ -34,6 +34,8 @@
 
 #include <pmcheck/pmcheck.h>
 
+#include "loadavg.h"
+
 #define MAX_TRIALS 31
 
 static const char *const sw_events[8] = {
@@ -308,21 +310,6 @@ static double min_of(const double *x, unsigned n)
 	return m;
 }
 
-/* The 1-minute load average, recorded beside the figures: a loaded
- * machine's figures are not comparable with a quiet one's. */
-static double loadavg(void)
-{
-	double l = -1;
-	FILE *f = fopen("/proc/loadavg", "r");
-
-	if (f) {
-		if (fscanf(f, "%lf", &l) != 1)
-			l = -1;
-		fclose(f);
-	}
-	return l;
-}
-
 static double max_ratio = 0; /* --max-ratio: the user path's limit, 0 = none */
 static int over_limit;
 
@@ -417,7 +404,7 @@ int main(int argc, char **argv)
 {
 	unsigned iters = 20000, trials = 9;
 	static const size_t sizes[] = { 1, 4, 7 };
-	double load0 = loadavg();
+	double load0 = bench_loadavg();
 	int rc = 0;
 
 	for (int i = 1; i < argc; i++) {
@@ -453,6 +440,6 @@ int main(int argc, char **argv)
 		rc |= bench("read(2)", sw_events, sizes[k], iters, trials);
 	for (size_t k = 0; k < 3; k++)
 		rc |= bench("user", hw_events, sizes[k], iters, trials);
-	printf("load average (1 min): %.2f before, %.2f after\n", load0, loadavg());
+	printf("load average (1 min): %.2f before, %.2f after\n", load0, bench_loadavg());
 	return rc ? rc : over_limit;
 }
