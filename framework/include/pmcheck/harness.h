@@ -387,7 +387,6 @@ struct pmc__hot {
 	int recording;                    /* a measured repetition: keep samples */
 	size_t general;                   /* measured samples the general path took */
 	struct pmc_measurement overhead;  /* the inline path's, subtracted from its samples */
-	struct pmc_measurement m;         /* the general path's measurement */
 };
 
 /* Reading the counters failed in the inline path: ends the case as ERROR. */

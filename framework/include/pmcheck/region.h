@@ -51,19 +51,19 @@ static inline void pmc_region_init(struct pmc_region *r, struct pmc_counters *se
 	r->start.nparts = r->end.nparts = 0;
 }
 
-static PMC__ALWAYS_INLINE int pmc__region_read(struct pmc_region *r, struct pmc_reading *x)
-{
-	if (r->fast && __builtin_expect(pmc__fast_read_call(r->fast, x) == 0, 1))
-		return 0;
-	return pmc_counters_read(r->set, x);
-}
-
-/* As pmc__region_read, for a region known to have a fast set. */
+/* A reading of a region known to have a fast set: the lean read, or
+ * read(2) while a counter is off its register. */
 static PMC__ALWAYS_INLINE int pmc__fast_read_or_read(struct pmc_region *r, struct pmc_reading *x)
 {
 	if (__builtin_expect(pmc__fast_read_call(r->fast, x) == 0, 1))
 		return 0;
 	return pmc_counters_read(r->set, x);
+}
+
+/* A reading of any region. */
+static PMC__ALWAYS_INLINE int pmc__region_read(struct pmc_region *r, struct pmc_reading *x)
+{
+	return r->fast ? pmc__fast_read_or_read(r, x) : pmc_counters_read(r->set, x);
 }
 
 static PMC__ALWAYS_INLINE int pmc_region_begin(struct pmc_region *r)

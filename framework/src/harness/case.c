@@ -13,7 +13,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/single_threaded.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>

@@ -133,7 +133,7 @@ static bool other_threads_ran(struct pmc_test *t)
 
 int pmc_test_region_end(struct pmc_test *t)
 {
-	struct pmc_measurement *m = &t->hot.m;
+	struct pmc_measurement m;
 	struct pmc__region *r = open_region(t);
 	bool others;
 	int rc;
@@ -142,16 +142,16 @@ int pmc_test_region_end(struct pmc_test *t)
 		pmc_test_error(t, "pmc_test_region_end without pmc_test_region_begin");
 	if (t->hot.inline_open) /* begun by PMC_REGION inline: one thread then */
 		t->threaded_at_begin = false;
-	rc = pmc_region_end(&t->hot.core, m);
+	rc = pmc_region_end(&t->hot.core, &m);
 	others = t->hot.watch_threads && !t->measuring_overhead && other_threads_ran(t);
 	if (rc)
 		pmc__test_read_failed(t, rc);
 	if (t->hot.recording) {
-		pmc_measurement_subtract(m, &t->overhead_general);
-		for (size_t i = 0; others && i < m->n; i++)
-			m->d[i].flags |= PMC_DELTA_OTHER_THREADS;
+		pmc_measurement_subtract(&m, &t->overhead_general);
+		for (size_t i = 0; others && i < m.n; i++)
+			m.d[i].flags |= PMC_DELTA_OTHER_THREADS;
 		pmc__region_settle(r, &t->hot.overhead); /* raw rows before it */
-		if (pmc__region_append(r, m))
+		if (pmc__region_append(r, &m))
 			pmc_test_error(t, "out of memory storing samples of region \"%s\"", r->name);
 	}
 	t->hot.open = t->hot.inline_open = NULL;
