@@ -208,7 +208,7 @@ pmc_counters_spec(const struct pmc_counters *set, size_t i);
  * out of range.  The set keeps ownership. */
 PMC_API int pmc_counters_fd(const struct pmc_counters *set, size_t i);
 
-/* The inline user-space read region.h uses (see userpage.h), for a set that
+/* The user-space read region.h calls (see userpage.h), for a set that
  * is one group whose every event is readable from user space; NULL for any
  * other set, which region.h reads with pmc_counters_read(). */
 struct pmc_fast;

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Reading counters from their perf_event_mmap_page without a system call.
- * This header is the machinery behind region.h's inline begin/end; its
+ * This header is the machinery behind region.h's begin/end (the reads they
+ * call, the differences end computes inline); its
  * names start with pmc__ and may change between releases.
  *
  * The kernel rewrites the page whenever the event is scheduled in or out and
