@@ -16,7 +16,7 @@
 
 #include <pmcheck/pmcheck.h>
 
-#include "hybrid_int.h"
+#include "core/hybrid_int.h"
 #include "t.h"
 
 static const struct pmc_core_pmu alder[2] = {

@@ -9,7 +9,7 @@
 
 #include <pmcheck/pmcheck.h>
 
-#include "ring_int.h"
+#include "core/ring_int.h"
 #include "t.h"
 
 /* Write a record of `size` bytes (header + pattern) at position pos. */

@@ -14,7 +14,7 @@
 
 #include <pmcheck/pmcheck.h>
 
-#include "pmcheck_int.h"
+#include "hwdb/hwdb_int.h"
 
 static int budget_line(void *user, const char *section, const char *name, const char *value,
 		       int line, struct pmc_error *err)

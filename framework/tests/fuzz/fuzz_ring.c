@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ring_int.h"
+#include "core/ring_int.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

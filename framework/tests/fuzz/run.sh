@@ -18,8 +18,8 @@ flags="-g -O1 -fsanitize=address,undefined -fno-sanitize-recover=undefined"
 inc=(-I"$src/framework/include" -I"$src/framework/src" -I"$src/framework/src/harness")
 objs=() hobjs=()
 # Every source of the counting core, and the harness's (for the results reader).
-for path in "$src"/framework/src/*.c; do
-	f=$(basename "$path")
+for path in "$src"/framework/src/{util,core,sim,hwdb}/*.c; do
+	f=$(basename "$(dirname "$path")")_$(basename "$path")
 	clang $flags -fsanitize=fuzzer-no-link -std=gnu11 "${inc[@]}" \
 		-DPMCHECK_HAVE_LIBCPUID=1 -c "$path" -o "$build/${f%.c}.o"
 	objs+=("$build/${f%.c}.o")

@@ -1,4 +1,8 @@
 /* SPDX-License-Identifier: MIT */
+/*
+ * Errors: the code table (from error.h's one list), filling struct
+ * pmc_error, and the log callback.
+ */
 #define _GNU_SOURCE /* strerrorname_np */
 #include <errno.h>
 #include <fcntl.h>
@@ -7,7 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "pmcheck_int.h"
+#include "util_int.h"
 
 #define PMC__ERRTAB_ROW(name, value, capability, text) { name, #name, capability, text },
 static const struct {
@@ -98,60 +102,4 @@ void pmc__log(int level, const char *fmt, ...)
 	vsnprintf(buf, sizeof(buf), fmt, ap);
 	va_end(ap);
 	pmc_log_cb(level, buf, pmc_log_ctx);
-}
-
-int pmc__snprintf(char *buf, size_t size, const char *fmt, ...)
-{
-	va_list ap;
-	int n;
-
-	va_start(ap, fmt);
-	n = vsnprintf(buf, size, fmt, ap);
-	va_end(ap);
-	return n < 0 || (size_t)n >= size ? -ENAMETOOLONG : 0;
-}
-
-int pmc__copy(char *dst, size_t size, const char *src)
-{
-	size_t len = strlen(src);
-
-	if (len >= size)
-		return PMC_E_TOO_LONG;
-	memcpy(dst, src, len + 1);
-	return 0;
-}
-
-int pmc__read_text(const char *path, char *buf, size_t size)
-{
-	int fd, saved;
-	ssize_t n;
-
-	if (size == 0)
-		return -EINVAL;
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	n = read(fd, buf, size - 1);
-	saved = errno;
-	close(fd);
-	if (n < 0)
-		return -saved;
-	while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == ' '))
-		n--;
-	buf[n] = '\0';
-	return (int)n;
-}
-
-int pmc__read_u64(const char *path, uint64_t *out)
-{
-	char buf[64], *end;
-	int rc = pmc__read_text(path, buf, sizeof(buf));
-
-	if (rc < 0)
-		return rc;
-	errno = 0;
-	*out = strtoull(buf, &end, 0);
-	if (errno || end == buf)
-		return -EINVAL;
-	return 0;
 }

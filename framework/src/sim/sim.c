@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The sim backend: re-executing a program under callgrind, mapping events
- * onto callgrind's, and reading a region's totals back from its dumps.
+ * The sim backend: mapping events onto callgrind's columns, parsing
+ * callgrind's dumps, and reading a region's totals back from its dumps.
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -25,11 +25,7 @@
 #include <pmcheck/counters.h>
 #include <pmcheck/sim.h>
 
-#include "pmcheck_int.h"
-
-/* Environment the supervisor hands to the program under valgrind. */
-#define SIM_ENV_DIR "PMCHECK_SIM_DIR"
-#define SIM_ENV_VERSION "PMCHECK_SIM_VALGRIND"
+#include "sim_int.h"
 
 static const char *const column_names[PMC_SIM_NCOLUMNS] = {
 	"Ir", "Dr", "Dw", "I1mr", "D1mr", "D1mw", "ILmr", "DLmr", "DLmw", "Bc", "Bcm", "Bi", "Bim",
@@ -258,29 +254,6 @@ int pmc_sim_active(void)
 	return RUNNING_ON_VALGRIND && getenv(SIM_ENV_DIR) != NULL;
 }
 
-static int find_on_path(const char *name, char *out, size_t size);
-static int valgrind_version(const char *valgrind, char *out, size_t size);
-
-const char *pmc_sim_valgrind_version(void)
-{
-	static char asked[128];
-	static int tried;
-	const char *v = pmc_sim_active() ? getenv(SIM_ENV_VERSION) : NULL;
-	char valgrind[PATH_MAX];
-
-	if (v)
-		return v;
-	/* Outside the simulator (the runner that starts one valgrind per
-	 * case): the valgrind on PATH is the one the cases will run under. */
-	if (!tried) {
-		tried = 1;
-		if (find_on_path("valgrind", valgrind, sizeof(valgrind)) ||
-		    valgrind_version(valgrind, asked, sizeof(asked)))
-			asked[0] = '\0';
-	}
-	return asked;
-}
-
 /*
  * Counting state shared by every sim set of the process: callgrind numbers
  * its dumps per process (1, 2, ...), restarting in a forked child, and one
@@ -310,52 +283,6 @@ static void sim_state_for_this_process(void)
 	}
 }
 
-static int read_file(const char *path, char **text, size_t *len)
-{
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	size_t cap = 16384, used = 0;
-	char *buf = NULL;
-	int rc = 0;
-
-	if (fd < 0)
-		return -errno;
-	buf = malloc(cap);
-	if (!buf) {
-		rc = -ENOMEM;
-		goto out;
-	}
-	for (;;) {
-		ssize_t n;
-
-		if (used == cap) {
-			char *grown = realloc(buf, cap * 2);
-
-			if (!grown) {
-				rc = -ENOMEM;
-				goto out;
-			}
-			buf = grown;
-			cap *= 2;
-		}
-		n = read(fd, buf + used, cap - used);
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			rc = -errno;
-			goto out;
-		}
-		if (n == 0)
-			break;
-		used += (size_t)n;
-	}
-	*text = buf;
-	*len = used;
-	buf = NULL;
-out:
-	free(buf);
-	close(fd);
-	return rc;
-}
 
 /* Parse, check the trigger, delete: the dump this process just made. */
 static int take_dump(const char *path, struct pmc_sim_dump *d, struct pmc_error *err)
@@ -364,7 +291,7 @@ static int take_dump(const char *path, struct pmc_sim_dump *d, struct pmc_error 
 	size_t len = 0;
 	int rc;
 
-	rc = read_file(path, &text, &len);
+	rc = pmc__read_file(path, &text, &len);
 	if (rc)
 		return rc;
 	rc = pmc_sim_dump_parse(path, text, len, d, err);
@@ -477,272 +404,7 @@ int pmc__sim_read(const unsigned *masks, size_t n, uint64_t t0, struct pmc_readi
 	return rc;
 }
 
-/* ---- re-executing under valgrind ---------------------------------------------------- */
-
-/*
- * glibc picks string and memory functions by the CPU's features (ifunc)
- * and sizes some copy strategies from its cache sizes.  valgrind's
- * synthetic CPUID passes many host features through, so the same program
- * would run different code on different hosts.  Disabling every feature
- * beyond baseline x86-64 and fixing the cache sizes pins the choice.
- * LD_BIND_NOW resolves every PLT entry at start-up, so the first call of a
- * function costs the same as later ones.
- */
-static const char *const pinned_env[] = {
-	"GLIBC_TUNABLES=glibc.cpu.hwcaps=-AVX,-AVX2,-AVX512F,-AVX512VL,-AVX512BW,-AVX512DQ,"
-	"-AVX_Fast_Unaligned_Load,-BMI1,-BMI2,-ERMS,-FSRM,-FMA,-FMA4,-LZCNT,-MOVBE,-POPCNT,"
-	"-RTM,-SSE4_1,-SSE4_2,-SSSE3,-XSAVEC,-Prefer_ERMS,-Prefer_FSRM"
-	":glibc.cpu.x86_data_cache_size=32768:glibc.cpu.x86_shared_cache_size=8388608"
-	":glibc.cpu.x86_non_temporal_threshold=6291456:glibc.cpu.x86_rep_movsb_threshold=2048"
-	":glibc.cpu.x86_rep_stosb_threshold=2048",
-	"LD_BIND_NOW=1",
-	NULL,
-};
-
-const char *const *pmc_sim_pinned_env(void)
+int pmc__under_valgrind(void)
 {
-	return pinned_env;
-}
-
-/* valgrind's options for every sim run, apart from the dump and log files. */
-static const char *const valgrind_options[] = {
-	"--tool=callgrind",
-	/* The simulated caches: fixed, so results do not depend on the host's. */
-	"--cache-sim=yes",
-	"--I1=" PMC_SIM_I1,
-	"--D1=" PMC_SIM_D1,
-	"--LL=" PMC_SIM_LL,
-	/* Conditional and indirect branch prediction (Bc/Bcm/Bi/Bim). */
-	"--branch-sim=yes",
-	/* Only totals are read: no per-instruction costs (line costs stay on:
-	 * with both off callgrind prints a notice into the program's stderr). */
-	"--dump-instr=no",
-	/* One set of counters for the process, whatever thread counts. */
-	"--separate-threads=no",
-	/* Count from the start; readings zero the counters themselves. */
-	"--collect-atstart=yes",
-	/* No banner, and no messages from forked children (every case is one). */
-	"--quiet",
-	"--child-silent-after-fork=yes",
-	/* A program the suite execs is not the code under test. */
-	"--trace-children=no",
-	NULL,
-};
-
-const char *const *pmc_sim_valgrind_options(void)
-{
-	return valgrind_options;
-}
-
-static int find_on_path(const char *name, char *out, size_t size)
-{
-	const char *path = getenv("PATH");
-
-	if (strchr(name, '/')) {
-		snprintf(out, size, "%s", name);
-		return access(out, X_OK) == 0 ? 0 : -errno;
-	}
-	if (!path || !*path)
-		path = "/usr/bin:/bin";
-	while (*path) {
-		size_t len = strcspn(path, ":");
-
-		snprintf(out, size, "%.*s/%s", (int)len, len ? path : ".", name);
-		if (access(out, X_OK) == 0)
-			return 0;
-		path += len;
-		if (*path == ':')
-			path++;
-	}
-	return -ENOENT;
-}
-
-/* "valgrind-3.19.0" from `valgrind --version`. */
-static int valgrind_version(const char *valgrind, char *out, size_t size)
-{
-	int fds[2], status;
-	ssize_t n;
-	pid_t pid;
-
-	if (pipe2(fds, O_CLOEXEC))
-		return -errno;
-	pid = fork();
-	if (pid < 0) {
-		close(fds[0]);
-		close(fds[1]);
-		return -errno;
-	}
-	if (pid == 0) {
-		dup2(fds[1], STDOUT_FILENO);
-		execl(valgrind, valgrind, "--version", (char *)NULL);
-		_exit(127);
-	}
-	close(fds[1]);
-	n = read(fds[0], out, size - 1);
-	close(fds[0]);
-	waitpid(pid, &status, 0);
-	if (n <= 0 || !WIFEXITED(status) || WEXITSTATUS(status))
-		return -EIO;
-	out[n] = '\0';
-	out[strcspn(out, "\r\n")] = '\0';
-	return 0;
-}
-
-static void remove_dir(const char *dir)
-{
-	DIR *dh = opendir(dir);
-	struct dirent *de;
-
-	if (dh) {
-		while ((de = readdir(dh))) {
-			char path[PATH_MAX];
-
-			if (de->d_name[0] == '.')
-				continue;
-			snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
-			unlink(path);
-		}
-		closedir(dh);
-	}
-	rmdir(dir);
-}
-
-/*
- * valgrind's messages, minus the ones that say nothing about the run:
- * callgrind reports the host's caches before it applies --I1/--D1/--LL
- * (the dump's "desc:" lines show the geometry that was simulated).
- */
-static void pass_on_log(const char *dir)
-{
-	static const char *const noise[] = {
-		"cache found, using its data",
-		"specified LL cache:",
-		"simulated LL cache:",
-		"specified I1 cache:",
-		"specified D1 cache:",
-		"simulated I1 cache:",
-		"simulated D1 cache:",
-	};
-	DIR *dh = opendir(dir);
-	struct dirent *de;
-
-	if (!dh)
-		return;
-	while ((de = readdir(dh))) {
-		char path[PATH_MAX], line[1024];
-		FILE *f;
-
-		if (strncmp(de->d_name, "valgrind.", 9))
-			continue;
-		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
-		f = fopen(path, "r");
-		if (!f)
-			continue;
-		while (fgets(line, sizeof(line), f)) {
-			size_t i;
-
-			for (i = 0; i < sizeof(noise) / sizeof(noise[0]); i++)
-				if (strstr(line, noise[i]))
-					break;
-			if (i == sizeof(noise) / sizeof(noise[0]))
-				fputs(line, stderr);
-		}
-		fclose(f);
-	}
-	closedir(dh);
-}
-
-static volatile sig_atomic_t sim_child;
-
-static void forward_signal(int sig)
-{
-	if (sim_child > 0)
-		kill(sim_child, sig);
-}
-
-int pmc_sim_exec(char *const argv[], int verbose, struct pmc_error *err)
-{
-	char valgrind[PATH_MAX], version[128], dir[] = "/tmp/pmcheck-sim.XXXXXX";
-	char outfile[PATH_MAX], logfile[PATH_MAX], exe[PATH_MAX];
-	const char *vargv[32 + 64];
-	struct sigaction sa = { 0 }, old_int, old_term;
-	size_t n = 0, i;
-	int status, rc;
-	pid_t pid;
-
-	pmc_error_clear(err);
-	if (!argv || !argv[0])
-		return pmc__fail(err, -EINVAL, "", -1, "pmc_sim_exec: no program");
-	if (find_on_path("valgrind", valgrind, sizeof(valgrind)))
-		return pmc__fail(err, PMC_E_NO_SIM, "valgrind", -1,
-				 "the sim backend needs valgrind (callgrind), which is not on PATH: install it (apt-get install valgrind) or run with --backend=perf");
-	if (valgrind_version(valgrind, version, sizeof(version)))
-		return pmc__fail(err, PMC_E_NO_SIM, valgrind, -1,
-				 "%s --version failed: the valgrind installation looks broken", valgrind);
-	if (find_on_path(argv[0], exe, sizeof(exe)))
-		return pmc__fail(err, -ENOENT, argv[0], -1, "cannot find program \"%s\"", argv[0]);
-	if (!mkdtemp(dir))
-		return pmc__fail(err, -errno, dir, -1, "cannot create the sim dump directory: %s",
-				 strerror(errno));
-	snprintf(outfile, sizeof(outfile), "--callgrind-out-file=%s/cg.%%p", dir);
-	snprintf(logfile, sizeof(logfile), "--log-file=%s/valgrind.%%p.log", dir);
-
-	vargv[n++] = valgrind;
-	for (i = 0; valgrind_options[i]; i++)
-		vargv[n++] = valgrind_options[i];
-	/* Dumps go to a private directory, one file per process (%p) and
-	 * dump; valgrind's own messages to a log that is filtered afterwards
-	 * (pass_on_log), so the program's stderr stays the program's. */
-	vargv[n++] = outfile;
-	vargv[n++] = logfile;
-	vargv[n++] = exe;
-	for (i = 1; argv[i] && n < sizeof(vargv) / sizeof(vargv[0]) - 1; i++)
-		vargv[n++] = argv[i];
-	if (argv[i]) {
-		remove_dir(dir);
-		return pmc__fail(err, -E2BIG, argv[0], -1, "too many arguments for the sim backend");
-	}
-	vargv[n] = NULL;
-	if (verbose) {
-		fprintf(stderr, "sim:");
-		for (i = 0; pinned_env[i]; i++)
-			fprintf(stderr, " %s", pinned_env[i]);
-		for (i = 0; i < n; i++)
-			fprintf(stderr, " %s", vargv[i]);
-		fputc('\n', stderr);
-	}
-	fflush(NULL);
-	pid = fork();
-	if (pid < 0) {
-		rc = -errno;
-		remove_dir(dir);
-		return pmc__fail(err, rc, argv[0], -1, "fork: %s", strerror(-rc));
-	}
-	if (pid == 0) {
-		/* ASLR off: addresses, and with them cache-set mapping and hash
-		 * orders, repeat from run to run. */
-		personality(ADDR_NO_RANDOMIZE);
-		setenv(SIM_ENV_DIR, dir, 1);
-		setenv(SIM_ENV_VERSION, version, 1);
-		for (i = 0; pinned_env[i]; i++)
-			putenv((char *)pinned_env[i]);
-		execv(valgrind, (char *const *)vargv);
-		fprintf(stderr, "sim: cannot execute %s: %s\n", valgrind, strerror(errno));
-		_exit(127);
-	}
-	sim_child = pid;
-	sa.sa_handler = forward_signal;
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGINT, &sa, &old_int);
-	sigaction(SIGTERM, &sa, &old_term);
-	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-		;
-	sim_child = 0;
-	sigaction(SIGINT, &old_int, NULL);
-	sigaction(SIGTERM, &old_term, NULL);
-	pass_on_log(dir);
-	remove_dir(dir);
-	if (WIFSIGNALED(status))
-		return 128 + WTERMSIG(status);
-	return WEXITSTATUS(status);
+	return RUNNING_ON_VALGRIND ? 1 : 0;
 }

@@ -1,4 +1,9 @@
 /* SPDX-License-Identifier: MIT */
+/*
+ * The CPU's identity: vendor, family, model, stepping and a signature
+ * hwdb's map matches (libcpuid on x86 when present, /proc/cpuinfo and MIDR
+ * on arm64).
+ */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -18,7 +23,7 @@
 #include <pmcheck/event.h>
 #include <pmcheck/machine.h>
 
-#include "pmcheck_int.h"
+#include "util/util_int.h"
 
 static void set_unknown(struct pmc_cpu_id *id)
 {
@@ -118,74 +123,4 @@ int pmc_cpu_identify(struct pmc_cpu_id *id)
 		memcpy(id->arch, arch, sizeof(arch));
 	}
 	return 0;
-}
-
-int pmc_machine_has_hw_pmu(char *pmus, size_t size)
-{
-	if (pmus && size)
-		pmc__list_pmus(pmus, size);
-	return pmc__has_hw_pmu();
-}
-
-int pmc_machine_has_pmu(const char *pmu)
-{
-	char path[PMC_EVENT_PATH_MAX];
-	struct stat st;
-
-	if (!pmu || !*pmu || strchr(pmu, '/'))
-		return 0;
-	if (pmc__snprintf(path, sizeof(path), "%s/%s", pmc__sysfs_root(), pmu) < 0)
-		return 0;
-	return stat(path, &st) == 0;
-}
-
-int pmc_machine_paranoid(void)
-{
-	char buf[32];
-	char *end;
-	long v;
-
-	if (pmc__read_text("/proc/sys/kernel/perf_event_paranoid", buf, sizeof(buf)) <= 0)
-		return INT32_MIN;
-	v = strtol(buf, &end, 10);
-	return end == buf ? INT32_MIN : (int)v;
-}
-
-int pmc_write_file_atomic(const char *path, const void *data, size_t len)
-{
-	char tmp[PATH_MAX];
-	const char *p = data;
-	int fd, rc = 0;
-
-	if (pmc__snprintf(tmp, sizeof(tmp), "%s.tmp.%d", path, (int)getpid()) < 0)
-		return -ENAMETOOLONG;
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (fd < 0)
-		return -errno;
-	while (len > 0) {
-		ssize_t n = write(fd, p, len);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0) {
-			rc = n < 0 ? -errno : -EIO;
-			goto out;
-		}
-		p += n;
-		len -= (size_t)n;
-	}
-	if (fsync(fd) != 0)
-		rc = -errno;
-out:
-	if (close(fd) != 0 && rc == 0)
-		rc = -errno;
-	if (rc == 0 && rename(tmp, path) != 0)
-		rc = -errno;
-	if (rc != 0) {
-		int saved = errno;
-
-		unlink(tmp);
-		errno = saved;
-	}
-	return rc;
 }

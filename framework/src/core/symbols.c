@@ -25,7 +25,7 @@
 
 #include <pmcheck/event.h>
 
-#include "pmcheck_int.h"
+#include "core_int.h"
 
 struct pmc__elf_hit {
 	uint64_t value; /* st_value (link-time address) */

@@ -10,7 +10,7 @@
 
 #include <pmcheck/sampling.h>
 
-#include "pmcheck_int.h"
+#include "core_int.h"
 #include "ring_int.h"
 
 struct pmc_ring {

@@ -1,0 +1,26 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The counting core's private interface: the PMUs sysfs lists (pmu.c).
+ * The parser's own interface is event_int.h, the counter set's layout
+ * counters_int.h.
+ */
+#ifndef PMCHECK_CORE_INT_H
+#define PMCHECK_CORE_INT_H
+
+#include <stddef.h>
+
+#include "util/util_int.h"
+
+/* The PMU directory root in use (default /sys/bus/event_source/devices). */
+const char *pmc__sysfs_root(void);
+
+/* Does sysfs list a CPU PMU ("cpu", "cpu_core", "armv8_pmuv3_0", ...)? */
+int pmc__has_hw_pmu(void);
+
+/* Is this PMU a CPU (core) PMU: by its name, or by an rdpmc file? */
+int pmc__is_core_pmu(const char *pmu);
+
+/* Comma-separated names of the PMUs in sysfs, for messages. */
+void pmc__list_pmus(char *buf, size_t size);
+
+#endif

@@ -1,0 +1,62 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * hwdb's private interface.  The files: ini.c (INI with line numbers),
+ * budget.c (bounds), pattern.c (the map's regex guard), db.c (open, map,
+ * models), lookup.c (key chain, budget files), lint.c (check), writer.c
+ * (budget lines), cpuid.c (the CPU's identity).
+ */
+#ifndef PMCHECK_HWDB_INT_H
+#define PMCHECK_HWDB_INT_H
+
+#include <regex.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include <pmcheck/hwdb.h>
+
+#include "util/util_int.h"
+
+struct map_entry {
+	regex_t re;
+	char pattern[256];
+	char model[64];
+	char where[PMC_HWDB_WHERE_MAX];
+};
+
+struct pmc_hwdb {
+	size_t ndirs;
+	char *dirs[PMC_HWDB_MAX_DIRS + 1];
+	size_t nmap;
+	struct map_entry *map;
+	size_t nmodels;
+	struct pmc_hwdb_model *models;
+};
+
+/* ini.c: parse one INI file, handing each "name = value" to handler with
+ * its line number; errors name path:line. */
+int pmc__ini_parse_path(const char *path, pmc_ini_handler handler, void *user,
+			struct pmc_error *err);
+
+/* pattern.c: compile a map pattern (POSIX ERE) after refusing patterns
+ * whose compiled form could explode.  0, or -1 with *why filled. */
+int pmc__map_pattern_compile(regex_t *re, const char *pattern, char *why, size_t why_size);
+
+/* budget.c: p past blanks and tabs. */
+const char *pmc__skip_blank(const char *p);
+
+/* lookup.c: one budget file's reading state. */
+struct pmc__budget_ctx {
+	const char *path;
+	const struct pmc_budget_key *want; /* NULL: validate only */
+	struct pmc_budget *out;
+	bool found;
+	size_t lines;
+};
+/* lookup.c: the INI handler of budget files (validates every line; with
+ * want set, keeps the matching budget). */
+int pmc__budget_handler(void *user, const char *section, const char *name, const char *value,
+			int line, struct pmc_error *err);
+/* lookup.c: "event bound..." -> the event (first token) and the bound. */
+int pmc__split_budget_value(const char *value, char *event, size_t size, const char **bound);
+
+#endif

@@ -1,0 +1,233 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Budget lookup: the key chain from the most specific level (the model)
+ * to the least (the backend), and the budget files read for one key.
+ */
+#define _GNU_SOURCE
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <regex.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <pmcheck/event.h>
+#include <pmcheck/hwdb.h>
+#include <pmcheck/machine.h>
+
+#include "hwdb_int.h"
+
+static void signature_vendor(const char *sig, char *buf, size_t size)
+{
+	size_t len = strcspn(sig, "-");
+
+	if (len >= size)
+		len = size - 1;
+	memcpy(buf, sig, len);
+	buf[len] = '\0';
+}
+
+/* The candidate key of each level (NULL where the level has none), in
+ * level order; vendor and arch are the buffers behind those levels. */
+static void key_levels(const struct pmc_hwdb *db, const char *backend, const char *signature,
+		       const char *cand[PMC_HWDB_NLEVELS], char *vendor, size_t vsize,
+		       char *arch, size_t asize, char *model, size_t msize)
+{
+	struct pmc_hwdb_match m;
+	struct pmc_hwdb_model facts;
+
+	for (int i = 0; i < PMC_HWDB_NLEVELS; i++)
+		cand[i] = NULL;
+	vendor[0] = arch[0] = model[0] = '\0';
+	if (!signature || !*signature)
+		return;
+	cand[PMC_HWDB_SIGNATURE] = signature;
+	if (backend && !strcmp(backend, "sim"))
+		return; /* a sim profile key stands alone */
+	if (pmc_hwdb_match(db, signature, &m, &facts) == 0 || m.model[0]) {
+		pmc__copy(model, msize, m.model);
+		cand[PMC_HWDB_MODEL] = model;
+		if (facts.vendor[0])
+			pmc__copy(vendor, vsize, facts.vendor);
+		if (facts.arch[0])
+			pmc__copy(arch, asize, facts.arch);
+	}
+	if (!vendor[0] && strcmp(signature, "unknown"))
+		signature_vendor(signature, vendor, vsize);
+	if (!arch[0]) {
+		if (!strcmp(vendor, "GenuineIntel") || !strcmp(vendor, "AuthenticAMD") ||
+		    !strcmp(vendor, "HygonGenuine"))
+			pmc__copy(arch, asize, "x86_64");
+		else if (!strcmp(vendor, "ARM"))
+			pmc__copy(arch, asize, "aarch64");
+	}
+	cand[PMC_HWDB_VENDOR] = vendor[0] ? vendor : NULL;
+	cand[PMC_HWDB_ARCH] = arch[0] ? arch : NULL;
+	cand[PMC_HWDB_ANY] = "any";
+	/* A key is a directory name. */
+	for (int i = 0; i < PMC_HWDB_NLEVELS; i++)
+		if (cand[i] && (!*cand[i] || strchr(cand[i], '/') || cand[i][0] == '.'))
+			cand[i] = NULL;
+}
+
+size_t pmc_hwdb_keys(const struct pmc_hwdb *db, const char *backend, const char *signature,
+		     char keys[][PMC_HWDB_KEY_MAX], size_t max)
+{
+	const char *cand[PMC_HWDB_NLEVELS];
+	char vendor[64], arch[32], model[PMC_HWDB_KEY_MAX];
+	size_t n = 0;
+
+	if (max == 0)
+		return 0;
+	key_levels(db, backend, signature, cand, vendor, sizeof(vendor), arch, sizeof(arch), model,
+		   sizeof(model));
+	for (int i = 0; i < PMC_HWDB_NLEVELS && n < max; i++) {
+		bool dup = false;
+
+		if (!cand[i])
+			continue;
+		for (size_t j = 0; j < n; j++)
+			dup = dup || !strcmp(keys[j], cand[i]);
+		if (!dup && pmc__copy(keys[n], PMC_HWDB_KEY_MAX, cand[i]) == 0)
+			n++;
+	}
+	return n;
+}
+
+int pmc_hwdb_key_at(const struct pmc_hwdb *db, const char *backend, const char *signature,
+		    enum pmc_hwdb_level level, char *key, size_t size)
+{
+	const char *cand[PMC_HWDB_NLEVELS];
+	char vendor[64], arch[32], model[PMC_HWDB_KEY_MAX];
+
+	if ((int)level < 0 || level >= PMC_HWDB_NLEVELS)
+		return -EINVAL;
+	key_levels(db, backend, signature, cand, vendor, sizeof(vendor), arch, sizeof(arch), model,
+		   sizeof(model));
+	if (!cand[level])
+		return -ENOENT;
+	return pmc__copy(key, size, cand[level]);
+}
+
+size_t pmc_hwdb_suite_keys(const struct pmc_hwdb *db, const char *backend, const char *suite,
+			   char keys[][PMC_HWDB_KEY_MAX], size_t max)
+{
+	bool sim = backend && !strcmp(backend, "sim");
+	char path[PATH_MAX];
+	size_t n = 0, d;
+
+	if (!db || !suite || !*suite || strchr(suite, '/'))
+		return 0;
+	for (d = 0; d < db->ndirs; d++) {
+		struct dirent *e;
+		DIR *dh;
+
+		if (pmc__snprintf(path, sizeof(path), "%s/budgets", db->dirs[d]) < 0 ||
+		    !(dh = opendir(path)))
+			continue;
+		while ((e = readdir(dh)) && n < max) {
+			struct stat st;
+			bool dup = false;
+
+			/* Sim profiles and CPU keys are separate worlds. */
+			if (e->d_name[0] == '.' || sim != !strncmp(e->d_name, "sim-", 4))
+				continue;
+			if (pmc__snprintf(path, sizeof(path), "%s/budgets/%s/%s.ini", db->dirs[d],
+					  e->d_name, suite) < 0 ||
+			    stat(path, &st) != 0 || !S_ISREG(st.st_mode))
+				continue;
+			for (size_t j = 0; j < n; j++)
+				dup = dup || !strcmp(keys[j], e->d_name);
+			if (!dup && pmc__copy(keys[n], PMC_HWDB_KEY_MAX, e->d_name) == 0)
+				n++;
+		}
+		closedir(dh);
+	}
+	return n;
+}
+
+/* ---- budget files ------------------------------------------------------------------------- */
+
+/* "event bound..." -> event (first token) and the bound text. */
+int pmc__split_budget_value(const char *value, char *event, size_t size, const char **bound)
+{
+	size_t len = strcspn(value, " \t");
+
+	if (len == 0 || len >= size || !value[len])
+		return -1;
+	memcpy(event, value, len);
+	event[len] = '\0';
+	*bound = pmc__skip_blank(value + len);
+	return 0;
+}
+
+int pmc__budget_handler(void *user, const char *section, const char *name, const char *value,
+			  int line, struct pmc_error *err)
+{
+	struct pmc__budget_ctx *c = user;
+	char event[PMC_HWDB_KEY_MAX * 2];
+	struct pmc_budget b;
+	const char *bound;
+	int rc;
+
+	c->lines++;
+	if (!*section)
+		return pmc__fail(err, PMC_E_SYNTAX, c->path, -1,
+				 "%s:%d: budget outside a [test] section", c->path, line);
+	if (pmc__split_budget_value(value, event, sizeof(event), &bound))
+		return pmc__fail(err, PMC_E_SYNTAX, c->path, -1,
+				 "%s:%d: \"%s = %s\": expected \"region = event bound\", e.g. \"insert = instructions:u <= 1200\"",
+				 c->path, line, name, value);
+	rc = pmc_budget_parse(bound, &b, err);
+	if (rc) {
+		char msg[PMC_ERROR_MSG_MAX];
+
+		pmc__copy(msg, sizeof(msg), err ? err->message : "bad bound");
+		return pmc__fail(err, rc, c->path, -1, "%s:%d: %s", c->path, line, msg);
+	}
+	if (c->want && !c->found && !strcmp(section, c->want->test) &&
+	    !strcmp(name, c->want->region) && !strcmp(event, c->want->event)) {
+		b.source[0] = '\0';
+		*c->out = b;
+		pmc__snprintf(c->out->source, sizeof(c->out->source), "%s:%d", c->path, line);
+		c->found = true;
+	}
+	return 0;
+}
+
+int pmc_hwdb_budget(const struct pmc_hwdb *db, const struct pmc_budget_key *key,
+		    struct pmc_budget *out, struct pmc_error *err)
+{
+	char keys[PMC_HWDB_MAX_KEYS][PMC_HWDB_KEY_MAX];
+	size_t nkeys = pmc_hwdb_keys(db, key->backend, key->signature, keys, PMC_HWDB_MAX_KEYS);
+	char path[PATH_MAX];
+	size_t k, d;
+
+	if (!key->suite || strchr(key->suite, '/'))
+		return -ENOENT;
+	for (k = 0; k < nkeys; k++) {
+		for (d = 0; db && d < db->ndirs; d++) {
+			struct pmc__budget_ctx c = { path, key, out, false, 0 };
+			struct stat st;
+			int rc;
+
+			if (pmc__snprintf(path, sizeof(path), "%s/budgets/%s/%s.ini", db->dirs[d],
+					  keys[k], key->suite) < 0 || stat(path, &st) != 0)
+				continue;
+			rc = pmc__ini_parse_path(path, pmc__budget_handler, &c, err);
+			if (rc)
+				return rc;
+			if (c.found) {
+				pmc__copy(out->key, sizeof(out->key), keys[k]);
+				return 0;
+			}
+		}
+	}
+	return -ENOENT;
+}

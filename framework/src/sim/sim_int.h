@@ -1,0 +1,31 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The sim backend's private interface: what the counting core and the
+ * event parser call (sim.c), and the environment the supervisor (exec.c)
+ * hands to the program it runs under valgrind.
+ */
+#ifndef PMCHECK_SIM_INT_H
+#define PMCHECK_SIM_INT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "util/util_int.h"
+
+#define SIM_ENV_DIR "PMCHECK_SIM_DIR"
+#define SIM_ENV_VERSION "PMCHECK_SIM_VALGRIND"
+
+struct pmc_reading;
+
+/* Column index of a callgrind event name, or -1. */
+int pmc__sim_column_of(const char *name, size_t len);
+/* Can this process count with the sim backend?  0 or PMC_E_NO_SIM. */
+int pmc__sim_check(struct pmc_error *err);
+/* One reading of n events whose column masks are masks[]; t0 is the set's
+ * open time (CLOCK_MONOTONIC ns). */
+int pmc__sim_read(const unsigned *masks, size_t n, uint64_t t0, struct pmc_reading *r,
+		  struct pmc_error *err);
+/* Nonzero when running under valgrind (rdpmc would raise SIGILL there). */
+int pmc__under_valgrind(void);
+
+#endif

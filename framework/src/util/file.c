@@ -1,0 +1,199 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Files, paths and numbers: bounded formatting and copies, strict numbers, small sysfs/procfs reads,
+ * whole-file reads, directories, and the atomic write every file pmcheck
+ * produces goes through.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <pmcheck/machine.h>
+
+#include "util_int.h"
+
+int pmc__snprintf(char *buf, size_t size, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(buf, size, fmt, ap);
+	va_end(ap);
+	return n < 0 || (size_t)n >= size ? -ENAMETOOLONG : 0;
+}
+
+int pmc__copy(char *dst, size_t size, const char *src)
+{
+	size_t len = strlen(src);
+
+	if (len >= size)
+		return PMC_E_TOO_LONG;
+	memcpy(dst, src, len + 1);
+	return 0;
+}
+
+int pmc__read_text(const char *path, char *buf, size_t size)
+{
+	int fd, saved;
+	ssize_t n;
+
+	if (size == 0)
+		return -EINVAL;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	n = read(fd, buf, size - 1);
+	saved = errno;
+	close(fd);
+	if (n < 0)
+		return -saved;
+	while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == ' '))
+		n--;
+	buf[n] = '\0';
+	return (int)n;
+}
+
+int pmc__read_u64(const char *path, uint64_t *out)
+{
+	char buf[64], *end;
+	int rc = pmc__read_text(path, buf, sizeof(buf));
+
+	if (rc < 0)
+		return rc;
+	errno = 0;
+	*out = strtoull(buf, &end, 0);
+	if (errno || end == buf)
+		return -EINVAL;
+	return 0;
+}
+
+/* Unsigned decimal or 0x hex, the whole of s[0..len): 0 or -1. */
+int pmc__parse_number(const char *s, size_t len, uint64_t *out)
+{
+	char buf[32], *end;
+
+	if (len == 0 || len >= sizeof(buf) || s[0] == '-' || s[0] == '+')
+		return -1;
+	memcpy(buf, s, len);
+	buf[len] = '\0';
+	errno = 0;
+	*out = strtoull(buf, &end, 0);
+	return (errno || *end) ? -1 : 0;
+}
+
+/* The whole file, NUL-terminated, in a malloc'd buffer: 0 or -errno. */
+int pmc__read_file(const char *path, char **text, size_t *len)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	size_t cap = 16384, used = 0;
+	char *buf = NULL;
+	int rc = 0;
+
+	if (fd < 0)
+		return -errno;
+	buf = malloc(cap);
+	if (!buf) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	for (;;) {
+		ssize_t n;
+
+		if (used + 1 >= cap) {
+			char *grown = realloc(buf, cap * 2);
+
+			if (!grown) {
+				rc = -ENOMEM;
+				goto out;
+			}
+			buf = grown;
+			cap *= 2;
+		}
+		n = read(fd, buf + used, cap - used - 1);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			rc = -errno;
+			goto out;
+		}
+		if (n == 0)
+			break;
+		used += (size_t)n;
+	}
+	buf[used] = '\0';
+	*text = buf;
+	*len = used;
+	buf = NULL;
+out:
+	free(buf);
+	close(fd);
+	return rc;
+}
+
+int pmc__mkdir_p(const char *path)
+{
+	char buf[PATH_MAX];
+	char *p;
+
+	if (pmc__copy(buf, sizeof(buf), path))
+		return -ENAMETOOLONG;
+	for (p = buf + 1; *p; p++) {
+		if (*p != '/')
+			continue;
+		*p = '\0';
+		if (mkdir(buf, 0755) != 0 && errno != EEXIST)
+			return -errno;
+		*p = '/';
+	}
+	if (mkdir(buf, 0755) != 0 && errno != EEXIST)
+		return -errno;
+	return 0;
+}
+
+int pmc_write_file_atomic(const char *path, const void *data, size_t len)
+{
+	char tmp[PATH_MAX];
+	const char *p = data;
+	int fd, rc = 0;
+
+	if (pmc__snprintf(tmp, sizeof(tmp), "%s.tmp.%d", path, (int)getpid()) < 0)
+		return -ENAMETOOLONG;
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return -errno;
+	while (len > 0) {
+		ssize_t n = write(fd, p, len);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			rc = n < 0 ? -errno : -EIO;
+			goto out;
+		}
+		p += n;
+		len -= (size_t)n;
+	}
+	if (fsync(fd) != 0)
+		rc = -errno;
+out:
+	if (close(fd) != 0 && rc == 0)
+		rc = -errno;
+	if (rc == 0 && rename(tmp, path) != 0)
+		rc = -errno;
+	if (rc != 0) {
+		int saved = errno;
+
+		unlink(tmp);
+		errno = saved;
+	}
+	return rc;
+}

@@ -1,0 +1,56 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The bottom layer of libpmcheck: errors and the log callback (error.c),
+ * files and paths (file.c), child processes with a deadline (child.c).  It
+ * includes nothing of pmcheck but the public error header; every other
+ * layer may use it.
+ */
+#ifndef PMCHECK_UTIL_INT_H
+#define PMCHECK_UTIL_INT_H
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <pmcheck/error.h>
+
+#if defined(__GNUC__)
+#define PMC__PRINTF(a, b) __attribute__((format(printf, a, b)))
+#else
+#define PMC__PRINTF(a, b)
+#endif
+
+#define PMC__COUNT(a) (sizeof(a) / sizeof((a)[0]))
+
+/* error.c: fill *err (if not NULL) and return code. */
+int pmc__fail(struct pmc_error *err, int code, const char *input, int position,
+	      const char *fmt, ...) PMC__PRINTF(5, 6);
+
+/* error.c: send a message to the installed log callback, if any. */
+void pmc__log(int level, const char *fmt, ...) PMC__PRINTF(2, 3);
+
+/* vsnprintf for paths: -ENAMETOOLONG when truncated (the truncated path
+ * then simply fails to open), else 0. */
+int pmc__snprintf(char *buf, size_t size, const char *fmt, ...) PMC__PRINTF(3, 4);
+
+/* Copy with truncation check: 0, or PMC_E_TOO_LONG when src does not fit. */
+int pmc__copy(char *dst, size_t size, const char *src);
+
+/* Unsigned decimal or 0x hex, the whole of s[0..len) (no sign, no
+ * blanks): 0, or -1. */
+int pmc__parse_number(const char *s, size_t len, uint64_t *out);
+
+/* Read a small sysfs/procfs file into buf (trailing newline and blanks
+ * stripped).  Returns the length, or a negative errno. */
+int pmc__read_text(const char *path, char *buf, size_t size);
+
+/* Read a file holding one integer (decimal or 0x hex): 0 or -errno. */
+int pmc__read_u64(const char *path, uint64_t *out);
+
+/* The whole file, NUL-terminated, in a malloc'd *text: 0 or -errno. */
+int pmc__read_file(const char *path, char **text, size_t *len);
+
+/* mkdir -p with mode 0755: 0 or -errno. */
+int pmc__mkdir_p(const char *path);
+
+#endif
