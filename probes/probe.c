@@ -30,25 +30,11 @@
 #include <pmcheck/pmcheck.h>
 
 #include "probe.h"
+#include "util/child.h"
+#include "util/util_int.h"
 
-#define PMU_ROOT "/sys/bus/event_source/devices"
 
 /* ---- small helpers ------------------------------------------------------ */
-
-static int read_text(const char *path, char *buf, size_t size)
-{
-	FILE *f = fopen(path, "re");
-	size_t n;
-
-	if (!f)
-		return -errno;
-	n = fread(buf, 1, size - 1, f);
-	fclose(f);
-	while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == ' '))
-		n--;
-	buf[n] = '\0';
-	return (int)n;
-}
 
 /* {"value": v, "how": how} */
 static json_t *fact(json_t *value, const char *how)
@@ -61,57 +47,26 @@ static json_t *file_int_fact(const char *path)
 	char buf[64], how[256];
 
 	snprintf(how, sizeof(how), "read %s", path);
-	if (read_text(path, buf, sizeof(buf)) < 0) {
+	if (pmc__read_text(path, buf, sizeof(buf)) < 0) {
 		snprintf(how, sizeof(how), "%s: %s", path, strerror(errno));
 		return fact(json_null(), how);
 	}
 	return fact(json_integer(strtoll(buf, NULL, 0)), how);
 }
 
-/* Run `argv` with a time limit, capture the first line of its output. */
+/* Run `argv` with a time limit, capture the first line of its output.
+ * -ENOENT when the tool is not installed. */
 static int run_tool(char *const argv[], char *line, size_t size, unsigned timeout_s)
 {
-	int fds[2], status = 0;
-	pid_t pid;
-	ssize_t n;
-	struct pollfd p;
+	struct pmc__child c;
+	int rc = pmc__child_spawn(&c, argv, NULL, true, 0);
 
 	line[0] = '\0';
-	if (pipe2(fds, O_CLOEXEC))
-		return -errno;
-	pid = fork();
-	if (pid < 0) {
-		close(fds[0]);
-		close(fds[1]);
-		return -errno;
-	}
-	if (pid == 0) {
-		int null = open("/dev/null", O_RDWR);
-
-		dup2(fds[1], 1);
-		dup2(fds[1], 2);
-		if (null >= 0)
-			dup2(null, 0);
-		alarm(timeout_s);
-		execvp(argv[0], argv);
-		_exit(127);
-	}
-	close(fds[1]);
-	p.fd = fds[0];
-	p.events = POLLIN;
-	n = 0;
-	if (poll(&p, 1, (int)timeout_s * 1000) > 0) {
-		n = read(fds[0], line, size - 1);
-		if (n < 0)
-			n = 0;
-	}
-	line[n] = '\0';
+	if (rc)
+		return rc;
+	pmc__child_read(&c, line, size, pmc__child_now() + timeout_s);
 	line[strcspn(line, "\n")] = '\0';
-	close(fds[0]);
-	kill(pid, SIGKILL);
-	waitpid(pid, &status, 0);
-	if (WIFEXITED(status) && WEXITSTATUS(status) == 127)
-		return -ENOENT;
+	pmc__child_kill(&c);
 	return 0;
 }
 
@@ -201,6 +156,7 @@ static json_t *probe_kernel(void)
 {
 	json_t *o = json_object();
 	struct utsname u;
+	char path[1100];
 
 	if (uname(&u) == 0) {
 		json_object_set_new(o, "release", fact(json_string(u.release), "uname(2)"));
@@ -210,7 +166,8 @@ static json_t *probe_kernel(void)
 	json_object_set_new(o, "perf_event_paranoid",
 			    file_int_fact("/proc/sys/kernel/perf_event_paranoid"));
 	json_object_set_new(o, "perf_user_access", file_int_fact("/proc/sys/kernel/perf_user_access"));
-	json_object_set_new(o, "rdpmc", file_int_fact(PMU_ROOT "/cpu/rdpmc"));
+	snprintf(path, sizeof(path), "%s/cpu/rdpmc", pmc_event_sysfs_root());
+	json_object_set_new(o, "rdpmc", file_int_fact(path));
 	json_object_set_new(o, "nmi_watchdog", file_int_fact("/proc/sys/kernel/nmi_watchdog"));
 	json_object_set_new(o, "perf_event_max_sample_rate",
 			    file_int_fact("/proc/sys/kernel/perf_event_max_sample_rate"));
@@ -236,7 +193,7 @@ static json_t *dir_files(const char *dir, int with_content)
 			continue;
 		}
 		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
-		if (read_text(path, buf, sizeof(buf)) >= 0)
+		if (pmc__read_text(path, buf, sizeof(buf)) >= 0)
 			json_object_set_new(o, e->d_name, json_string(buf));
 	}
 	if (d)
@@ -262,8 +219,9 @@ static json_t *probe_core_pmus(void)
 static json_t *probe_pmus(void)
 {
 	json_t *arr = json_array();
-	DIR *d = opendir(PMU_ROOT);
+	DIR *d = opendir(pmc_event_sysfs_root());
 	struct dirent *e;
+	char how[1200];
 
 	while (d && (e = readdir(d))) {
 		char path[1024], buf[256];
@@ -273,23 +231,24 @@ static json_t *probe_pmus(void)
 			continue;
 		p = json_object();
 		json_object_set_new(p, "name", json_string(e->d_name));
-		snprintf(path, sizeof(path), PMU_ROOT "/%s/type", e->d_name);
-		json_object_set_new(p, "type", read_text(path, buf, sizeof(buf)) > 0
+		snprintf(path, sizeof(path), "%s/%s/type", pmc_event_sysfs_root(), e->d_name);
+		json_object_set_new(p, "type", pmc__read_text(path, buf, sizeof(buf)) > 0
 						       ? json_integer(strtoll(buf, NULL, 0))
 						       : json_null());
-		snprintf(path, sizeof(path), PMU_ROOT "/%s/format", e->d_name);
+		snprintf(path, sizeof(path), "%s/%s/format", pmc_event_sysfs_root(), e->d_name);
 		json_object_set_new(p, "format", dir_files(path, 1));
-		snprintf(path, sizeof(path), PMU_ROOT "/%s/events", e->d_name);
+		snprintf(path, sizeof(path), "%s/%s/events", pmc_event_sysfs_root(), e->d_name);
 		json_object_set_new(p, "events", dir_files(path, 0));
-		snprintf(path, sizeof(path), PMU_ROOT "/%s/cpumask", e->d_name);
-		json_object_set_new(p, "cpumask", read_text(path, buf, sizeof(buf)) >= 0
+		snprintf(path, sizeof(path), "%s/%s/cpumask", pmc_event_sysfs_root(), e->d_name);
+		json_object_set_new(p, "cpumask", pmc__read_text(path, buf, sizeof(buf)) >= 0
 							  ? json_string(buf) : json_null());
 		json_array_append_new(arr, p);
 	}
 	if (d)
 		closedir(d);
-	return json_pack("{s:o, s:o, s:s}", "list", arr, "core", probe_core_pmus(), "how",
-			 "listed " PMU_ROOT "; core PMUs: \"cpu\" or a PMU with a cpus file");
+	snprintf(how, sizeof(how), "listed %s; core PMUs: \"cpu\" or a PMU with a cpus file",
+		 pmc_event_sysfs_root());
+	return json_pack("{s:o, s:o, s:s}", "list", arr, "core", probe_core_pmus(), "how", how);
 }
 
 /* ---- counting experiments ------------------------------------------------------ */
@@ -453,11 +412,16 @@ static json_t *probe_uprobes(void)
 
 static json_t *probe_kprobes(void)
 {
-	char buf[32];
+	char buf[32], path[1100], how[1200];
 
-	if (read_text(PMU_ROOT "/kprobe/type", buf, sizeof(buf)) > 0)
-		return fact(json_true(), PMU_ROOT "/kprobe exists");
-	return fact(json_false(), "no kprobe PMU in " PMU_ROOT " (CONFIG_KPROBE_EVENTS off)");
+	snprintf(path, sizeof(path), "%s/kprobe/type", pmc_event_sysfs_root());
+	if (pmc__read_text(path, buf, sizeof(buf)) > 0) {
+		snprintf(how, sizeof(how), "%s/kprobe exists", pmc_event_sysfs_root());
+		return fact(json_true(), how);
+	}
+	snprintf(how, sizeof(how), "no kprobe PMU in %s (CONFIG_KPROBE_EVENTS off)",
+		 pmc_event_sysfs_root());
+	return fact(json_false(), how);
 }
 
 static json_t *probe_tracepoints(void)
@@ -493,7 +457,7 @@ static json_t *probe_tracepoints(void)
 		}
 	}
 	snprintf(path, sizeof(path), "%s/events/syscalls/sys_enter_getpid/id", root);
-	if (read_text(path, buf, sizeof(buf)) <= 0) {
+	if (pmc__read_text(path, buf, sizeof(buf)) <= 0) {
 		snprintf(how, sizeof(how), "tracefs at %s, but no %s", root, path);
 		o = json_pack("{s:b, s:s}", "available", 1, "how", how);
 	} else {
@@ -623,8 +587,7 @@ static json_t *probe_tools_default(void)
 /* One probe running in a child, which sends JSON text down a pipe. */
 struct running {
 	const struct probe_def *p;
-	pid_t pid;
-	int fd;           /* read end; -1 once done */
+	struct pmc__child c; /* c.fd: the read end; -1 once done */
 	char *buf;
 	size_t len, cap;
 	json_t *result;   /* set when done */
@@ -633,29 +596,20 @@ struct running {
 
 static void start_probe(struct running *r)
 {
-	int fds[2];
+	int wfd = -1;
+	pid_t pid = pmc__child_fork(&r->c, PMC__CHILD_PIPE, &wfd);
 
-	r->fd = -1;
-	if (pipe2(fds, O_CLOEXEC)) {
-		r->result = json_pack("{s:s}", "error", strerror(errno));
+	if (pid < 0) {
+		r->result = json_pack("{s:s}", "error", strerror((int)-pid));
 		return;
 	}
-	fflush(NULL);
-	r->pid = fork();
-	if (r->pid < 0) {
-		close(fds[0]);
-		close(fds[1]);
-		r->result = json_pack("{s:s}", "error", strerror(errno));
-		return;
-	}
-	if (r->pid == 0) {
+	if (pid == 0) {
 		/* Fault injection for the probe tests: PMCHECK_PROBE_FAULT=KEY:hang
 		 * or KEY:crash makes that probe misbehave. */
 		const char *fault = getenv("PMCHECK_PROBE_FAULT");
 		size_t kl = strlen(r->p->key);
 		json_t *res;
 
-		close(fds[0]);
 		if (fault && !strncmp(fault, r->p->key, kl) && fault[kl] == ':') {
 			if (!strcmp(fault + kl + 1, "hang"))
 				for (;;)
@@ -670,7 +624,7 @@ static void start_probe(struct running *r)
 		size_t off = 0, tl = text ? strlen(text) : 0;
 
 		while (off < tl) {
-			ssize_t w = write(fds[1], text + off, tl - off);
+			ssize_t w = write(wfd, text + off, tl - off);
 
 			if (w <= 0)
 				break;
@@ -679,11 +633,9 @@ static void start_probe(struct running *r)
 		/* The answer is complete: the parent need not wait for this
 		 * process's exit, in which the kernel tears down what the probe
 		 * opened (a uprobe's unregistration waits for grace periods). */
-		close(fds[1]);
+		close(wfd);
 		_exit(text ? 0 : 1);
 	}
-	close(fds[1]);
-	r->fd = fds[0];
 }
 
 /* Read what arrived; at end of input, decide the probe's result. */
@@ -703,24 +655,24 @@ static void read_probe(struct running *r)
 		r->buf = nb;
 		r->cap += 65536;
 	}
-	n = read(r->fd, r->buf + r->len, r->cap - r->len - 1);
+	n = read(r->c.fd, r->buf + r->len, r->cap - r->len - 1);
 	if (n > 0) {
 		r->len += (size_t)n;
 		return;
 	}
 done:
-	close(r->fd);
-	r->fd = -1;
+	pmc__child_close(&r->c);
 	if (r->buf) {
 		r->buf[r->len] = '\0';
 		r->result = json_loads(r->buf, 0, NULL);
 	}
 	if (r->result) {
-		waitpid(r->pid, &status, WNOHANG); /* reaped now, or by init later */
+		pmc__child_reap(&r->c, false); /* reaped now, or by init later */
 		return;
 	}
 	/* No complete answer: the exit status says why. */
-	waitpid(r->pid, &status, 0);
+	pmc__child_reap(&r->c, true);
+	status = r->c.status;
 	if (WIFSIGNALED(status))
 		snprintf(how, sizeof(how), "probe \"%s\" crashed (signal %d)", r->p->key,
 			 WTERMSIG(status));
@@ -749,7 +701,7 @@ static void run_all(struct running *r, size_t n, unsigned timeout_s)
 	clock_gettime(CLOCK_MONOTONIC, &start);
 	for (size_t i = 0; i < n; i++) {
 		start_probe(&r[i]);
-		left += r[i].fd >= 0;
+		left += r[i].c.fd >= 0;
 	}
 	while (left > 0) {
 		struct pollfd pf[32];
@@ -758,8 +710,8 @@ static void run_all(struct running *r, size_t n, unsigned timeout_s)
 		long budget = (long)timeout_s * 1000 - (long)waited;
 
 		for (size_t i = 0; i < n && np < 32; i++)
-			if (r[i].fd >= 0) {
-				pf[np] = (struct pollfd){ r[i].fd, POLLIN, 0 };
+			if (r[i].c.fd >= 0) {
+				pf[np] = (struct pollfd){ r[i].c.fd, POLLIN, 0 };
 				map[np++] = i;
 			}
 		if (budget <= 0 || poll(pf, np, (int)budget) <= 0) {
@@ -767,10 +719,7 @@ static void run_all(struct running *r, size_t n, unsigned timeout_s)
 				struct running *x = &r[map[k]];
 				char how[160];
 
-				kill(x->pid, SIGKILL);
-				waitpid(x->pid, NULL, 0);
-				close(x->fd);
-				x->fd = -1;
+				pmc__child_kill(&x->c);
 				x->ms = ms_since(&start);
 				snprintf(how, sizeof(how), "probe \"%s\" timed out after %u s",
 					 x->p->key, timeout_s);
@@ -785,7 +734,7 @@ static void run_all(struct running *r, size_t n, unsigned timeout_s)
 			if (!(pf[k].revents & (POLLIN | POLLHUP | POLLERR)))
 				continue;
 			read_probe(x);
-			if (x->fd < 0) {
+			if (x->c.fd < 0) {
 				x->ms = ms_since(&start);
 				left--;
 			}
@@ -922,9 +871,12 @@ void pmc_probe_print(const json_t *rec, FILE *out)
 			json_integer_value(json_object_get(ur, "user_value")),
 			json_integer_value(json_object_get(ur, "read_value")));
 	} else {
-		fprintf(out, "  %-13s NONE: %s\n", "Hardware PMU",
-			have_cpu_pmu ? ((s = how_of(hw, "available")) ? s : "?")
-				     : "no CPU PMU in " PMU_ROOT "; hardware and cache events fail with ENOENT (use --backend=sim)");
+		if (have_cpu_pmu)
+			fprintf(out, "  %-13s NONE: %s\n", "Hardware PMU",
+				(s = how_of(hw, "available")) ? s : "?");
+		else
+			fprintf(out, "  %-13s NONE: no CPU PMU in %s; hardware and cache events fail with ENOENT (use --backend=sim)\n",
+				"Hardware PMU", pmc_event_sysfs_root());
 	}
 	if (json_is_object(cpu) && json_object_get(cpu, "counters")) {
 		const json_t *c = json_object_get(cpu, "counters");

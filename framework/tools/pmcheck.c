@@ -393,6 +393,7 @@ static int cmd_sim(int argc, char **argv)
 		fprintf(stderr, "pmcheck sim: expected a program to run\n\n%s", usage);
 		return 2;
 	}
+	pmc_log_set(pmc__log_stderr, NULL);
 	rc = pmc_sim_exec(argv, verbose, &err);
 	if (rc < 0) {
 		fprintf(stderr, "pmcheck sim: %s\n", err.message);

@@ -129,6 +129,9 @@ PMC_API int pmc_event_breakpoint(struct pmc_event_spec *spec, const void *addr,
  */
 PMC_API void pmc_event_set_sysfs_root(const char *path);
 
+/* The PMU directory in use (the default, or what was set above). */
+PMC_API const char *pmc_event_sysfs_root(void);
+
 /*
  * Resolve a function or object symbol in the loaded objects of this process,
  * searching the main program first and then shared objects in load order.

@@ -121,8 +121,10 @@ PMC_API const char *const *pmc_sim_valgrind_options(void);
  * Run argv[0] (a path, or a name looked up on PATH) with argv under
  * valgrind --tool=callgrind with pmcheck's fixed flags (see sim.c for each
  * flag's reason), wait for it and return its exit status (128 + signal if
- * killed).  The dump directory is private and removed afterwards.  When
- * `verbose` is set the valgrind command line is printed to stderr.
+ * killed).  The dump directory is private and removed afterwards.  Nothing
+ * is printed: valgrind's own messages (other than its notes on the host's
+ * caches) go to the log callback (pmc_log_set) at level 2, and, when
+ * `verbose` is set, the valgrind command line at level 1.
  * Returns a negative code with *err filled when valgrind is not installed
  * (PMC_E_NO_SIM) or cannot be started.
  */

@@ -33,6 +33,11 @@ const char *pmc__sysfs_root(void)
 				     : "/sys/bus/event_source/devices";
 }
 
+const char *pmc_event_sysfs_root(void)
+{
+	return pmc__sysfs_root();
+}
+
 
 /* Does sysfs list a CPU PMU (x86 "cpu"/"cpu_core", arm "armv8_*")? */
 int pmc__has_hw_pmu(void)

@@ -392,4 +392,8 @@ void pmc__full_name(const struct pmc_test_def *def, char *buf, size_t size);
 /* Comma-separated globs; a leading '-' excludes.  NULL/empty matches all. */
 bool pmc__filter_match(const char *filter, const char *full_name);
 
+/* runner.c: a log callback (pmc_log_set) that writes each message to
+ * stderr on a line of its own. */
+void pmc__log_stderr(int level, const char *message, void *ctx);
+
 #endif

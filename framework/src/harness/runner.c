@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "harness_int.h"
+#include "util/child.h"
 
 #define OUTPUT_KEEP (64 * 1024) /* bytes of a case's output kept in results */
 
@@ -387,6 +388,13 @@ static int list_cases(struct runner *r)
 
 /* ---- running one case in a child ---------------------------------------------------- */
 
+void pmc__log_stderr(int level, const char *message, void *ctx)
+{
+	(void)level;
+	(void)ctx;
+	fprintf(stderr, "%s\n", message);
+}
+
 static pid_t current_child;
 
 static void forward_signal(int sig)
@@ -430,74 +438,36 @@ static char *slurp_fd(int fd, size_t keep, size_t *total)
 	return buf;
 }
 
-/* Wait for pid up to `timeout` seconds: 1 exited (status set), 2 reported
- * its result on `donefd` and is still taking its counters down (status 0),
- * 0 timed out.  donefd may be -1. */
-static int wait_deadline(pid_t pid, double timeout, int donefd, int *status)
+/* Wait for the case up to `timeout` seconds: 1 exited (c->status set), 2
+ * reported its result on the pipe and is still taking its counters down,
+ * 0 timed out. */
+static int wait_case(struct pmc__child *c, double timeout)
 {
-	/* valgrind 3.19 does not know pidfd_open and warns on every call: under
-	 * the sim backend poll the child instead. */
-	int pidfd = pmc_sim_active() ? -1 : (int)syscall(SYS_pidfd_open, pid, 0);
-	double deadline = now_s() + timeout;
+	double deadline = pmc__child_now() + timeout;
 
 	for (;;) {
-		pid_t w = waitpid(pid, status, WNOHANG);
-		double left;
+		char byte;
+		int w = pmc__child_wait(c, deadline);
 
-		if (w == pid) {
-			if (pidfd >= 0)
-				close(pidfd);
+		if (w == PMC__CHILD_EXITED)
 			return 1;
-		}
-		if (w < 0 && errno != EINTR) {
-			*status = 0;
-			if (pidfd >= 0)
-				close(pidfd);
-			return 1;
-		}
-		left = deadline - now_s();
-		if (left <= 0)
-			break;
-		if (donefd >= 0) {
-			char c;
-			struct pollfd p[2] = { { .fd = donefd, .events = POLLIN },
-					       { .fd = pidfd, .events = POLLIN } };
-
-			poll(p, pidfd >= 0 ? 2 : 1, pidfd >= 0 ? (int)ceil(left * 1000) : 5);
-			if (p[0].revents & (POLLIN | POLLHUP)) {
-				if (read(donefd, &c, 1) == 1) {
-					*status = 0;
-					if (pidfd >= 0)
-						close(pidfd);
-					return 2;
-				}
-				donefd = -1; /* closed unwritten: wait for the exit */
-			}
-		} else if (pidfd >= 0) {
-			struct pollfd p = { .fd = pidfd, .events = POLLIN };
-
-			poll(&p, 1, (int)ceil(left * 1000));
-		} else {
-			/* Kernels before 5.3: poll the child at 5 ms. */
-			struct timespec ts = { 0, 5 * 1000 * 1000 };
-
-			nanosleep(&ts, NULL);
-		}
+		if (w == 0)
+			return 0;
+		if (read(c->fd, &byte, 1) == 1)
+			return 2;
+		pmc__child_close(c); /* closed unwritten: wait for the exit */
 	}
-	if (pidfd >= 0)
-		close(pidfd);
-	return 0;
 }
 
 /* Cases that reported their result and were left taking their counters
  * down: reaped without waiting before the next fork, and at the end. */
-static pid_t pending[64];
+static struct pmc__child pending[64];
 static size_t npending;
 
 static void reap_pending(bool block)
 {
 	for (size_t i = 0; i < npending;) {
-		if (waitpid(pending[i], NULL, block ? 0 : WNOHANG) == 0) {
+		if (!pmc__child_reap(&pending[i], block)) {
 			i++;
 			continue;
 		}
@@ -505,11 +475,11 @@ static void reap_pending(bool block)
 	}
 }
 
-static void add_pending(pid_t pid)
+static void add_pending(const struct pmc__child *c)
 {
 	if (npending == sizeof(pending) / sizeof(pending[0]))
 		reap_pending(true);
-	pending[npending++] = pid;
+	pending[npending++] = *c;
 }
 
 /* The record of a case that ended without reporting one. */
@@ -681,6 +651,7 @@ static int exec_sim_case(struct runner *r, const struct pmc_test_def *d, int res
 	args[n] = NULL;
 	canonical_environment();
 	pad_environment(args);
+	pmc_log_set(pmc__log_stderr, NULL);
 	rc = pmc_sim_exec(args, r->verbose, &err);
 	if (rc < 0) {
 		fprintf(stderr, "%s: --backend=sim: %s\n", r->prog, err.message);
@@ -699,7 +670,8 @@ static void run_forked(struct runner *r, const struct pmc_test_def *d,
 		       const struct pmc_test_options *o, double *seconds, struct pmc__result *res)
 {
 	int outfd = make_memfd("pmcheck-output"), resfd = make_memfd("pmcheck-result");
-	int done[2] = { -1, -1 };
+	int done = -1;
+	struct pmc__child c;
 	double t0 = now_s();
 	char reason[1024], *out = NULL;
 	size_t out_total = 0;
@@ -712,15 +684,18 @@ static void run_forked(struct runner *r, const struct pmc_test_def *d,
 		error_result(d, reason, res);
 		goto out;
 	}
-	/* The case writes a byte here once its result is written, before it
-	 * takes its counters down (exec, under the sim backend, closes it). */
-	if (pipe2(done, O_CLOEXEC) != 0)
-		done[0] = done[1] = -1;
+	/* The case writes a byte down the pipe once its result is written,
+	 * before it takes its counters down (exec, under the sim backend,
+	 * closes it).  Its own process group: a timeout kills the case and
+	 * its children (valgrind too, under the sim backend). */
 	reap_pending(false);
-	fflush(NULL);
-	pid = fork();
+	pid = pmc__child_fork(&c, PMC__CHILD_GROUP | PMC__CHILD_PIPE, &done);
+	/* No descriptor to spare for the pipe: the case still runs (and
+	 * reports the shortage itself), and the runner waits for its exit. */
+	if (pid == -EMFILE || pid == -ENFILE)
+		pid = pmc__child_fork(&c, PMC__CHILD_GROUP, NULL);
 	if (pid < 0) {
-		snprintf(reason, sizeof(reason), "fork: %s", strerror(errno));
+		snprintf(reason, sizeof(reason), "fork: %s", strerror((int)-pid));
 		error_result(d, reason, res);
 		goto out;
 	}
@@ -728,9 +703,6 @@ static void run_forked(struct runner *r, const struct pmc_test_def *d,
 		struct pmc__result cr;
 		int rc;
 
-		/* Own process group: a timeout kills the case and its children
-		 * (valgrind too, under the sim backend). */
-		setpgid(0, 0);
 		signal(SIGINT, SIG_DFL);
 		signal(SIGTERM, SIG_DFL);
 		dup2(outfd, STDOUT_FILENO);
@@ -741,30 +713,22 @@ static void run_forked(struct runner *r, const struct pmc_test_def *d,
 			fflush(NULL);
 			_exit(rc);
 		}
-		if (done[0] >= 0)
-			close(done[0]);
 		pmc__defer_close();
 		rc = pmc__run_case(d, o, r->backend, r->strict, &cr) || write_result(resfd, &cr) ? 1 : 0;
 		pmc__result_release(&cr);
 		fflush(NULL);
 		/* Reported: the runner goes on while the kernel unregisters
 		 * this case's uprobes (it waits for grace periods). */
-		if (rc == 0 && done[1] >= 0 && write(done[1], "", 1) == 1)
-			close(done[1]);
+		if (rc == 0 && done >= 0 && write(done, "", 1) == 1)
+			close(done);
 		pmc__close_deferred();
 		exit(rc);
 	}
-	if (done[1] >= 0)
-		close(done[1]);
-	setpgid(pid, pid);
 	current_child = pid;
-	wait_rc = wait_deadline(pid, o->timeout, done[0], &status);
-	if (done[0] >= 0)
-		close(done[0]);
+	wait_rc = wait_case(&c, o->timeout);
+	pmc__child_close(&c);
 	if (wait_rc == 0) {
-		kill(-pid, SIGKILL);
-		kill(pid, SIGKILL);
-		waitpid(pid, &status, 0);
+		pmc__child_kill(&c);
 		current_child = 0;
 		snprintf(reason, sizeof(reason), "timed out after %g s (set .timeout or --timeout)", o->timeout);
 		error_result(d, reason, res);
@@ -773,8 +737,9 @@ static void run_forked(struct runner *r, const struct pmc_test_def *d,
 	}
 	kill(-pid, SIGKILL); /* leftovers of the case */
 	current_child = 0;
+	status = c.status;
 	if (wait_rc == 2)
-		add_pending(pid); /* reaped later: its exit waits for the kernel */
+		add_pending(&c); /* reaped later: its exit waits for the kernel */
 	{
 		size_t len;
 		char *text = slurp_fd(resfd, SIZE_MAX / 2, &len);

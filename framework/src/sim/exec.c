@@ -27,6 +27,7 @@
 #include <pmcheck/sim.h>
 
 #include "sim_int.h"
+#include "util/child.h"
 
 static int find_on_path(const char *name, char *out, size_t size);
 static int valgrind_version(const char *valgrind, char *out, size_t size);
@@ -135,30 +136,17 @@ static int find_on_path(const char *name, char *out, size_t size)
 /* "valgrind-3.19.0" from `valgrind --version`. */
 static int valgrind_version(const char *valgrind, char *out, size_t size)
 {
-	int fds[2], status;
-	ssize_t n;
-	pid_t pid;
+	char *argv[] = { (char *)valgrind, (char *)"--version", NULL };
+	struct pmc__child c;
+	long n;
+	int rc = pmc__child_spawn(&c, argv, NULL, true, 0);
 
-	if (pipe2(fds, O_CLOEXEC))
-		return -errno;
-	pid = fork();
-	if (pid < 0) {
-		close(fds[0]);
-		close(fds[1]);
-		return -errno;
-	}
-	if (pid == 0) {
-		dup2(fds[1], STDOUT_FILENO);
-		execl(valgrind, valgrind, "--version", (char *)NULL);
-		_exit(127);
-	}
-	close(fds[1]);
-	n = read(fds[0], out, size - 1);
-	close(fds[0]);
-	waitpid(pid, &status, 0);
-	if (n <= 0 || !WIFEXITED(status) || WEXITSTATUS(status))
+	if (rc)
+		return rc;
+	n = pmc__child_read(&c, out, size, pmc__child_now() + 30);
+	pmc__child_kill(&c);
+	if (n <= 0 || !WIFEXITED(c.status) || WEXITSTATUS(c.status))
 		return -EIO;
-	out[n] = '\0';
 	out[strcspn(out, "\r\n")] = '\0';
 	return 0;
 }
@@ -183,9 +171,10 @@ static void remove_dir(const char *dir)
 }
 
 /*
- * valgrind's messages, minus the ones that say nothing about the run:
- * callgrind reports the host's caches before it applies --I1/--D1/--LL
- * (the dump's "desc:" lines show the geometry that was simulated).
+ * valgrind's messages, to the log callback (level 2), minus the ones that
+ * say nothing about the run: callgrind reports the host's caches before it
+ * applies --I1/--D1/--LL (the dump's "desc:" lines show the geometry that
+ * was simulated).
  */
 static void pass_on_log(const char *dir)
 {
@@ -219,8 +208,9 @@ static void pass_on_log(const char *dir)
 			for (i = 0; i < sizeof(noise) / sizeof(noise[0]); i++)
 				if (strstr(line, noise[i]))
 					break;
+			line[strcspn(line, "\n")] = '\0';
 			if (i == sizeof(noise) / sizeof(noise[0]))
-				fputs(line, stderr);
+				pmc__log(2, "%s", line);
 		}
 		fclose(f);
 	}
@@ -239,11 +229,12 @@ int pmc_sim_exec(char *const argv[], int verbose, struct pmc_error *err)
 {
 	char valgrind[PATH_MAX], version[128], dir[] = "/tmp/pmcheck-sim.XXXXXX";
 	char outfile[PATH_MAX], logfile[PATH_MAX], exe[PATH_MAX];
+	char env_dir[PATH_MAX], env_version[160], *env[16];
 	const char *vargv[32 + 64];
+	struct pmc__child c;
 	struct sigaction sa = { 0 }, old_int, old_term;
-	size_t n = 0, i;
+	size_t n = 0, ne = 0, i;
 	int status, rc;
-	pid_t pid;
 
 	pmc_error_clear(err);
 	if (!argv || !argv[0])
@@ -279,39 +270,37 @@ int pmc_sim_exec(char *const argv[], int verbose, struct pmc_error *err)
 	}
 	vargv[n] = NULL;
 	if (verbose) {
-		fprintf(stderr, "sim:");
-		for (i = 0; pinned_env[i]; i++)
-			fprintf(stderr, " %s", pinned_env[i]);
-		for (i = 0; i < n; i++)
-			fprintf(stderr, " %s", vargv[i]);
-		fputc('\n', stderr);
+		char shown[4096];
+		size_t used = pmc__copy(shown, sizeof(shown), "sim:") ? 0 : 4;
+
+		for (i = 0; pinned_env[i] && used < sizeof(shown); i++)
+			used += (size_t)snprintf(shown + used, sizeof(shown) - used, " %s", pinned_env[i]);
+		for (i = 0; i < n && used < sizeof(shown); i++)
+			used += (size_t)snprintf(shown + used, sizeof(shown) - used, " %s", vargv[i]);
+		pmc__log(1, "%s", shown);
 	}
-	fflush(NULL);
-	pid = fork();
-	if (pid < 0) {
-		rc = -errno;
+	snprintf(env_dir, sizeof(env_dir), SIM_ENV_DIR "=%s", dir);
+	snprintf(env_version, sizeof(env_version), SIM_ENV_VERSION "=%s", version);
+	env[ne++] = env_dir;
+	env[ne++] = env_version;
+	for (i = 0; pinned_env[i]; i++)
+		env[ne++] = (char *)pinned_env[i];
+	env[ne] = NULL;
+	/* ASLR off: addresses, and with them cache-set mapping and hash
+	 * orders, repeat from run to run. */
+	rc = pmc__child_spawn(&c, (char *const *)vargv, env, false, PMC__CHILD_NO_ASLR);
+	if (rc) {
 		remove_dir(dir);
-		return pmc__fail(err, rc, argv[0], -1, "fork: %s", strerror(-rc));
+		return pmc__fail(err, rc, valgrind, -1, "cannot execute %s: %s", valgrind,
+				 strerror(-rc));
 	}
-	if (pid == 0) {
-		/* ASLR off: addresses, and with them cache-set mapping and hash
-		 * orders, repeat from run to run. */
-		personality(ADDR_NO_RANDOMIZE);
-		setenv(SIM_ENV_DIR, dir, 1);
-		setenv(SIM_ENV_VERSION, version, 1);
-		for (i = 0; pinned_env[i]; i++)
-			putenv((char *)pinned_env[i]);
-		execv(valgrind, (char *const *)vargv);
-		fprintf(stderr, "sim: cannot execute %s: %s\n", valgrind, strerror(errno));
-		_exit(127);
-	}
-	sim_child = pid;
+	sim_child = c.pid;
 	sa.sa_handler = forward_signal;
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, &old_int);
 	sigaction(SIGTERM, &sa, &old_term);
-	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-		;
+	pmc__child_reap(&c, true);
+	status = c.status;
 	sim_child = 0;
 	sigaction(SIGINT, &old_int, NULL);
 	sigaction(SIGTERM, &old_term, NULL);

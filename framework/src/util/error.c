@@ -93,7 +93,7 @@ void pmc_log_set(pmc_log_fn fn, void *ctx)
 
 void pmc__log(int level, const char *fmt, ...)
 {
-	char buf[512];
+	char buf[4096];
 	va_list ap;
 
 	if (!pmc_log_cb)

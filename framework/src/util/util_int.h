@@ -41,8 +41,9 @@ int pmc__copy(char *dst, size_t size, const char *src);
 int pmc__parse_number(const char *s, size_t len, uint64_t *out);
 
 /* Read a small sysfs/procfs file into buf (trailing newline and blanks
- * stripped).  Returns the length, or a negative errno. */
-int pmc__read_text(const char *path, char *buf, size_t size);
+ * stripped).  Returns the length, or a negative errno.  Exported for the
+ * probes (not public API). */
+PMC_API int pmc__read_text(const char *path, char *buf, size_t size);
 
 /* Read a file holding one integer (decimal or 0x hex): 0 or -errno. */
 int pmc__read_u64(const char *path, uint64_t *out);
