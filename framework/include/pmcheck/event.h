@@ -49,6 +49,10 @@ enum pmc_event_kind {
 	PMC_KIND_TRACEPOINT,   /* SUBSYSTEM:EVENT, config is the tracefs id */
 };
 
+/* The kind's name in results and listings ("hardware", "uprobe", ...), or
+ * "?" for a value outside the enum. */
+PMC_API const char *pmc_event_kind_name(enum pmc_event_kind kind);
+
 /* Breakpoint access types, combinable (R|W); X stands alone. */
 enum pmc_bp_access {
 	PMC_BP_R = 1,

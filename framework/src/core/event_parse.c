@@ -159,6 +159,14 @@ static const struct pmc__named *lookup_prefix(const struct pmc__named *t, size_t
 	return best;
 }
 
+const char *pmc_event_kind_name(enum pmc_event_kind kind)
+{
+	static const char *const names[] = { "?", "hardware", "cache", "raw", "pmu", "libpfm4",
+					     "software", "breakpoint", "uprobe", "sim", "tracepoint" };
+
+	return (unsigned)kind < PMC__COUNT(names) ? names[kind] : "?";
+}
+
 /* ---- helpers ------------------------------------------------------------- */
 
 /* The input as a message quotes it: whole up to 96 bytes, else its start,

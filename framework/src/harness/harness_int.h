@@ -282,8 +282,6 @@ void pmc__print_summary(FILE *f, json_t *summary, double seconds);
 void pmc__print_tap(FILE *f, const struct pmc__result *r, size_t idx);
 /* <CTestMeasurement> lines for a case. */
 void pmc__print_ctest_measurements(FILE *f, const struct pmc__result *r);
-/* `pmcheck results`: merge result files and guard against all-skipped. */
-int pmc__results_command(int argc, char **argv);
 
 /* ---- case.c ------------------------------------------------------------------ */
 
@@ -381,7 +379,6 @@ json_t *pmc__compare(const struct pmc__results *old, const struct pmc__results *
 int pmc__compare_status(json_t *rep, bool allow_missing, FILE *f);
 void pmc__print_compare(FILE *f, json_t *report);
 char *pmc__compare_markdown(json_t *report);
-int pmc__compare_command(int argc, char **argv);
 
 /* ---- registry.c -------------------------------------------------------------- */
 
@@ -395,5 +392,8 @@ bool pmc__filter_match(const char *filter, const char *full_name);
 /* runner.c: a log callback (pmc_log_set) that writes each message to
  * stderr on a line of its own. */
 void pmc__log_stderr(int level, const char *message, void *ctx);
+
+/* result.c: o[key] when it is a string, else "" (never NULL). */
+const char *pmc__jstr(json_t *o, const char *key);
 
 #endif

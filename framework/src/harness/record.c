@@ -13,14 +13,6 @@
 
 #include "harness_int.h"
 
-static const char *kind_label(enum pmc_event_kind k)
-{
-	static const char *const names[] = { "?", "hardware", "cache", "raw", "pmu", "libpfm4",
-					     "software", "breakpoint", "uprobe", "sim", "tracepoint" };
-
-	return (unsigned)k <= PMC_KIND_TRACEPOINT ? names[k] : "?";
-}
-
 static char *dup_or_null(const char *s)
 {
 	return s && *s ? strdup(s) : NULL;
@@ -65,7 +57,7 @@ int pmc__result_record(struct pmc_test *t, struct pmc__result *r)
 
 		e->label = strdup(t->label[i]);
 		e->name = strdup(t->spec[i].name);
-		e->kind = strdup(kind_label(t->spec[i].kind));
+		e->kind = strdup(pmc_event_kind_name(t->spec[i].kind));
 		e->group = t->set ? pmc_counters_group_of(t->set, i) : -1;
 		e->hardware = t->spec[i].uses_hw_counter;
 		e->has_overhead = t->set != NULL;

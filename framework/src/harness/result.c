@@ -50,6 +50,13 @@ int pmc__verdict_from_name(const char *s)
 	return -1;
 }
 
+const char *pmc__jstr(json_t *o, const char *key)
+{
+	const char *s = json_string_value(json_object_get(o, key));
+
+	return s ? s : "";
+}
+
 /* ---- release ------------------------------------------------------------------------- */
 
 void pmc__result_release(struct pmc__result *r)

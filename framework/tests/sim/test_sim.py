@@ -193,7 +193,13 @@ def t_cli():
     check(p.returncode == 0 and printed == shown and "--cache-sim=yes" in printed and "LD_BIND_NOW=1" in printed,
           f"--print-command {printed} against -v {shown}")
     p = subprocess.run([CLI, "sim"], capture_output=True, text=True)
-    check(p.returncode == 2 and "expected a program" in p.stderr, f"usage: {p.stderr}")
+    check(p.returncode == 64 and "expected a program" in p.stderr and "pmcheck sim --help" in p.stderr,
+          f"usage: {p.stderr}")
+    p = subprocess.run([CLI, "sim", "--bogus", "/bin/true"], capture_output=True, text=True)
+    check(p.returncode == 64 and '"--bogus"' in p.stderr, f"unknown option: {p.stderr}")
+    p = subprocess.run([CLI, "sim", "--help"], capture_output=True, text=True)
+    check(p.returncode == 0 and "--print-command" in p.stdout and "exit status" in p.stdout,
+          f"--help: {p.stdout}")
     p = subprocess.run([CLI, "sim", "--", "/nonexistent/prog"], capture_output=True, text=True)
     check(p.returncode == 2 and "/nonexistent/prog" in p.stderr, f"missing program: {p.stderr}")
 

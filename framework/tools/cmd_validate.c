@@ -20,14 +20,10 @@
 
 #include <pmcheck/pmcheck.h>
 
-#include "validate.h"
+#include "cli.h"
+#include "harness_int.h"
+#include "util/child.h"
 
-static const char *jstr(json_t *o, const char *k)
-{
-	const char *s = json_string_value(json_object_get(o, k));
-
-	return s ? s : "";
-}
 
 static double jnum(json_t *o, const char *k)
 {
@@ -113,14 +109,14 @@ static json_t *report_of(json_t *doc, const char *backend)
 	size_t i, pass = 0, fail = 0;
 
 	json_array_foreach(json_object_get(doc, "cases"), i, c) {
-		const char *verdict = jstr(c, "verdict");
+		const char *verdict = pmc__jstr(c, "verdict");
 		json_t *chk;
 		size_t k, figures = 0;
 
 		if (!strcmp(verdict, "SKIP") || !strcmp(verdict, "ERROR")) {
 			json_array_append_new(skipped, json_pack("{s:s, s:s, s:s}", "case",
-								 jstr(c, "name"), "verdict", verdict,
-								 "reason", jstr(c, "reason")));
+								 pmc__jstr(c, "name"), "verdict", verdict,
+								 "reason", pmc__jstr(c, "reason")));
 			continue;
 		}
 		json_array_foreach(json_object_get(c, "checks"), k, chk) {
@@ -128,19 +124,19 @@ static json_t *report_of(json_t *doc, const char *backend)
 			/* Deviation: from the value when one is expected, else the
 			 * distance outside the range (0 inside it). */
 			double ref = lo == hi ? lo : x < lo ? lo : x > hi ? hi : x;
-			int ok = !strcmp(jstr(chk, "status"), "pass");
+			int ok = !strcmp(pmc__jstr(chk, "status"), "pass");
 			json_t *row;
 
-			if (strcmp(jstr(chk, "kind"), "figure"))
+			if (strcmp(pmc__jstr(chk, "kind"), "figure"))
 				continue;
 			figures++;
 			ok ? pass++ : fail++;
 			row = json_pack("{s:s, s:s, s:s, s:f, s:f, s:f, s:f, s:s, s:s, s:O}", "case",
-					jstr(c, "name"), "figure", jstr(chk, "region"), "event",
-					jstr(chk, "event"), "expected", ref, "measured", x,
+					pmc__jstr(c, "name"), "figure", pmc__jstr(chk, "region"), "event",
+					pmc__jstr(chk, "event"), "expected", ref, "measured", x,
 					"deviation", x - ref, "deviation_pct",
 					ref != 0 ? 100.0 * (x - ref) / ref : 0.0, "verdict",
-					ok ? "PASS" : "FAIL", "message", jstr(chk, "message"), "notes",
+					ok ? "PASS" : "FAIL", "message", pmc__jstr(chk, "message"), "notes",
 					json_object_get(c, "notes"));
 			json_object_set_new(row, "expected_lo", isnan(lo) ? json_null() : json_real(lo));
 			json_object_set_new(row, "expected_hi", isnan(hi) ? json_null() : json_real(hi));
@@ -148,14 +144,14 @@ static json_t *report_of(json_t *doc, const char *backend)
 		}
 		if (figures == 0)
 			json_array_append_new(skipped,
-					      json_pack("{s:s, s:s, s:s}", "case", jstr(c, "name"),
+					      json_pack("{s:s, s:s, s:s}", "case", pmc__jstr(c, "name"),
 							"verdict", verdict, "reason",
-							strcmp(verdict, "PASS") ? jstr(c, "reason")
+							strcmp(verdict, "PASS") ? pmc__jstr(c, "reason")
 										: "no figure judged"));
 	}
 	return json_pack("{s:s, s:s, s:O, s:o, s:o, s:o, s:{s:i, s:i, s:i}}", "schema",
 			 "pmcheck-validation/1", "backend", backend, "environment", env, "model",
-			 model_json(backend, jstr(json_object_get(env, "cpu"), "signature")), "rows",
+			 model_json(backend, pmc__jstr(json_object_get(env, "cpu"), "signature")), "rows",
 			 rows, "skipped", skipped, "summary", "pass", (int)pass, "fail", (int)fail,
 			 "skip", (int)json_array_size(skipped));
 }
@@ -166,17 +162,17 @@ static void print_report(json_t *rep)
 	       *row, *e;
 	size_t i;
 
-	printf("pmcheck validate: %s%s (%s), kernel %s, backend %s\n", jstr(model, "id"),
+	printf("pmcheck validate: %s%s (%s), kernel %s, backend %s\n", pmc__jstr(model, "id"),
 	       json_is_true(json_object_get(model, "listed")) ? "" : " (not in hwdb: architectural expectations)",
-	       jstr(json_object_get(env, "cpu"), "signature"),
-	       jstr(json_object_get(env, "kernel"), "release"), jstr(rep, "backend"));
+	       pmc__jstr(json_object_get(env, "cpu"), "signature"),
+	       pmc__jstr(json_object_get(env, "kernel"), "release"), pmc__jstr(rep, "backend"));
 	json_array_foreach(json_object_get(model, "errata"), i, e)
 		printf("  erratum: %s\n", json_string_value(e));
 	printf("\n  %-26s %-22s %12s %12s %9s  %s\n", "case", "event", "expected", "measured",
 	       "deviation", "verdict");
 	json_array_foreach(json_object_get(rep, "rows"), i, row) {
 		char bound[48];
-		const char *name = jstr(row, "case");
+		const char *name = pmc__jstr(row, "case");
 
 		double lo = jnum(row, "expected_lo"), hi = jnum(row, "expected_hi");
 		char dev[32];
@@ -187,40 +183,53 @@ static void print_report(json_t *rep)
 		else
 			snprintf(dev, sizeof(dev), "%+.3g%%", jnum(row, "deviation_pct"));
 		printf("  %-26s %-22s %12s %12.6g %9s  %s\n",
-		       strncmp(name, "validate.", 9) ? name : name + 9, jstr(row, "event"), bound,
-		       jnum(row, "measured"), dev, jstr(row, "verdict"));
+		       strncmp(name, "validate.", 9) ? name : name + 9, pmc__jstr(row, "event"), bound,
+		       jnum(row, "measured"), dev, pmc__jstr(row, "verdict"));
 	}
 	json_array_foreach(json_object_get(rep, "skipped"), i, row)
-		printf("  %-26s %s: %s\n", jstr(row, "case") + 9, jstr(row, "verdict"),
-		       jstr(row, "reason"));
+		printf("  %-26s %s: %s\n", pmc__jstr(row, "case") + 9, pmc__jstr(row, "verdict"),
+		       pmc__jstr(row, "reason"));
 	printf("\n%d pass, %d fail, %d not validated here\n",
 	       (int)json_integer_value(json_object_get(json_object_get(rep, "summary"), "pass")),
 	       (int)json_integer_value(json_object_get(json_object_get(rep, "summary"), "fail")),
 	       (int)json_integer_value(json_object_get(json_object_get(rep, "summary"), "skip")));
 }
 
-int pmc__validate_command(int argc, char **argv)
+int cmd_validate(int argc, char **argv)
 {
+	static const struct option opts[] = {
+		{ "backend", required_argument, NULL, 'b' },
+		{ "output", required_argument, NULL, 'o' },
+		{ "program", required_argument, NULL, 'p' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 },
+	};
 	const char *backend = "perf", *output = NULL, *program = NULL;
+	struct pmc__child child;
 	char prog[4096], tmp[] = "/tmp/pmcheck-validate-XXXXXX", json_arg[64];
 	json_error_t jerr;
 	json_t *doc, *rep;
-	int fd, status = 0, rc;
-	pid_t pid;
+	int fd, status = 0, c, rc;
 
-	for (int i = 0; i < argc; i++) {
-		if (!strcmp(argv[i], "--backend=sim") || !strcmp(argv[i], "--backend=perf"))
-			backend = argv[i] + 10;
-		else if (!strncmp(argv[i], "--output=", 9))
-			output = argv[i] + 9;
-		else if (!strncmp(argv[i], "--program=", 10))
-			program = argv[i] + 10;
-		else {
-			fprintf(stderr, "pmcheck validate: unknown option \"%s\" (--backend=perf|sim, --output=FILE, --program=PATH)\n",
-				argv[i]);
-			return 64;
+	while ((c = cli_next("validate", argc, argv, "h", opts, &status)) != -1) {
+		switch (c) {
+		case -2:
+			return status;
+		case 'b':
+			if (strcmp(optarg, "perf") && strcmp(optarg, "sim"))
+				return cli_usage("validate", "--backend=%s: expected perf or sim", optarg);
+			backend = optarg;
+			break;
+		case 'o':
+			output = optarg;
+			break;
+		case 'p':
+			program = optarg;
+			break;
 		}
 	}
+	if (optind < argc)
+		return cli_usage("validate", "unexpected \"%s\"", argv[optind]);
 	if (find_program(program, prog, sizeof(prog))) {
 		fprintf(stderr, "pmcheck validate: cannot find the validation program pmcheck-validate (build it, install it next to pmcheck, or give --program=PATH)\n");
 		return 2;
@@ -232,9 +241,7 @@ int pmc__validate_command(int argc, char **argv)
 	}
 	close(fd);
 	snprintf(json_arg, sizeof(json_arg), "--json=%s", tmp);
-	fflush(NULL);
-	pid = fork();
-	if (pid == 0) {
+	if (pmc__child_fork(&child, 0, NULL) == 0) {
 		/* Its console output is not the report: keep it out of the table. */
 		int null = open("/dev/null", O_WRONLY);
 
@@ -244,7 +251,8 @@ int pmc__validate_command(int argc, char **argv)
 		      (char *)NULL);
 		_exit(127);
 	}
-	waitpid(pid, &status, 0);
+	pmc__child_reap(&child, true);
+	status = child.status;
 	doc = json_load_file(tmp, 0, &jerr);
 	unlink(tmp);
 	if (!doc) {

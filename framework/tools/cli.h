@@ -1,0 +1,57 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The pmcheck command line: one table of commands (pmcheck.c), one way of
+ * parsing their arguments (getopt_long through cli_next), one exit status
+ * for usage errors (PMC_EXIT_USAGE, 64).  Each command is a function of
+ * its own file, cmd_NAME.c, given argv with argv[0] = its name.
+ */
+#ifndef PMCHECK_TOOLS_CLI_H
+#define PMCHECK_TOOLS_CLI_H
+
+#include <getopt.h>
+
+#include <pmcheck/harness.h>
+#include <pmcheck/pmcheck.h>
+
+#if defined(__GNUC__)
+#define CLI_PRINTF(a, b) __attribute__((format(printf, a, b)))
+#else
+#define CLI_PRINTF(a, b)
+#endif
+
+struct cli_command {
+	const char *name;
+	const char *synopsis; /* the command line, after "pmcheck " */
+	const char *summary;  /* what it does, for `pmcheck help` */
+	const char *help;     /* the rest of `pmcheck NAME --help`: options, exit status */
+	int (*run)(int argc, char **argv);
+};
+
+/*
+ * The next option of a command's argv (getopt_long, GNU permutation unless
+ * shortopts starts with '+'; longopts must hold { "help", ..., 'h' }).
+ * Returns the option's value, or -1 at the end (optind: the first operand).
+ * On --help, or on an unknown option or a missing argument, it prints the
+ * help or the error itself and returns -2 with *status set (0 or
+ * PMC_EXIT_USAGE): the command returns *status.
+ */
+int cli_next(const char *name, int argc, char **argv, const char *shortopts,
+	     const struct option *longopts, int *status);
+
+/* "pmcheck NAME: MESSAGE (see pmcheck NAME --help)" on stderr; returns
+ * PMC_EXIT_USAGE. */
+int cli_usage(const char *name, const char *fmt, ...) CLI_PRINTF(2, 3);
+
+/* A positive whole number of seconds or counts in an option's argument:
+ * 0, or a usage error (PMC_EXIT_USAGE, printed). */
+int cli_positive(const char *name, const char *option, const char *arg, unsigned *out);
+
+int cmd_probe(int argc, char **argv);
+int cmd_events(int argc, char **argv);
+int cmd_results(int argc, char **argv);
+int cmd_compare(int argc, char **argv);
+int cmd_hwdb(int argc, char **argv);
+int cmd_validate(int argc, char **argv);
+int cmd_sim(int argc, char **argv);
+
+#endif

@@ -1,0 +1,85 @@
+/* SPDX-License-Identifier: MIT */
+/* `pmcheck compare OLD.json NEW.json`: the regression report (the
+ * comparison itself is src/harness/compare.c). */
+#define _GNU_SOURCE
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "harness_int.h"
+
+int cmd_compare(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "tolerance", required_argument, NULL, 't' },
+		{ "allow-missing", no_argument, NULL, 'a' },
+		{ "force", no_argument, NULL, 'f' },
+		{ "json", required_argument, NULL, 'j' },
+		{ "markdown", required_argument, NULL, 'm' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 },
+	};
+	const char *files[2], *json_path = NULL, *md_path = NULL;
+	struct pmc__tolerance tols = { 0 };
+	bool force = false, allow_missing = false;
+	struct pmc__results docs[2] = { { 0 }, { 0 } };
+	json_t *rep;
+	char why[512];
+	int i, c, status = 0;
+
+	while ((c = cli_next("compare", argc, argv, "h", opts, &status)) != -1) {
+		switch (c) {
+		case -2:
+			return status;
+		case 't':
+			if (pmc__tolerance_add(&tols, optarg, why, sizeof(why)))
+				return cli_usage("compare", "%s", why);
+			break;
+		case 'f':
+			force = true;
+			break;
+		case 'a':
+			allow_missing = true;
+			break;
+		case 'j':
+			json_path = optarg;
+			break;
+		case 'm':
+			md_path = optarg;
+			break;
+		}
+	}
+	if (argc - optind != 2)
+		return cli_usage("compare", "expected two result files, OLD.json and NEW.json");
+	files[0] = argv[optind];
+	files[1] = argv[optind + 1];
+	for (i = 0; i < 2; i++) {
+		if (pmc__results_load(files[i], &docs[i], why, sizeof(why))) {
+			fprintf(stderr, "pmcheck compare: %s\n", why);
+			pmc__results_release(&docs[0]);
+			return PMC_EXIT_ERROR;
+		}
+	}
+	rep = pmc__compare(&docs[0], &docs[1], &tols, force);
+	pmc__print_compare(stdout, rep);
+	status = pmc__compare_status(rep, allow_missing, stdout);
+	if (json_path && pmc__write_json(json_path, rep) != 0) {
+		fprintf(stderr, "pmcheck compare: cannot write %s\n", json_path);
+		status = PMC_EXIT_ERROR;
+	}
+	if (md_path) {
+		char *md = pmc__compare_markdown(rep);
+
+		if (!md || pmc_write_file_atomic(md_path, md, strlen(md)) != 0) {
+			fprintf(stderr, "pmcheck compare: cannot write %s\n", md_path);
+			status = PMC_EXIT_ERROR;
+		}
+		free(md);
+	}
+	json_decref(rep);
+	pmc__results_release(&docs[0]);
+	pmc__results_release(&docs[1]);
+	return status;
+}

@@ -1,0 +1,211 @@
+/* SPDX-License-Identifier: MIT */
+/* `pmcheck hwdb lookup | budget | check`: the hardware database by hand. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "cli.h"
+
+struct hwdb_args {
+	const char *dirs[PMC_HWDB_MAX_DIRS];
+	size_t ndirs;
+	const char *signature, *backend;
+	char *env_copy; /* PMCHECK_HWDB, split in place */
+};
+
+static void print_finding(void *user, const struct pmc_error *f)
+{
+	(void)user;
+	fprintf(stderr, "pmcheck hwdb check: %s\n", f->message);
+}
+
+/* A model fact, or "?" where models.ini leaves it out. */
+static const char *fact(int v, char *buf, size_t size)
+{
+	if (v < 0)
+		return "?";
+	snprintf(buf, size, "%d", v);
+	return buf;
+}
+
+static void print_model(const struct pmc_hwdb_model *m)
+{
+	char a[16], b[16], c[16], d[16], e[16];
+
+	printf("  model         %s: %s (%s, %s)  [%s]\n", m->id, m->name, m->vendor, m->arch, m->where);
+	printf("  counters      %s general x %s bits, %s fixed x %s bits; %s breakpoint slots  (? = not in models.ini)\n",
+	       fact(m->general_counters, a, sizeof(a)), fact(m->general_width, b, sizeof(b)),
+	       fact(m->fixed_counters, c, sizeof(c)), fact(m->fixed_width, d, sizeof(d)),
+	       fact(m->breakpoint_slots, e, sizeof(e)));
+	printf("  deterministic %s\n", m->deterministic[0] ? m->deterministic : "(none listed)");
+	for (const char *p = m->errata; *p;) {
+		size_t n = strcspn(p, "\n");
+
+		printf("  erratum       %.*s\n", (int)n, p);
+		p += n + (p[n] == '\n');
+	}
+}
+
+static int lookup(struct pmc_hwdb *db, const char *given)
+{
+	char keys[PMC_HWDB_MAX_KEYS][PMC_HWDB_KEY_MAX];
+	struct pmc_cpu_id cpu;
+	struct pmc_hwdb_match m;
+	struct pmc_hwdb_model model;
+	const char *sig;
+	size_t i, n, d;
+	int rc;
+
+	pmc_cpu_identify(&cpu);
+	sig = given ? given : cpu.signature;
+	printf("pmcheck hwdb lookup %s%s\n", sig, given ? "" : "  (this machine)");
+	for (d = 0; d < pmc_hwdb_ndirs(db); d++)
+		printf("  directory %zu   %s\n", d + 1, pmc_hwdb_dir(db, d));
+	rc = pmc_hwdb_match(db, sig, &m, &model);
+	if (m.model[0]) {
+		printf("  matched       %s = %s  [%s]\n", m.pattern, m.model, m.where);
+		if (rc == 0)
+			print_model(&model);
+		else
+			printf("  model         %s has no section in any models.ini\n", m.model);
+	} else {
+		printf("  matched       nothing: no map.ini line matches \"%s\"; budgets fall back to vendor/arch/any keys\n", sig);
+	}
+	n = pmc_hwdb_keys(db, "perf", sig, keys, PMC_HWDB_MAX_KEYS);
+	printf("  budget keys   (most specific first)\n");
+	for (i = 0; i < n; i++) {
+		printf("    %-28s", keys[i]);
+		for (d = 0; d < pmc_hwdb_ndirs(db); d++) {
+			char path[4096];
+			struct stat st;
+
+			snprintf(path, sizeof(path), "%s/budgets/%s", pmc_hwdb_dir(db, d), keys[i]);
+			if (stat(path, &st) == 0)
+				printf(" %s", path);
+		}
+		printf("\n");
+	}
+	return 0;
+}
+
+static int budget(struct pmc_hwdb *db, const struct hwdb_args *a, char **op)
+{
+	struct pmc_budget_key key;
+	struct pmc_event_spec spec;
+	struct pmc_budget b;
+	struct pmc_error err;
+	struct pmc_cpu_id cpu;
+	char suite[256], *dot;
+	int rc;
+
+	snprintf(suite, sizeof(suite), "%s", op[0]);
+	dot = strchr(suite, '.');
+	if (!dot)
+		return cli_usage("hwdb", "budget \"%s\": expected SUITE.TEST", op[0]);
+	*dot = '\0';
+	/* A budget line names its event in the parser's canonical spelling;
+	 * a misspelt EVENT would only read "unbudgeted". */
+	if (pmc_event_parse(op[2], &spec, &err) != 0 && err.code != PMC_E_NO_SYMBOL &&
+	    err.code != PMC_E_UNKNOWN_EVENT && err.code != PMC_E_NO_PMU)
+		return cli_usage("hwdb", "budget: %s", err.message);
+	pmc_cpu_identify(&cpu);
+	key = (struct pmc_budget_key){ suite, dot + 1, op[1], op[2], a->backend ? a->backend : "perf",
+				       a->signature ? a->signature : cpu.signature };
+	rc = pmc_hwdb_budget(db, &key, &b, &err);
+	if (rc == 0) {
+		printf("%s %s %s: %s  (key %s, %s)\n", op[0], op[1], op[2], b.text, b.key, b.source);
+		return 0;
+	}
+	if (rc == -ENOENT) {
+		printf("%s %s %s: unbudgeted for %s (%s backend)\n", op[0], op[1], op[2], key.signature,
+		       key.backend);
+		return 1;
+	}
+	fprintf(stderr, "pmcheck hwdb budget: %s\n", err.message);
+	return PMC_EXIT_ERROR;
+}
+
+static int check(struct pmc_hwdb *db)
+{
+	size_t budgets = 0, unchecked = 0, findings;
+
+	findings = pmc_hwdb_lint(db, print_finding, NULL, &budgets, &unchecked);
+	printf("hwdb %s: %zu director%s, %zu budget line(s), %zu finding(s)", findings ? "BROKEN" : "OK",
+	       pmc_hwdb_ndirs(db), pmc_hwdb_ndirs(db) == 1 ? "y" : "ies", budgets, findings);
+	if (unchecked)
+		printf("; %zu event(s) of other CPUs not checked on this one", unchecked);
+	printf("\n");
+	return findings ? PMC_EXIT_ERROR : 0;
+}
+
+int cmd_hwdb(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "hwdb", required_argument, NULL, 'd' },
+		{ "signature", required_argument, NULL, 's' },
+		{ "backend", required_argument, NULL, 'b' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 },
+	};
+	struct hwdb_args a = { 0 };
+	struct pmc_hwdb *db = NULL;
+	struct pmc_error err;
+	char **op;
+	int nop, status = 0, c, rc;
+
+	while ((c = cli_next("hwdb", argc, argv, "h", opts, &status)) != -1) {
+		switch (c) {
+		case -2:
+			return status;
+		case 'd':
+			if (a.ndirs == PMC_HWDB_MAX_DIRS)
+				return cli_usage("hwdb", "more than %d --hwdb directories",
+						 PMC_HWDB_MAX_DIRS);
+			a.dirs[a.ndirs++] = optarg;
+			break;
+		case 's':
+			a.signature = optarg;
+			break;
+		case 'b':
+			if (strcmp(optarg, "perf") && strcmp(optarg, "sim"))
+				return cli_usage("hwdb", "--backend=%s: expected perf or sim", optarg);
+			a.backend = optarg;
+			break;
+		}
+	}
+	op = argv + optind;
+	nop = argc - optind;
+	if (nop < 1)
+		return cli_usage("hwdb", "expected lookup, budget or check");
+	if (!((!strcmp(op[0], "lookup") && nop <= 2) || (!strcmp(op[0], "budget") && nop == 4) ||
+	      (!strcmp(op[0], "check") && nop == 1)))
+		return cli_usage("hwdb", "unknown or incomplete subcommand \"%s\" (lookup [SIGNATURE], budget SUITE.TEST REGION EVENT, check)",
+				 op[0]);
+	if ((a.signature || a.backend) && strcmp(op[0], "budget"))
+		return cli_usage("hwdb", "--signature and --backend belong to budget");
+	a.env_copy = getenv("PMCHECK_HWDB") ? strdup(getenv("PMCHECK_HWDB")) : NULL;
+	if (a.env_copy) {
+		char *save = NULL, *d;
+
+		for (d = strtok_r(a.env_copy, ":", &save); d && a.ndirs < PMC_HWDB_MAX_DIRS;
+		     d = strtok_r(NULL, ":", &save))
+			a.dirs[a.ndirs++] = d;
+	}
+	if (pmc_hwdb_open(&db, a.dirs, a.ndirs, &err)) {
+		fprintf(stderr, "pmcheck hwdb: %s\n", err.message);
+		free(a.env_copy);
+		return PMC_EXIT_ERROR;
+	}
+	if (!strcmp(op[0], "lookup"))
+		rc = lookup(db, nop > 1 ? op[1] : NULL);
+	else if (!strcmp(op[0], "budget"))
+		rc = budget(db, &a, op + 1);
+	else
+		rc = check(db);
+	pmc_hwdb_free(db);
+	free(a.env_copy);
+	return rc;
+}

@@ -1,0 +1,303 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * `pmcheck results`: merge suite result files, each checked on read, and
+ * print the summary, the per-suite table, the merged JSON and JUnit.
+ */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "harness_int.h"
+
+/* Read one results file into rs (its cases appended, its environment kept
+ * if rs has none yet). */
+static int load_into(const char *path, struct pmc__results *rs)
+{
+	struct pmc__results one;
+	char why[1024];
+	size_t i;
+
+	if (pmc__results_load(path, &one, why, sizeof(why))) {
+		fprintf(stderr, "pmcheck results: %s\n", why);
+		return -1;
+	}
+	for (i = 0; i < one.n; i++)
+		if (pmc__results_add(rs, &one.cases[i]))
+			break;
+	if (!rs->environment)
+		rs->environment = json_incref(one.environment);
+	pmc__results_release(&one);
+	return 0;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static int load_dir(const char *dir, struct pmc__results *rs, size_t *files)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	char **names = NULL;
+	size_t n = 0, i;
+	int rc = 0;
+
+	if (!d) {
+		fprintf(stderr, "pmcheck results: %s: %s\n", dir, strerror(errno));
+		return -1;
+	}
+	while ((e = readdir(d))) {
+		size_t len = strlen(e->d_name);
+		char **p;
+
+		if (len < 6 || strcmp(e->d_name + len - 5, ".json"))
+			continue;
+		p = realloc(names, (n + 1) * sizeof(*names));
+		if (!p)
+			break;
+		names = p;
+		if (asprintf(&names[n], "%s/%s", dir, e->d_name) < 0)
+			break;
+		n++;
+	}
+	closedir(d);
+	if (n > 1)
+		qsort(names, n, sizeof(*names), cmp_str);
+	for (i = 0; i < n; i++) {
+		rc |= load_into(names[i], rs);
+		free(names[i]);
+	}
+	free(names);
+	*files += n;
+	return rc;
+}
+
+/* Verdict counts per suite (for a conformance suite: per area of the
+ * manual), in the order suites first appear. */
+static json_t *counts_by_suite(const struct pmc__results *rs)
+{
+	static const char *const verdicts[] = { "PASS", "FAIL", "SKIP", "ERROR", "KNOWN-ISSUE",
+						"INCONCLUSIVE" };
+	json_t *out = json_object();
+
+	for (size_t i = 0; i < rs->n; i++) {
+		const char *suite = rs->cases[i].suite, *v = pmc_verdict_name(rs->cases[i].verdict);
+		json_t *row = json_object_get(out, suite);
+
+		if (!row) {
+			row = json_object();
+			for (size_t k = 0; k < sizeof(verdicts) / sizeof(verdicts[0]); k++)
+				json_object_set_new(row, verdicts[k], json_integer(0));
+			json_object_set_new(out, suite, row);
+		}
+		json_object_set_new(row, v, json_integer(json_integer_value(json_object_get(row, v)) + 1));
+	}
+	return out;
+}
+
+static char *suite_table(json_t *by, json_t *env, bool markdown)
+{
+	json_t *kernel = json_object_get(env, "kernel"), *cpu = json_object_get(env, "cpu"), *row;
+	const char *suite;
+	char *buf = NULL;
+	size_t size = 0;
+	FILE *f = open_memstream(&buf, &size);
+
+	if (!f)
+		return NULL;
+	fprintf(f, "%sPer-suite results: kernel %s (%s), CPU %s, backend %s\n\n",
+		markdown ? "### " : "", pmc__jstr(kernel, "release"), pmc__jstr(kernel, "machine"),
+		pmc__jstr(cpu, "signature"), pmc__jstr(env, "backend"));
+	if (markdown)
+		fprintf(f, "| suite | pass | fail | skip | error | known issue | inconclusive |\n"
+			   "| --- | ---: | ---: | ---: | ---: | ---: | ---: |\n");
+	else
+		fprintf(f, "  %-14s %5s %5s %5s %5s %6s %6s\n", "suite", "pass", "fail", "skip",
+			"error", "known", "inconc");
+	json_object_foreach(by, suite, row) {
+#define N(v) json_integer_value(json_object_get(row, v))
+		if (markdown)
+			fprintf(f, "| %s | %lld | %lld | %lld | %lld | %lld | %lld |\n", suite,
+				N("PASS"), N("FAIL"), N("SKIP"), N("ERROR"), N("KNOWN-ISSUE"),
+				N("INCONCLUSIVE"));
+		else
+			fprintf(f, "  %-14s %5lld %5lld %5lld %5lld %6lld %6lld\n", suite, N("PASS"),
+				N("FAIL"), N("SKIP"), N("ERROR"), N("KNOWN-ISSUE"), N("INCONCLUSIVE"));
+#undef N
+	}
+	fclose(f);
+	return buf;
+}
+
+/* --clear DIR...: the start of a run empties each directory of old result
+ * files (and makes it when it is missing). */
+static int clear_dirs(int n, char **dirs)
+{
+	int rc = 0;
+
+	if (n < 1)
+		return cli_usage("results", "--clear needs the directories to empty");
+	for (int i = 0; i < n; i++) {
+		DIR *d = opendir(dirs[i]);
+		struct dirent *e;
+
+		if (!d) {
+			if (mkdir(dirs[i], 0755) != 0 && errno != EEXIST) {
+				fprintf(stderr, "pmcheck results: cannot create %s: %s\n", dirs[i],
+					strerror(errno));
+				rc = PMC_EXIT_ERROR;
+			}
+			continue;
+		}
+		while ((e = readdir(d))) {
+			size_t len = strlen(e->d_name);
+			char *p;
+
+			if (len > 5 && !strcmp(e->d_name + len - 5, ".json") &&
+			    asprintf(&p, "%s/%s", dirs[i], e->d_name) >= 0) {
+				unlink(p);
+				free(p);
+			}
+		}
+		closedir(d);
+	}
+	return rc;
+}
+
+int cmd_results(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "require-measured", no_argument, NULL, 'r' },
+		{ "clear", no_argument, NULL, 'c' },
+		{ "json", required_argument, NULL, 'j' },
+		{ "junit", required_argument, NULL, 'u' },
+		{ "by-suite", no_argument, NULL, 's' },
+		{ "markdown", required_argument, NULL, 'm' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 },
+	};
+	const char *json_path = NULL, *junit_path = NULL, *md_path = NULL;
+	bool require_measured = false, clear = false, by_suite = false;
+	struct pmc__results rs = { 0 };
+	json_t *summary, *doc;
+	size_t files = 0;
+	int i, c, rc = 0, status = 0;
+
+	while ((c = cli_next("results", argc, argv, "h", opts, &status)) != -1) {
+		switch (c) {
+		case -2:
+			return status;
+		case 'r':
+			require_measured = true;
+			break;
+		case 'c':
+			clear = true;
+			break;
+		case 'j':
+			json_path = optarg;
+			break;
+		case 'u':
+			junit_path = optarg;
+			break;
+		case 's':
+			by_suite = true;
+			break;
+		case 'm':
+			by_suite = true;
+			md_path = optarg;
+			break;
+		}
+	}
+	if (clear)
+		return clear_dirs(argc - optind, argv + optind);
+	for (i = optind; i < argc; i++) {
+		struct stat st;
+
+		if (stat(argv[i], &st) == 0 && S_ISDIR(st.st_mode)) {
+			rc |= load_dir(argv[i], &rs, &files);
+		} else {
+			rc |= load_into(argv[i], &rs);
+			files++;
+		}
+	}
+	if (rc) {
+		/* A summary without the unreadable files would be partial. */
+		fprintf(stderr, "pmcheck results: no summary: a results file above could not be read (fix or remove it)\n");
+		pmc__results_release(&rs);
+		return PMC_EXIT_ERROR;
+	}
+	summary = pmc__summary(&rs);
+	printf("%s (from %zu result files)\n", pmc__jstr(summary, "line"), files);
+	{
+		json_t *reasons = json_object_get(summary, "skip_reasons"), *n;
+		const char *reason;
+
+		json_object_foreach(reasons, reason, n)
+			printf("  SKIP %3" JSON_INTEGER_FORMAT " x %s\n", json_integer_value(n), reason);
+	}
+	status = (int)json_integer_value(json_object_get(summary, "exit_status"));
+	if (status == PMC_EXIT_SKIP)
+		status = PMC_EXIT_PASS;
+	if (require_measured && files > 0 && json_integer_value(json_object_get(summary, "measured")) == 0 &&
+	    json_integer_value(json_object_get(summary, "measuring")) == 0) {
+		/* e.g. ctest -L conformance: the selection holds no case that
+		 * counts events, so there is nothing whose skipping to guard. */
+		printf("no measuring case among the selected ones (they check behaviour, not counts): nothing to guard\n");
+	} else if (require_measured && json_integer_value(json_object_get(summary, "measured")) == 0) {
+		if (files == 0)
+			fprintf(stderr, "pmcheck results: no result files: did the tests run with PMCHECK_RESULTS_DIR set?\n");
+		else
+			fprintf(stderr, "pmcheck results: nothing was measured: every measuring case was skipped or broken (--require-measured)\n");
+		status = PMC_EXIT_FAIL;
+	}
+	json_decref(summary);
+	if (!rs.environment)
+		rs.environment = json_object();
+	{
+		char *args[] = { (char *)"pmcheck", (char *)"results" };
+		struct pmc__run_info info = { "pmcheck results", "", 2, args, 0.0 };
+
+		doc = pmc__results_doc(&rs, &info);
+	}
+	if (by_suite) {
+		json_t *by = counts_by_suite(&rs);
+		char *text = suite_table(by, rs.environment, false);
+		char *md = md_path ? suite_table(by, rs.environment, true) : NULL;
+
+		if (text)
+			printf("\n%s", text);
+		if (md_path && (!md || pmc_write_file_atomic(md_path, md, strlen(md)) != 0)) {
+			fprintf(stderr, "pmcheck results: cannot write %s\n", md_path);
+			rc = -1;
+		}
+		free(text);
+		free(md);
+		json_object_set_new(json_object_get(doc, "summary"), "by_suite", by);
+	}
+	if (rc)
+		status = PMC_EXIT_ERROR;
+	if (json_path && pmc__write_json(json_path, doc) != 0) {
+		fprintf(stderr, "pmcheck results: cannot write %s\n", json_path);
+		status = PMC_EXIT_ERROR;
+	}
+	if (junit_path) {
+		char *xml = pmc__junit(&rs, "pmcheck results", 0.0);
+
+		if (!xml || pmc_write_file_atomic(junit_path, xml, strlen(xml)) != 0) {
+			fprintf(stderr, "pmcheck results: cannot write %s\n", junit_path);
+			status = PMC_EXIT_ERROR;
+		}
+		free(xml);
+	}
+	json_decref(doc);
+	pmc__results_release(&rs);
+	return status;
+}

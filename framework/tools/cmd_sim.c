@@ -1,0 +1,53 @@
+/* SPDX-License-Identifier: MIT */
+/* `pmcheck sim`: run a program under the sim backend (src/sim/exec.c). */
+#define _GNU_SOURCE
+#include <stdio.h>
+
+#include "cli.h"
+#include "harness_int.h"
+
+/* For a bare callgrind run that simulates the same:
+ * env $(pmcheck sim --print-command) PROGRAM */
+static int print_command(void)
+{
+	const char *const *e = pmc_sim_pinned_env(), *const *o = pmc_sim_valgrind_options();
+
+	for (; *e; e++)
+		printf("%s ", *e);
+	printf("valgrind");
+	for (; *o; o++)
+		printf(" %s", *o);
+	putchar('\n');
+	return 0;
+}
+
+int cmd_sim(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "print-command", no_argument, NULL, 'p' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 },
+	};
+	struct pmc_error err;
+	int verbose = 0, status = 0, c, rc;
+
+	/* '+': options end at the program; what follows is its own. */
+	while ((c = cli_next("sim", argc, argv, "+vh", opts, &status)) != -1) {
+		if (c == -2)
+			return status;
+		if (c == 'p')
+			return print_command();
+		if (c == 'v')
+			verbose = 1;
+	}
+	if (optind >= argc)
+		return cli_usage("sim", "expected a program to run");
+	pmc_log_set(pmc__log_stderr, NULL);
+	rc = pmc_sim_exec(argv + optind, verbose, &err);
+	if (rc < 0) {
+		fprintf(stderr, "pmcheck sim: %s\n", err.message);
+		return PMC_EXIT_ERROR;
+	}
+	return rc;
+}
