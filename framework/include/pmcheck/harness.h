@@ -347,6 +347,8 @@ PMC_API size_t pmc_test_general_samples(const struct pmc_test *t);
  * repetitions, before any read, and before the general path appends): the
  * value deltas only, and in the row's first cell the group's times and, as
  * flags, PMC_DELTA_OTHER_THREADS or 0 (rows are zeroed when reserved). */
+struct pmc__stats;
+
 struct pmc__region {
 	const char *name;        /* the caller's string (lives through the case) */
 	uint64_t iterations;     /* units of work per execution */
@@ -358,6 +360,10 @@ struct pmc__region {
 	unsigned *flags;         /* n * nev, enum pmc_delta_flags */
 	uint64_t *enabled_ns;    /* n * nev */
 	uint64_t *running_ns;    /* n * nev */
+	/* Each column's statistics, computed once for rows [0, stats_rows)
+	 * with stats_settled settled (the harness's pmc__region_stats). */
+	struct pmc__stats *stats;
+	size_t stats_rows, stats_settled;
 };
 
 /*

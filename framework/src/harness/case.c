@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Running one case in the calling process: options, requirements, events,
- * fixture, the repetitions, expectations and their judging.  Immediate
- * endings (skip, fail, error, failed check) longjmp back here.  Regions
- * and their samples are in region.c; the result record in record.c.
+ * fixture, the repetitions.  Immediate endings (skip, fail, error, failed
+ * check) longjmp back here.  Regions and their samples are region.c,
+ * expectations and their budgets expect.c, the verdict judge.c, the result
+ * record record.c.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -19,11 +20,10 @@
 
 #include "harness_int.h"
 
-static const struct pmc_budget_source *budget_source;
 const char *pmc__program;
 
 /* Bounded copy (labels and names are cut at their buffer's size). */
-static void copy_str(char *dst, size_t size, const char *src)
+void pmc__copy_str(char *dst, size_t size, const char *src)
 {
 	size_t n = strlen(src);
 
@@ -31,16 +31,6 @@ static void copy_str(char *dst, size_t size, const char *src)
 		n = size - 1;
 	memmove(dst, src, n);
 	dst[n] = '\0';
-}
-
-void pmc_harness_set_budget_source(const struct pmc_budget_source *src)
-{
-	budget_source = src;
-}
-
-const struct pmc_budget_source *pmc__budget_source(void)
-{
-	return budget_source;
 }
 
 const char *pmc_verdict_name(enum pmc_verdict v)
@@ -231,7 +221,7 @@ void pmc_test_add_event(struct pmc_test *t, const char *label, const char *event
 			pmc_test_skip(t, "%s", err.message);
 		pmc_test_error(t, "event \"%s\": %s", event, err.message);
 	}
-	copy_str(t->label[t->nev], sizeof(t->label[0]), label ? label : t->spec[t->nev].name);
+	pmc__copy_str(t->label[t->nev], sizeof(t->label[0]), label ? label : t->spec[t->nev].name);
 	t->nev++;
 }
 
@@ -243,7 +233,7 @@ void pmc_test_watch(struct pmc_test *t, const char *label, const void *addr, siz
 	check_can_add(t, label ? label : "breakpoint");
 	if (pmc_event_breakpoint(&t->spec[t->nev], addr, len, access, &err))
 		pmc_test_error(t, "breakpoint \"%s\": %s", label ? label : "?", err.message);
-	copy_str(t->label[t->nev], sizeof(t->label[0]), label ? label : t->spec[t->nev].name);
+	pmc__copy_str(t->label[t->nev], sizeof(t->label[0]), label ? label : t->spec[t->nev].name);
 	t->nev++;
 }
 
@@ -319,245 +309,6 @@ static void open_counters(struct pmc_test *t)
 		pmc_test_skip(t, "needs user-space counter reads (rdpmc/mrs): the kernel does not offer them for these events here (cap_user_rdpmc 0, or arm64 perf_user_access 0)");
 }
 
-/* ---- expectations ------------------------------------------------------------------ */
-
-static void set_msg(struct pmc__check *c, const char *fmt, ...) PMC__FMT(2, 3);
-
-void pmc_test_expect_figure(struct pmc_test *t, const char *name, const char *event,
-			    double measured, double lo, double hi, const char *fmt, ...)
-{
-	struct pmc__check *c = NULL;
-	char why[256], bound[96], meas[48];
-	va_list ap;
-	size_t i;
-	bool ok;
-
-	for (i = 0; i < t->nexpect; i++)
-		if (t->check[i].e.kind == PMC_EXPECT_KIND_FIGURE &&
-		    !strcmp(t->check[i].figure_name, name) && !strcmp(t->check[i].figure_event, event))
-			c = &t->check[i];
-	if (!c) {
-		if (t->nexpect >= PMC__MAX_EXPECT)
-			pmc_test_error(t, "more than %d expectations in one case", PMC__MAX_EXPECT);
-		c = &t->check[t->nexpect++];
-	}
-	memset(c, 0, sizeof(*c));
-	copy_str(c->figure_name, sizeof(c->figure_name), name);
-	copy_str(c->figure_event, sizeof(c->figure_event), event);
-	c->e = (struct pmc_expectation){ .kind = PMC_EXPECT_KIND_FIGURE, .region = c->figure_name,
-					 .event = c->figure_event, .file = t->def->file,
-					 .line = t->def->line };
-	va_start(ap, fmt);
-	vsnprintf(why, sizeof(why), fmt, ap);
-	va_end(ap);
-	c->measured = measured;
-	c->bound_lo = lo;
-	c->bound_hi = hi;
-	c->samples = 1;
-	ok = !(measured < lo) && !(measured > hi) && !isnan(measured);
-	c->status = ok ? PMC__CHECK_PASS : PMC__CHECK_FAIL;
-	pmc__fmt_bound(bound, sizeof(bound), lo, hi);
-	pmc__fmt_num(meas, sizeof(meas), measured);
-	set_msg(c, "%s, %s: measured %s, expected %s (%s)%s", name, event, meas, bound, why,
-		ok ? "" : measured > hi ? ": over" : ": under");
-}
-
-void pmc_test_expect(struct pmc_test *t, const struct pmc_expectation *e)
-{
-	size_t i;
-
-	for (i = 0; i < t->nexpect; i++) {
-		const struct pmc_expectation *o = &t->check[i].e;
-
-		if (o->line == e->line && !strcmp(o->file, e->file) && !strcmp(o->region, e->region) &&
-		    !strcmp(o->event, e->event) &&
-		    (o->per == e->per || (o->per && e->per && !strcmp(o->per, e->per))))
-			return;
-	}
-	if (!e->region || !e->event)
-		pmc_test_error(t, "%s:%d: expectation without a region or event", e->file, e->line);
-	if (t->nexpect >= PMC__MAX_EXPECT)
-		pmc_test_error(t, "more than %d expectations in one case", PMC__MAX_EXPECT);
-	memset(&t->check[t->nexpect], 0, sizeof(t->check[0]));
-	t->check[t->nexpect++].e = *e;
-}
-
-static void set_msg(struct pmc__check *c, const char *fmt, ...) PMC__FMT(2, 3);
-static void set_msg(struct pmc__check *c, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(c->message, sizeof(c->message), fmt, ap);
-	va_end(ap);
-}
-
-/* Column of an event as an expectation names it: its label, its canonical
- * name, or any spelling that parses to the same canonical name. */
-int pmc__column_of(struct pmc_test *t, const char *event)
-{
-	struct pmc_event_spec s;
-	size_t i;
-
-	for (i = 0; i < t->nev; i++)
-		if (!strcmp(t->label[i], event))
-			return (int)i;
-	for (i = 0; i < t->nev; i++)
-		if (!strcmp(t->spec[i].name, event))
-			return (int)i;
-	if (pmc_event_parse(event, &s, NULL) == 0)
-		for (i = 0; i < t->nev; i++)
-			if (!strcmp(s.name, t->spec[i].name))
-				return (int)i;
-	return -1;
-}
-
-static void list_labels(struct pmc_test *t, char *buf, size_t size)
-{
-	size_t i, used = 0;
-
-	buf[0] = '\0';
-	for (i = 0; i < t->nev && used < size; i++)
-		used += (size_t)snprintf(buf + used, size - used, "%s%s", i ? ", " : "", t->label[i]);
-}
-
-void pmc__sim_profile_key(const struct pmc_test_def *def, char *buf, size_t size)
-{
-	const char *vg = pmc_sim_valgrind_version();
-	size_t i;
-
-#if defined(__x86_64__)
-	const char *arch = "x86_64";
-#elif defined(__aarch64__)
-	const char *arch = "aarch64";
-#else
-	const char *arch = "other";
-#endif
-	snprintf(buf, size, "sim-%s-%s-%s-%s", arch, *vg ? vg : "valgrind-unknown",
-		 PMC_SIM_GEOMETRY, def->build && *def->build ? def->build : "unknown-build");
-	/* A key is a directory name: no '/', no blanks. */
-	for (i = 0; buf[i]; i++)
-		if (buf[i] == '/' || buf[i] == ' ' || buf[i] == '\t')
-			buf[i] = '_';
-}
-
-/*
- * A budget expectation found no budget.  When the suite has budgets under
- * other keys on this backend (another build, another CPU model), this is a
- * gate that looked in the wrong place: the check fails, naming the key it
- * looked up and the keys that exist.  Otherwise the suite was never
- * calibrated here: the check stays unbudgeted (a failure under --strict).
- */
-static void unbudgeted_message(struct pmc_test *t, struct pmc__check *c, const char *looked_up)
-{
-	char keys[8][PMC_HWDB_KEY_MAX], list[700] = "", meas[48], hint[600], detail[400] = "";
-	const char *backend = t->backend == PMC_BACKEND_SIM ? "sim" : "perf";
-	const char *dir = pmc__hwdb_first_dir();
-	size_t n = 0, i, used = 0;
-
-	if (budget_source && budget_source->suite_keys)
-		n = budget_source->suite_keys(budget_source->ctx, backend, t->def->suite, keys, 8);
-	for (i = 0; i < n && used < sizeof(list); i++)
-		used += (size_t)snprintf(list + used, sizeof(list) - used, "%s%s", i ? ", " : "",
-					 keys[i]);
-	pmc__fmt_num(meas, sizeof(meas), c->measured);
-	snprintf(hint, sizeof(hint), "%s --filter=%s.%s%s --calibrate --hwdb=%s",
-		 pmc__program ? pmc__program : "<suite>", t->def->suite, t->def->name,
-		 t->backend == PMC_BACKEND_SIM ? " --backend=sim" : "", dir ? dir : "DIR");
-	if (n == 0) {
-		set_msg(c,
-			"region \"%s\", %s: unbudgeted: no budget for suite \"%s\" under any key on the %s backend (looked up %s; measured %s); record one with: %s",
-			c->e.region, c->e.event, t->def->suite, backend, looked_up, meas, hint);
-		return;
-	}
-	c->gate = true;
-	if (t->backend == PMC_BACKEND_SIM) {
-		/* Same simulator and compiler, another build type? Say so. */
-		const char *dash = strrchr(looked_up, '-');
-		size_t stem = dash ? (size_t)(dash - looked_up) : 0;
-
-		for (i = 0; i < n && !detail[0]; i++)
-			if (stem && !strncmp(keys[i], looked_up, stem) && keys[i][stem] == '-')
-				snprintf(detail, sizeof(detail),
-					 " Only another build type's budgets exist (%s; this build is %s): build as calibrated, or calibrate this build type.",
-					 keys[i] + stem + 1, dash + 1);
-		if (!detail[0])
-			snprintf(detail, sizeof(detail),
-				 " This binary differs from the calibrated one (compiler, optimisation, build type or valgrind version): build it as calibrated, or calibrate this one.");
-	}
-	set_msg(c,
-		"region \"%s\", %s: no budget under key %s (measured %s), but suite \"%s\" has budgets under: %s.%s Record one with: %s",
-		c->e.region, c->e.event, looked_up, meas, t->def->suite, list, detail, hint);
-}
-
-static void judge_all(struct pmc_test *t)
-{
-	char sim_key[PMC_HWDB_KEY_MAX];
-	struct pmc_cpu_id cpu;
-	bool have_cpu = false;
-	size_t i;
-
-	pmc__sim_profile_key(t->def, sim_key, sizeof(sim_key));
-	for (i = 0; i < t->nexpect; i++) {
-		struct pmc__check *c = &t->check[i];
-		struct pmc__region *r;
-		int ev;
-
-		if (c->e.kind == PMC_EXPECT_KIND_FIGURE)
-			continue; /* judged when it was made */
-		r = pmc__region_named(t, c->e.region);
-		ev = pmc__column_of(t, c->e.event);
-		int per = c->e.per ? pmc__column_of(t, c->e.per) : -1;
-		struct pmc_budget budget, *b = NULL;
-		struct pmc_error berr;
-		char names[512];
-
-		if (ev < 0 || (c->e.per && per < 0)) {
-			list_labels(t, names, sizeof(names));
-			c->status = PMC__CHECK_ERROR;
-			set_msg(c,
-				 "%s:%d: event \"%s\" is not counted by this case (events: %s)",
-				 c->e.file, c->e.line, ev < 0 ? c->e.event : c->e.per, names);
-			continue;
-		}
-		if (!r) {
-			c->status = PMC__CHECK_ERROR;
-			set_msg(c, "%s:%d: region \"%s\" never ran",
-				 c->e.file, c->e.line, c->e.region);
-			continue;
-		}
-		if (c->e.kind == PMC_EXPECT_KIND_BUDGET && budget_source && budget_source->lookup) {
-			struct pmc_budget_key key;
-			int rc;
-
-			if (!have_cpu)
-				pmc_cpu_identify(&cpu), have_cpu = true;
-			/* Budget files spell events as the expectations do. */
-			key = (struct pmc_budget_key){ t->def->suite, t->def->name, c->e.region,
-						       c->e.event,
-						       t->backend == PMC_BACKEND_SIM ? "sim" : "perf",
-						       t->backend == PMC_BACKEND_SIM ? sim_key : cpu.signature };
-			memset(&budget, 0, sizeof(budget));
-			pmc_error_clear(&berr);
-			rc = budget_source->lookup(budget_source->ctx, &key, &budget, &berr);
-			if (rc == 0) {
-				b = &budget;
-			} else if (rc != -ENOENT) {
-				c->status = PMC__CHECK_ERROR;
-				set_msg(c, "budget for region \"%s\", %s: %s", c->e.region, c->e.event,
-					berr.message[0] ? berr.message : pmc_strerror(rc));
-				continue;
-			}
-		}
-		pmc__judge(c, r, ev, per, t->opt.stat, b);
-		if (c->status == PMC__CHECK_UNBUDGETED) {
-			if (!have_cpu)
-				pmc_cpu_identify(&cpu), have_cpu = true;
-			unbudgeted_message(t, c, t->backend == PMC_BACKEND_SIM ? sim_key : cpu.signature);
-		}
-	}
-}
-
 /* ---- the case --------------------------------------------------------------------- */
 
 static void run_phases(struct pmc_test *t)
@@ -581,7 +332,7 @@ static void run_phases(struct pmc_test *t)
 			pmc_test_error(t, "events \"%s\": %s", t->opt.events, err.message);
 		}
 		for (t->nev = 0; t->nev < n; t->nev++)
-			copy_str(t->label[t->nev], sizeof(t->label[0]), t->spec[t->nev].name);
+			pmc__copy_str(t->label[t->nev], sizeof(t->label[0]), t->spec[t->nev].name);
 	}
 	if (fx && fx->setup) {
 		t->in_setup = true;
@@ -601,7 +352,7 @@ static void run_phases(struct pmc_test *t)
 	}
 	t->hot.recording = 0;
 	t->hot.expect = NULL;
-	judge_all(t);
+	pmc__judge_case(t);
 	t->verdict = pmc__verdict_from_checks(t->check, t->nexpect, t->strict, t->reason,
 					      sizeof(t->reason));
 }

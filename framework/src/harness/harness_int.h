@@ -220,13 +220,12 @@ struct pmc_test {
 
 /* Statistics of column `ev` of region r (n may be 0: all zero). */
 void pmc__stats_of(const struct pmc__region *r, size_t ev, struct pmc__stats *s);
+/* Each column's statistics of region r, computed once (kept in r until
+ * its rows change); a column past r->nev reads as no samples. */
+const struct pmc__stats *pmc__region_stats(struct pmc__region *r, size_t ev);
 /* Figure named by stat. */
 double pmc__stat_pick(const struct pmc__stats *s, enum pmc_stat stat);
 const char *pmc__stat_name(enum pmc_stat stat);
-/* Counts as integers ("2759660", never "2.75966e+06"), fractions to 6 digits. */
-void pmc__fmt_num(char *buf, size_t size, double x);
-/* "<= 1200", "1000..1100", "= 600023", ">= 5" (NAN: an open side). */
-void pmc__fmt_bound(char *buf, size_t size, double lo, double hi);
 /* Append one sample row; returns 0 or -ENOMEM. */
 int pmc__region_append(struct pmc__region *r, const struct pmc_measurement *m);
 /* Make raw rows final (see struct pmc__region), subtracting `overhead`. */
@@ -235,12 +234,49 @@ void pmc__region_settle(struct pmc__region *r, const struct pmc_measurement *ove
 int pmc__region_reserve(struct pmc__region *r, size_t rows);
 void pmc__region_release(struct pmc__region *r);
 
+/* ---- judge.c: pure ----------------------------------------------------------- */
+
+/* Counts as integers ("2759660", never "2.75966e+06"), fractions to 6 digits. */
+void pmc__fmt_num(char *buf, size_t size, double x);
+/* "<= 1200", "1000..1100", "= 600023", ">= 5" (NAN: an open side): the one
+ * bound formatter of messages and reports. */
+void pmc__fmt_bound(char *buf, size_t size, double lo, double hi);
+/* c->message from a format (cut at the buffer's size). */
+void pmc__check_msg(struct pmc__check *c, const char *fmt, ...) PMC__FMT(2, 3);
+
+/* A case's events as expectations name them. */
+struct pmc__columns {
+	size_t n;
+	const struct pmc_event_spec *spec;
+	const char (*label)[PMC__LABEL_MAX];
+};
+/* Column of an event as an expectation names it: its label, its canonical
+ * name, or any spelling that parses to the same canonical name; or -1. */
+int pmc__column_in(const struct pmc__columns *cols, const char *event);
+
+/* What judging a case's expectations needs.  budget resolves a BUDGET
+ * check's budget: 0 found, -ENOENT none, another code an error (err
+ * filled); NULL: no budget source.  unbudgeted (may be NULL) words the
+ * message of a check left without one, and may make it a failing gate. */
+struct pmc__judging {
+	struct pmc__columns cols;
+	struct pmc__region *regions;
+	size_t nregions;
+	enum pmc_stat stat;
+	int (*budget)(void *ctx, const struct pmc__check *c, struct pmc_budget *out,
+		      struct pmc_error *err);
+	void (*unbudgeted)(void *ctx, struct pmc__check *c);
+	void *ctx;
+};
+/* Judge every check but FIGURE ones (judged when made). */
+void pmc__judge_checks(struct pmc__check *c, size_t n, const struct pmc__judging *j);
+
 /*
  * Judge one expectation against region r.  ev / per are column indices
  * (per is -1 unless a ratio).  budget is the resolved budget for BUDGET
  * kinds (NULL when unbudgeted).  Fills c->status, measured, bounds, message.
  */
-void pmc__judge(struct pmc__check *c, const struct pmc__region *r, int ev, int per,
+void pmc__judge(struct pmc__check *c, struct pmc__region *r, int ev, int per,
 		enum pmc_stat stat, const struct pmc_budget *budget);
 
 /* Case verdict from its checks (no immediate failure happened). */
@@ -288,9 +324,13 @@ void pmc__print_ctest_measurements(FILE *f, const struct pmc__result *r);
 /* Run one case in this process; fills *out (0), or -ENOMEM. */
 /* ---- the case's jobs, by file ----------------------------------------------- */
 
-/* case.c: the column of an event as an expectation names it (label,
+/* expect.c: the column of an event as an expectation names it (label,
  * canonical name, or any spelling that parses to it), -1 when none. */
 int pmc__column_of(struct pmc_test *t, const char *event);
+/* expect.c: judge the case's expectations (budgets from the budget source). */
+void pmc__judge_case(struct pmc_test *t);
+/* case.c: bounded copy (cut at the buffer's size). */
+void pmc__copy_str(char *dst, size_t size, const char *src);
 /* region.c: a region by name (the caller's pointer first), NULL if none. */
 struct pmc__region *pmc__region_named(struct pmc_test *t, const char *name);
 /* region.c: each path's overhead, before the repetitions. */

@@ -5,6 +5,7 @@
  * samples (inconclusive, never pass), budgets (unbudgeted, per iteration),
  * the case verdict and the run's exit status.
  */
+#include <inttypes.h>
 #include <math.h>
 
 #include "../t.h"
@@ -391,6 +392,35 @@ T_CASE(raw_rows_settle)
 	T_EQ_U64(st.n, 4, "four samples");
 	T_EQ_U64(st.multiplexed, 1, "one multiplexed");
 	T_EQ_U64(st.not_counted, 1, "one never counted");
+	pmc__region_release(&r);
+}
+
+/* Statistics are computed once per region and column, and again only when
+ * the rows change: appended, or settled. */
+T_CASE(stats_kept_until_rows_change)
+{
+	static const uint64_t a[] = { 9, 4, 6 }, b[] = { 1, 2, 3 };
+	struct pmc_measurement m = { .n = 2 };
+	const struct pmc__stats *s0, *s1;
+	struct pmc__region r;
+	struct pmc__stats fresh;
+
+	region_of(&r, 2, 3, a, b, NULL);
+	s0 = pmc__region_stats(&r, 0);
+	pmc__stats_of(&r, 0, &fresh);
+	T_CHECK(s0->min == fresh.min && s0->max == fresh.max && s0->median == fresh.median &&
+			s0->n == 3,
+		"kept = computed: min %" PRIu64 " max %" PRIu64 " median %g", s0->min, s0->max,
+		s0->median);
+	s1 = pmc__region_stats(&r, 1);
+	T_CHECK(s1->max == 3 && pmc__region_stats(&r, 0) == s0, "one computation for both columns");
+	T_EQ_U64(pmc__region_stats(&r, 7)->n, 0, "a column past nev has no samples");
+	m.d[0] = (struct pmc_delta){ 1, 10, 10, 0 };
+	m.d[1] = (struct pmc_delta){ 100, 10, 10, 0 };
+	pmc__region_append(&r, &m);
+	T_EQ_U64(pmc__region_stats(&r, 0)->min, 1, "a new row is seen");
+	T_EQ_U64(pmc__region_stats(&r, 1)->max, 100, "in every column");
+	T_EQ_U64(pmc__region_stats(&r, 0)->n, 4, "four samples");
 	pmc__region_release(&r);
 }
 
