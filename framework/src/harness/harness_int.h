@@ -142,6 +142,10 @@ struct pmc__results {
 };
 
 const char *pmc__check_kind_name(enum pmc_expect_kind k);
+/* The kind (PMC_EXPECT_KIND_*) or status (PMC__CHECK_*) a name stands for,
+ * or -1. */
+int pmc__check_kind_of(const char *s);
+int pmc__check_status_of(const char *s);
 const char *pmc__check_status_name(enum pmc__check_status s);
 /* Verdict from its name, -1 if unknown. */
 int pmc__verdict_from_name(const char *s);

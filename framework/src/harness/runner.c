@@ -22,10 +22,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "harness_int.h"
+#include "runner_int.h"
 #include "util/child.h"
 
-#define OUTPUT_KEEP (64 * 1024) /* bytes of a case's output kept in results */
 
 static const char usage_text[] =
 	"usage: %s [options]\n"
@@ -81,30 +80,7 @@ static const char usage_text[] =
 	"exit status: 0 all passed, 1 a case failed, 2 a case could not run (error),\n"
 	"3 regression, 4 inconclusive (partial counts), 64 usage, 77 all skipped.\n";
 
-struct runner {
-	const char *prog;
-	const char *filter;
-	const char *list;      /* NULL, "", or "tsv" */
-	unsigned repeat;
-	double timeout;
-	enum pmc_backend backend;
-	bool strict, no_fork, verbose, tap, ctest, color;
-	const char *json_path, *junit_path, *results_dir;
-	const char *hwdb[PMC_HWDB_MAX_DIRS];
-	size_t nhwdb;
-	unsigned calibrate;
-	double margin, cal_tolerance;
-	struct pmc__tolerance tolerance;
-	bool allow_missing;
-	const char *calibrate_key, *baseline, *save_baseline, *report_md;
-	char *hwdb_env;
-	/* Set in the process the sim backend starts for one case (see
-	 * exec_sim_case): run that case here and write its result to fd. */
-	const char *inner_case;
-	int request_fd, result_fd;
-};
-
-static double now_s(void)
+double pmc__runner_now(void)
 {
 	struct timespec ts;
 
@@ -386,434 +362,6 @@ static int list_cases(struct runner *r)
 	return 0;
 }
 
-/* ---- running one case in a child ---------------------------------------------------- */
-
-void pmc__log_stderr(int level, const char *message, void *ctx)
-{
-	(void)level;
-	(void)ctx;
-	fprintf(stderr, "%s\n", message);
-}
-
-static pid_t current_child;
-
-static void forward_signal(int sig)
-{
-	if (current_child > 0)
-		kill(-current_child, SIGKILL);
-	signal(sig, SIG_DFL);
-	raise(sig);
-}
-
-static int make_memfd(const char *name)
-{
-	int fd = (int)syscall(SYS_memfd_create, name, 1u /* MFD_CLOEXEC */);
-
-	if (fd < 0) {
-		char tmpl[] = "/tmp/pmcheck-XXXXXX";
-
-		fd = mkostemp(tmpl, O_CLOEXEC);
-		if (fd >= 0)
-			unlink(tmpl);
-	}
-	return fd;
-}
-
-static char *slurp_fd(int fd, size_t keep, size_t *total)
-{
-	off_t size = lseek(fd, 0, SEEK_END);
-	off_t from;
-	char *buf;
-	ssize_t n;
-
-	*total = size > 0 ? (size_t)size : 0;
-	if (size <= 0)
-		return NULL;
-	from = (size_t)size > keep ? size - (off_t)keep : 0;
-	buf = malloc((size_t)(size - from) + 1);
-	if (!buf)
-		return NULL;
-	n = pread(fd, buf, (size_t)(size - from), from);
-	buf[n > 0 ? n : 0] = '\0';
-	return buf;
-}
-
-/* Wait for the case up to `timeout` seconds: 1 exited (c->status set), 2
- * reported its result on the pipe and is still taking its counters down,
- * 0 timed out. */
-static int wait_case(struct pmc__child *c, double timeout)
-{
-	double deadline = pmc__child_now() + timeout;
-
-	for (;;) {
-		char byte;
-		int w = pmc__child_wait(c, deadline);
-
-		if (w == PMC__CHILD_EXITED)
-			return 1;
-		if (w == 0)
-			return 0;
-		if (read(c->fd, &byte, 1) == 1)
-			return 2;
-		pmc__child_close(c); /* closed unwritten: wait for the exit */
-	}
-}
-
-/* Cases that reported their result and were left taking their counters
- * down: reaped without waiting before the next fork, and at the end. */
-static struct pmc__child pending[64];
-static size_t npending;
-
-static void reap_pending(bool block)
-{
-	for (size_t i = 0; i < npending;) {
-		if (!pmc__child_reap(&pending[i], block)) {
-			i++;
-			continue;
-		}
-		pending[i] = pending[--npending];
-	}
-}
-
-static void add_pending(const struct pmc__child *c)
-{
-	if (npending == sizeof(pending) / sizeof(pending[0]))
-		reap_pending(true);
-	pending[npending++] = *c;
-}
-
-/* The record of a case that ended without reporting one. */
-static void error_result(const struct pmc_test_def *d, const char *reason, struct pmc__result *r)
-{
-	char name[256];
-
-	pmc__full_name(d, name, sizeof(name));
-	memset(r, 0, sizeof(*r));
-	r->name = strdup(name);
-	r->suite = strdup(d->suite);
-	r->test = strdup(d->name);
-	r->file = strdup(d->file);
-	r->line = d->line;
-	r->verdict = PMC_ERROR;
-	r->reason = strdup(reason);
-	r->measuring = true;
-}
-
-/* Write a case's result for the runner; returns 0 when all of it went out. */
-static int write_result(int fd, const struct pmc__result *res)
-{
-	json_t *o = pmc__result_to_json(res);
-	char *text = o ? json_dumps(o, JSON_COMPACT) : NULL;
-	size_t len = text ? strlen(text) : 0, off = 0;
-
-	json_decref(o);
-	while (off < len) {
-		ssize_t n = write(fd, text + off, len - off);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			break;
-		off += (size_t)n;
-	}
-	free(text);
-	return text && off == len ? 0 : -1;
-}
-
-/*
- * The program's stack starts below its argument and environment strings,
- * and where it starts changes the work of alignment-dependent code (glibc's
- * string functions): measured, 12 more instructions in one expat region for
- * an 11-byte environment variable.  So the strings and their pointers are
- * padded to the next multiple of 64 KiB with PMCHECK_SIM_PAD, and a case
- * counts the same whatever the caller's environment or hwdb path holds.
- */
-/*
- * Code under test may read its environment (libexpat calls getenv(3) when
- * it creates a parser, and getenv walks every variable: 12 instructions
- * each), so the caller's environment -- a shell, CTest, CI -- would change
- * the counts.  A case under the sim backend sees PATH and the variables
- * PMCHECK_SIM_ENV names (NAME:NAME), nothing else; the simulator's own
- * variables are added by pmc_sim_exec().
- */
-static void canonical_environment(void)
-{
-	const char *keep = getenv("PMCHECK_SIM_ENV"), *path = getenv("PATH");
-	char *names = keep ? strdup(keep) : NULL, *save = NULL, *name;
-	char **kept = calloc(64, sizeof(*kept));
-	size_t n = 0, i;
-
-	if (!kept)
-		return;
-	if (path && asprintf(&kept[n], "PATH=%s", path) >= 0)
-		n++;
-	for (name = names ? strtok_r(names, ":", &save) : NULL; name && n < 63;
-	     name = strtok_r(NULL, ":", &save)) {
-		const char *v = getenv(name);
-
-		if (v && strcmp(name, "PATH") && asprintf(&kept[n], "%s=%s", name, v) >= 0)
-			n++;
-	}
-	clearenv();
-	for (i = 0; i < n; i++)
-		putenv(kept[i]); /* the child execs soon; the strings live until then */
-	free(names);
-}
-
-#define SIM_PAD_VAR "PMCHECK_SIM_PAD="
-/*
- * Extra padding, in bytes: moves the measured process's stack.  Executed
- * work does not change with it (measured: instructions of the checksum gate
- * equal over 11 shifts of 64-byte multiples), cache misses do (L1 misses
- * 66..83 over the same shifts), so --calibrate gives every run its own shift
- * and a noisy budget covers what other layouts do.  Gate runs use 0.
- */
-static size_t sim_layout_shift;
-#define SIM_PAD_UNIT 65536
-
-static void pad_environment(char *const *args)
-{
-
-	size_t room = sizeof(SIM_PAD_VAR) + sizeof(char *), target;
-	char **e, *pad;
-
-	unsetenv("PMCHECK_SIM_PAD");
-	for (e = environ; *e; e++)
-		room += strlen(*e) + 1 + sizeof(char *);
-	for (; *args; args++)
-		room += strlen(*args) + 1 + sizeof(char *);
-	target = (room / SIM_PAD_UNIT + 1) * SIM_PAD_UNIT + sim_layout_shift;
-	pad = malloc(sizeof(SIM_PAD_VAR) + (target - room));
-	if (!pad)
-		return;
-	memcpy(pad, SIM_PAD_VAR, sizeof(SIM_PAD_VAR) - 1);
-	memset(pad + sizeof(SIM_PAD_VAR) - 1, 'x', target - room);
-	pad[sizeof(SIM_PAD_VAR) - 1 + (target - room)] = '\0';
-	putenv(pad); /* the child execs soon; pad lives until then */
-}
-
-/*
- * The sim backend measures every case in a process of its own, started the
- * same way every time: valgrind runs this program with the case's name, the
- * result descriptor and only the options that change what the case does.
- * Counts of code that allocates depend on the heap the measured process
- * starts from (measured on libexpat: one region 31122857 instructions in a
- * fresh process, 31250999 when forked from a runner that had run two other
- * cases), so a case run alone by CTest, in the whole suite, in a rerun or
- * by --calibrate must start from the same state.  Runs in the forked child;
- * returns the exit status for it.
- */
-static int exec_sim_case(struct runner *r, const struct pmc_test_def *d, int resfd)
-{
-	char exe[PATH_MAX], name[256], *args[4];
-	struct pmc_error err;
-	size_t n = 0, i;
-	int req, high[2], rc;
-	ssize_t len;
-
-	len = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	if (len <= 0) {
-		fprintf(stderr, "%s: --backend=sim: cannot find this program (/proc/self/exe): %s\n",
-			r->prog, strerror(errno));
-		return PMC_EXIT_ERROR;
-	}
-	exe[len] = '\0';
-	/*
-	 * The request (case, options, hwdb directories) goes through a
-	 * descriptor, not the command line: the measured process's argument
-	 * strings, and with them its memory layout, are then the same whoever
-	 * started it and with whatever hwdb path.  Descriptors 3 (request) and
-	 * 4 (result) in the case, whatever numbers they have here.
-	 */
-	req = make_memfd("pmcheck-request");
-	pmc__full_name(d, name, sizeof(name));
-	if (req < 0 || dprintf(req, "case %s\n", name) < 0)
-		return PMC_EXIT_ERROR;
-	if (r->repeat)
-		dprintf(req, "repeat %u\n", r->repeat);
-	if (r->strict)
-		dprintf(req, "strict\n");
-	for (i = 0; i < r->nhwdb; i++)
-		dprintf(req, "hwdb %s\n", r->hwdb[i]);
-	lseek(req, 0, SEEK_SET);
-	high[0] = fcntl(req, F_DUPFD_CLOEXEC, 64);
-	high[1] = fcntl(resfd, F_DUPFD_CLOEXEC, 64);
-	if (high[0] < 0 || high[1] < 0 || dup2(high[0], 3) < 0 || dup2(high[1], 4) < 0) {
-		fprintf(stderr, "%s: --backend=sim: cannot pass the case its descriptors: %s\n",
-			r->prog, strerror(errno));
-		return PMC_EXIT_ERROR;
-	}
-	close(high[0]);
-	close(high[1]);
-	args[n++] = exe;
-	args[n++] = (char *)"--pmc-request-fd=3";
-	args[n++] = (char *)"--pmc-result-fd=4";
-	args[n] = NULL;
-	canonical_environment();
-	pad_environment(args);
-	pmc_log_set(pmc__log_stderr, NULL);
-	rc = pmc_sim_exec(args, r->verbose, &err);
-	if (rc < 0) {
-		fprintf(stderr, "%s: --backend=sim: %s\n", r->prog, err.message);
-		return PMC_EXIT_ERROR;
-	}
-	if (rc > 128) {
-		/* The case died of a signal: die of it too, so the runner
-		 * reports a crash. */
-		signal(rc - 128, SIG_DFL);
-		kill(getpid(), rc - 128);
-	}
-	return rc;
-}
-
-static void run_forked(struct runner *r, const struct pmc_test_def *d,
-		       const struct pmc_test_options *o, double *seconds, struct pmc__result *res)
-{
-	int outfd = make_memfd("pmcheck-output"), resfd = make_memfd("pmcheck-result");
-	int done = -1;
-	struct pmc__child c;
-	double t0 = now_s();
-	char reason[1024], *out = NULL;
-	size_t out_total = 0;
-	int status = 0, wait_rc;
-	pid_t pid;
-
-	memset(res, 0, sizeof(*res));
-	if (outfd < 0 || resfd < 0) {
-		snprintf(reason, sizeof(reason), "cannot create the result buffer: %s", strerror(errno));
-		error_result(d, reason, res);
-		goto out;
-	}
-	/* The case writes a byte down the pipe once its result is written,
-	 * before it takes its counters down (exec, under the sim backend,
-	 * closes it).  Its own process group: a timeout kills the case and
-	 * its children (valgrind too, under the sim backend). */
-	reap_pending(false);
-	pid = pmc__child_fork(&c, PMC__CHILD_GROUP | PMC__CHILD_PIPE, &done);
-	/* No descriptor to spare for the pipe: the case still runs (and
-	 * reports the shortage itself), and the runner waits for its exit. */
-	if (pid == -EMFILE || pid == -ENFILE)
-		pid = pmc__child_fork(&c, PMC__CHILD_GROUP, NULL);
-	if (pid < 0) {
-		snprintf(reason, sizeof(reason), "fork: %s", strerror((int)-pid));
-		error_result(d, reason, res);
-		goto out;
-	}
-	if (pid == 0) {
-		struct pmc__result cr;
-		int rc;
-
-		signal(SIGINT, SIG_DFL);
-		signal(SIGTERM, SIG_DFL);
-		dup2(outfd, STDOUT_FILENO);
-		dup2(outfd, STDERR_FILENO);
-		setvbuf(stdout, NULL, _IOLBF, 0);
-		if (r->backend == PMC_BACKEND_SIM && !pmc_sim_active()) {
-			rc = exec_sim_case(r, d, resfd);
-			fflush(NULL);
-			_exit(rc);
-		}
-		pmc__defer_close();
-		rc = pmc__run_case(d, o, r->backend, r->strict, &cr) || write_result(resfd, &cr) ? 1 : 0;
-		pmc__result_release(&cr);
-		fflush(NULL);
-		/* Reported: the runner goes on while the kernel unregisters
-		 * this case's uprobes (it waits for grace periods). */
-		if (rc == 0 && done >= 0 && write(done, "", 1) == 1)
-			close(done);
-		pmc__close_deferred();
-		exit(rc);
-	}
-	current_child = pid;
-	wait_rc = wait_case(&c, o->timeout);
-	pmc__child_close(&c);
-	if (wait_rc == 0) {
-		pmc__child_kill(&c);
-		current_child = 0;
-		snprintf(reason, sizeof(reason), "timed out after %g s (set .timeout or --timeout)", o->timeout);
-		error_result(d, reason, res);
-		res->timeout = true;
-		goto out;
-	}
-	kill(-pid, SIGKILL); /* leftovers of the case */
-	current_child = 0;
-	status = c.status;
-	if (wait_rc == 2)
-		add_pending(&c); /* reaped later: its exit waits for the kernel */
-	{
-		size_t len;
-		char *text = slurp_fd(resfd, SIZE_MAX / 2, &len);
-
-		if (text && WIFEXITED(status) && WEXITSTATUS(status) == 0) {
-			json_error_t jerr;
-			json_t *o2 = json_loads(text, 0, &jerr);
-			char why[768];
-
-			if (!o2) {
-				snprintf(reason, sizeof(reason), "unreadable result from the case: %s", jerr.text);
-				error_result(d, reason, res);
-			} else if (pmc__result_from_json(o2, res, "the case's result", why, sizeof(why))) {
-				snprintf(reason, sizeof(reason), "unreadable result: %s", why);
-				error_result(d, reason, res);
-			}
-			json_decref(o2);
-		} else if (WIFSIGNALED(status)) {
-			snprintf(reason, sizeof(reason), "crashed: killed by signal %d (%s)", WTERMSIG(status),
-				 strsignal(WTERMSIG(status)));
-			error_result(d, reason, res);
-		} else {
-			snprintf(reason, sizeof(reason),
-				 "the case exited with status %d before reporting a result (exit() in the test, or a sanitizer report; see output)",
-				 WIFEXITED(status) ? WEXITSTATUS(status) : -1);
-			error_result(d, reason, res);
-		}
-		free(text);
-	}
-out:
-	*seconds = now_s() - t0;
-	if (outfd >= 0)
-		out = slurp_fd(outfd, OUTPUT_KEEP, &out_total);
-	if (out && *out) {
-		res->output = out;
-		out = NULL;
-		if (out_total > OUTPUT_KEEP)
-			res->output_truncated = out_total - OUTPUT_KEEP;
-	}
-	free(out);
-	if (outfd >= 0)
-		close(outfd);
-	if (resfd >= 0)
-		close(resfd);
-}
-
-static void run_one(struct runner *r, const struct pmc_test_def *d, double *seconds,
-		    struct pmc__result *res)
-{
-	struct pmc_test_options o;
-
-	pmc__effective_options(d, r->repeat, r->timeout, &o);
-	if (r->backend == PMC_BACKEND_SIM && !(r->timeout > 0))
-		o.timeout *= PMC__SIM_TIMEOUT_FACTOR;
-	/* A case that does not run on this backend skips before it does
-	 * anything: no process (and no valgrind) for it.  Under the sim
-	 * backend every other case is a fresh process anyway. */
-	if ((d->opt.backends && !(d->opt.backends & r->backend)) ||
-	    (r->no_fork && r->backend != PMC_BACKEND_SIM)) {
-		double t0 = now_s();
-
-		alarm((unsigned)ceil(o.timeout));
-		if (pmc__run_case(d, &o, r->backend, r->strict, res))
-			error_result(d, "out of memory building the result", res);
-		alarm(0);
-		*seconds = now_s() - t0;
-	} else {
-		run_forked(r, d, &o, seconds, res);
-	}
-	res->has_duration = true;
-	res->duration_s = *seconds;
-	res->timeout_s = o.timeout;
-}
-
 /* ---- main ------------------------------------------------------------------------------ */
 
 static const char *base_name(const char *p)
@@ -847,210 +395,6 @@ static int write_results_dir(struct runner *r, json_t *doc, const struct pmc__re
 	return 0;
 }
 
-/* --calibrate: N runs per selected case, then budgets into the first hwdb dir. */
-static int calibrate(struct runner *r, size_t total)
-{
-	char key[PMC_HWDB_KEY_MAX], why[512];
-	const char *backend = r->backend == PMC_BACKEND_SIM ? "sim" : "perf";
-	size_t i, idx = 0, written = 0;
-	int status = PMC_EXIT_PASS;
-
-	if (r->backend == PMC_BACKEND_SIM) {
-		/* The sim profile is the key (valgrind, geometry, compiler build);
-		 * every case of one executable shares its build. */
-		if (r->calibrate_key && *r->calibrate_key) {
-			fprintf(stderr, "%s: --calibrate-key: the sim backend records under its profile key only\n",
-				r->prog);
-			return PMC_EXIT_USAGE;
-		}
-		pmc__sim_profile_key(pmc__case(0), key, sizeof(key));
-	} else if (pmc__calibration_key(backend, r->calibrate_key, key, sizeof(key), why,
-					sizeof(why))) {
-		fprintf(stderr, "%s: --calibrate: %s\n", r->prog, why);
-		return PMC_EXIT_USAGE;
-	}
-	printf("calibrating %zu case(s), %u runs each, into %s/budgets/%s/ (deterministic counts: %s; noisy ones: margin %.3g%% over the largest)\n",
-	       total, r->calibrate, r->hwdb[0], key, r->cal_tolerance > 0 ? "within the tolerance" : "exact",
-	       r->margin);
-	if (r->cal_tolerance > 0)
-		printf("tolerance for deterministic counts: %g%%\n", r->cal_tolerance);
-	for (i = 0; i < pmc__ncases(); i++) {
-		const struct pmc_test_def *d = pmc__case(i);
-		struct pmc__result *runs;
-		char name[256];
-		unsigned k;
-		int n;
-
-		pmc__full_name(d, name, sizeof(name));
-		if (!pmc__filter_match(r->filter, name))
-			continue;
-		printf("[%zu/%zu] %s\n", ++idx, total, name);
-		fflush(stdout);
-		runs = calloc(r->calibrate, sizeof(*runs));
-		if (!runs)
-			return PMC_EXIT_ERROR;
-		for (k = 0; k < r->calibrate; k++) {
-			double secs;
-
-			/* 0, 448, 896, ...: distinct cache-set offsets for 64 runs. */
-			sim_layout_shift = (k * 448) % 4096;
-			run_one(r, d, &secs, &runs[k]);
-			/* A case that cannot run here will not in the next runs. */
-			if (k == 0 && (runs[k].verdict == PMC_SKIP || runs[k].verdict == PMC_ERROR))
-				break;
-		}
-		sim_layout_shift = 0;
-		n = pmc__calibrate_case(runs, k < r->calibrate ? 1 : r->calibrate,
-					&(struct pmc__calibration){ r->hwdb[0], key,
-								    r->calibrate_key && *r->calibrate_key,
-								    r->margin, r->cal_tolerance,
-								    r->backend == PMC_BACKEND_SIM },
-					stdout);
-		if (n < 0)
-			status = PMC_EXIT_ERROR;
-		else
-			written += (size_t)n;
-		for (k = 0; k < r->calibrate; k++)
-			pmc__result_release(&runs[k]); /* empty past an early stop */
-		free(runs);
-	}
-	printf("\n%zu budget(s) written; review them with git diff before committing\n", written);
-	return status;
-}
-
-/* --baseline: compare, print, Markdown; keeps the comparison with the
- * run's results (--json carries it); returns an exit status. */
-static int compare_baseline(struct runner *r, struct pmc__results *run)
-{
-	struct pmc__results old, kept = { 0 };
-	size_t i, outside = 0;
-	char why[1024];
-	json_t *rep;
-	int status;
-
-	if (pmc__results_load(r->baseline, &old, why, sizeof(why))) {
-		fprintf(stderr, "%s: --baseline: %s\n", r->prog, why);
-		return PMC_EXIT_ERROR;
-	}
-	/* Cases outside --filter were not selected: not compared, not gone. */
-	kept.environment = json_incref(old.environment);
-	for (i = 0; i < old.n; i++) {
-		if (pmc__filter_match(r->filter, old.cases[i].name))
-			pmc__results_add(&kept, &old.cases[i]);
-		else
-			outside++;
-	}
-	rep = pmc__compare(&kept, run, &r->tolerance, false);
-	printf("\ncompared with baseline %s", r->baseline);
-	if (outside)
-		printf(" (%zu of its cases are outside --filter=%s and were not compared)", outside,
-		       r->filter);
-	printf(":\n");
-	pmc__print_compare(stdout, rep);
-	status = pmc__compare_status(rep, r->allow_missing, stdout);
-	if (r->report_md) {
-		char *md = pmc__compare_markdown(rep);
-
-		if (!md || pmc_write_file_atomic(r->report_md, md, strlen(md)) != 0) {
-			fprintf(stderr, "%s: cannot write --report-md=%s\n", r->prog, r->report_md);
-			status = PMC_EXIT_ERROR;
-		}
-		free(md);
-	}
-	json_decref(run->comparison);
-	run->comparison = rep;
-	pmc__results_release(&kept);
-	pmc__results_release(&old);
-	return status;
-}
-
-/* --backend=sim from outside the simulator: can cases be started under it? */
-static int sim_unavailable(struct runner *r)
-{
-#if defined(__SANITIZE_ADDRESS__)
-	printf("%s: SKIP: --backend=sim cannot run an AddressSanitizer build (valgrind and ASan both manage the address space); use a build without sanitizers\n",
-	       r->prog);
-	return PMC_EXIT_SKIP;
-#else
-	if (!*pmc_sim_valgrind_version()) {
-		fprintf(stderr, "%s: --backend=sim needs valgrind (callgrind), which is not on PATH: install it (apt-get install valgrind) or run with --backend=perf\n",
-			r->prog);
-		return PMC_EXIT_ERROR;
-	}
-	return 0;
-#endif
-}
-
-/*
- * Read exec_sim_case's request ("case NAME", "repeat N", "strict", "hwdb
- * DIR" lines) into static storage: nothing on the heap before the case.
- */
-static int read_request(struct runner *r)
-{
-	static char text[16384];
-	size_t used = 0;
-	char *line, *save = NULL;
-
-	for (;;) {
-		ssize_t n = read(r->request_fd, text + used, sizeof(text) - 1 - used);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			break;
-		used += (size_t)n;
-	}
-	text[used] = '\0';
-	close(r->request_fd);
-	for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-		if (!strncmp(line, "case ", 5))
-			r->inner_case = line + 5;
-		else if (!strncmp(line, "repeat ", 7))
-			r->repeat = (unsigned)strtoul(line + 7, NULL, 10);
-		else if (!strcmp(line, "strict"))
-			r->strict = true;
-		else if (!strncmp(line, "hwdb ", 5) && r->nhwdb < PMC_HWDB_MAX_DIRS)
-			r->hwdb[r->nhwdb++] = line + 5;
-	}
-	return r->inner_case ? 0 : -1;
-}
-
-/* The process exec_sim_case started: run the one case, hand its result over. */
-static int run_inner_case(struct runner *r)
-{
-	const struct pmc_test_def *d = NULL;
-	struct pmc_test_options o;
-	struct pmc_error err;
-	struct pmc__result res;
-	size_t i;
-	int rc;
-
-	if (!pmc_sim_active() || r->result_fd < 3 || read_request(r)) {
-		fprintf(stderr, "%s: --pmc-request-fd is internal to the sim backend (run a case with --backend=sim --filter=NAME)\n",
-			r->prog);
-		return PMC_EXIT_USAGE;
-	}
-	for (i = 0; i < pmc__ncases() && !d; i++) {
-		char name[256];
-
-		pmc__full_name(pmc__case(i), name, sizeof(name));
-		if (!strcmp(name, r->inner_case))
-			d = pmc__case(i);
-	}
-	if (!d) {
-		fprintf(stderr, "%s: the sim backend asked for case %s, which this program does not have\n",
-			r->prog, r->inner_case);
-		return PMC_EXIT_USAGE;
-	}
-	pmc__program = r->prog;
-	pmc__hwdb_setup(r->hwdb, r->nhwdb, true, &err);
-	pmc__effective_options(d, r->repeat, r->timeout, &o);
-	rc = pmc__run_case(d, &o, PMC_BACKEND_SIM, r->strict, &res) || write_result(r->result_fd, &res);
-	pmc__result_release(&res);
-	pmc__hwdb_teardown();
-	return rc ? PMC_EXIT_ERROR : 0;
-}
-
 int pmc_main(int argc, char **argv)
 {
 	struct runner r = { .prog = base_name(argc > 0 ? argv[0] : "pmcheck-suite") };
@@ -1058,7 +402,7 @@ int pmc_main(int argc, char **argv)
 	size_t i, total = 0, idx = 0;
 	struct pmc__results run = { 0 };
 	json_t *doc, *summary;
-	double t0 = now_s();
+	double t0 = pmc__runner_now();
 	int rc, status = PMC_EXIT_PASS;
 
 	rc = parse_args(&r, argc, argv);
@@ -1071,7 +415,7 @@ int pmc_main(int argc, char **argv)
 		return list_cases(&r);
 	}
 	if (r.request_fd)
-		return run_inner_case(&r);
+		return pmc__run_inner_case(&r);
 	for (i = 0; i < pmc__ncases(); i++) {
 		char name[256];
 
@@ -1079,7 +423,7 @@ int pmc_main(int argc, char **argv)
 		total += pmc__filter_match(r.filter, name);
 	}
 	if (r.backend == PMC_BACKEND_SIM && !pmc_sim_active() && total > 0 &&
-	    (rc = sim_unavailable(&r)) != 0) {
+	    (rc = pmc__sim_unavailable(&r)) != 0) {
 		free(r.hwdb_env);
 		return rc;
 	}
@@ -1106,10 +450,9 @@ int pmc_main(int argc, char **argv)
 			return PMC_EXIT_ERROR;
 		}
 	}
-	signal(SIGINT, forward_signal);
-	signal(SIGTERM, forward_signal);
+	pmc__runner_forward_signals();
 	if (r.calibrate) {
-		status = calibrate(&r, total);
+		status = pmc__run_calibrate(&r, total);
 		pmc__hwdb_teardown();
 		free(r.hwdb_env);
 		return status;
@@ -1130,7 +473,7 @@ int pmc_main(int argc, char **argv)
 			printf("[%zu/%zu] %s ...\r", idx, total, name);
 			fflush(stdout);
 		}
-		run_one(&r, d, &secs, &res);
+		pmc__run_one(&r, d, &secs, &res);
 		counts[res.verdict]++;
 		if (r.tap) {
 			pmc__print_tap(stdout, &res, idx);
@@ -1160,19 +503,19 @@ int pmc_main(int argc, char **argv)
 	run.environment = pmc__environment(r.backend == PMC_BACKEND_SIM ? "sim" : "perf");
 	summary = pmc__summary(&run);
 	if (!r.tap)
-		pmc__print_summary(stdout, summary, now_s() - t0);
+		pmc__print_summary(stdout, summary, pmc__runner_now() - t0);
 	else
 		printf("# %s\n", json_string_value(json_object_get(summary, "line")));
 	json_decref(summary);
 	if (r.baseline) {
-		int cs = compare_baseline(&r, &run);
+		int cs = pmc__run_compare_baseline(&r, &run);
 
 		if (cs == PMC_EXIT_ERROR || (cs == PMC_EXIT_REGRESSION && status == PMC_EXIT_PASS))
 			status = cs;
 	}
 	{
 		struct pmc__run_info info = { r.prog, r.backend == PMC_BACKEND_SIM ? "sim" : "perf",
-					      argc, argv, now_s() - t0 };
+					      argc, argv, pmc__runner_now() - t0 };
 
 		doc = pmc__results_doc(&run, &info);
 	}
@@ -1181,7 +524,7 @@ int pmc_main(int argc, char **argv)
 		status = PMC_EXIT_ERROR;
 	}
 	if (r.junit_path) {
-		char *xml = pmc__junit(&run, r.prog, now_s() - t0);
+		char *xml = pmc__junit(&run, r.prog, pmc__runner_now() - t0);
 		int wrc = xml ? pmc_write_file_atomic(r.junit_path, xml, strlen(xml)) : -ENOMEM;
 
 		if (wrc) {

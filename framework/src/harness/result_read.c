@@ -1,0 +1,481 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Reading a result record back from JSON (a case's result, results files,
+ * baselines): every field the harness uses is checked, and an error names
+ * the file, the field and what was wrong with it; nothing downstream
+ * decodes verdicts, check kinds or statuses from strings.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "harness_int.h"
+
+/* ---- from JSON ----------------------------------------------------------------------------- */
+
+struct reader {
+	const char *where; /* "FILE: cases[3]" */
+	char *why;
+	size_t size;
+	bool failed;
+};
+
+static const char *type_name(json_t *v)
+{
+	switch (json_typeof(v)) {
+	case JSON_OBJECT: return "an object";
+	case JSON_ARRAY: return "an array";
+	case JSON_STRING: return "a string";
+	case JSON_INTEGER: return "an integer";
+	case JSON_REAL: return "a fraction";
+	case JSON_TRUE:
+	case JSON_FALSE: return "a boolean";
+	default: return "null";
+	}
+}
+
+static void fail(struct reader *rd, const char *fmt, ...) PMC__FMT(2, 3);
+static void fail(struct reader *rd, const char *fmt, ...)
+{
+	va_list ap;
+	size_t len;
+
+	if (rd->failed)
+		return;
+	rd->failed = true;
+	snprintf(rd->why, rd->size, "%s", rd->where);
+	len = strlen(rd->why);
+	va_start(ap, fmt);
+	vsnprintf(rd->why + len, rd->size - len, fmt, ap);
+	va_end(ap);
+}
+
+/* The field, if of the wanted kind; NULL (and rd failed unless optional) if
+ * not.  A JSON null counts as absent for optional fields. */
+static json_t *field(struct reader *rd, json_t *o, const char *path, const char *key,
+		     json_type type, bool optional)
+{
+	static const char *const names[] = { "an object", "an array", "a string",
+					     "an integer", "a number", "a boolean" };
+	json_t *v = json_object_get(o, key);
+	bool ok;
+
+	if (!v || (optional && json_is_null(v))) {
+		if (!optional)
+			fail(rd, "%s.%s: missing", path, key);
+		return NULL;
+	}
+	ok = json_typeof(v) == type || (type == JSON_REAL && json_is_number(v)) ||
+	     (type == JSON_TRUE && json_is_boolean(v));
+	if (!ok) {
+		fail(rd, "%s.%s: expected %s, found %s", path, key,
+		     names[type == JSON_REAL ? 4 : type == JSON_TRUE ? 5 : type], type_name(v));
+		return NULL;
+	}
+	return v;
+}
+
+static char *dup_str(struct reader *rd, json_t *o, const char *path, const char *key,
+		     bool optional)
+{
+	json_t *v = field(rd, o, path, key, JSON_STRING, optional);
+	char *s;
+
+	if (!v)
+		return NULL;
+	s = strdup(json_string_value(v));
+	if (!s)
+		fail(rd, "%s.%s: out of memory", path, key);
+	return s;
+}
+
+static uint64_t count(struct reader *rd, json_t *o, const char *path, const char *key,
+		      bool optional)
+{
+	json_t *v = field(rd, o, path, key, JSON_INTEGER, optional);
+
+	if (v && json_integer_value(v) < 0) {
+		fail(rd, "%s.%s: expected a count, found %" JSON_INTEGER_FORMAT, path, key,
+		     json_integer_value(v));
+		return 0;
+	}
+	return v ? (uint64_t)json_integer_value(v) : 0;
+}
+
+static double number(struct reader *rd, json_t *o, const char *path, const char *key)
+{
+	json_t *v = field(rd, o, path, key, JSON_REAL, true);
+
+	return v ? json_number_value(v) : NAN;
+}
+
+static int stat_of(const char *s)
+{
+	for (int st = PMC_STAT_MIN; s && st <= PMC_STAT_MAX; st++)
+		if (!strcmp(s, pmc__stat_name((enum pmc_stat)st)))
+			return st;
+	return -1;
+}
+
+static void read_stats(struct reader *rd, json_t *st, const char *path, struct pmc__stat_rec *s)
+{
+	json_t *vals, *v;
+	size_t k;
+
+	if (!json_is_object(st)) {
+		fail(rd, "%s: expected an object, found %s", path, type_name(st));
+		return;
+	}
+	s->n = count(rd, st, path, "n", false);
+	s->min = count(rd, st, path, "min", false);
+	s->max = count(rd, st, path, "max", false);
+	s->multiplexed = count(rd, st, path, "multiplexed", true);
+	s->not_counted = count(rd, st, path, "not_counted", true);
+	s->other_threads = count(rd, st, path, "other_threads", true);
+	s->median = number(rd, st, path, "median");
+	s->mean = number(rd, st, path, "mean");
+	for (size_t i = 0; s->n > 0 && i < 2; i++) {
+		static const char *const need[] = { "median", "mean" };
+
+		if (!json_object_get(st, need[i]))
+			fail(rd, "%s.%s: missing (statistics of %zu samples have a median and a mean)",
+			     path, need[i], s->n);
+	}
+	vals = field(rd, st, path, "values", JSON_ARRAY, true);
+	if (!vals || rd->failed)
+		return;
+	s->values = calloc(json_array_size(vals) + 1, sizeof(*s->values));
+	if (!s->values) {
+		fail(rd, "%s.values: out of memory", path);
+		return;
+	}
+	json_array_foreach(vals, k, v) {
+		if (!json_is_integer(v) || json_integer_value(v) < 0) {
+			fail(rd, "%s.values[%zu]: expected a count, found %s", path, k, type_name(v));
+			return;
+		}
+		s->values[s->nvalues++] = (uint64_t)json_integer_value(v);
+	}
+}
+
+int pmc__result_from_json(json_t *o, struct pmc__result *r, const char *where, char *why,
+			  size_t size)
+{
+	struct reader rd = { where, why, size, false };
+	json_t *arr, *v, *overhead;
+	char path[1024];
+	size_t i, j;
+	int x;
+
+	memset(r, 0, sizeof(*r));
+	if (!json_is_object(o)) {
+		fail(&rd, ": expected an object, found %s", type_name(o));
+		return -EINVAL;
+	}
+	r->name = dup_str(&rd, o, "", "name", false);
+	r->suite = dup_str(&rd, o, "", "suite", true);
+	r->test = dup_str(&rd, o, "", "test", true);
+	r->file = dup_str(&rd, o, "", "file", true);
+	r->line = (int)count(&rd, o, "", "line", true);
+	v = field(&rd, o, "", "verdict", JSON_STRING, false);
+	if (v && (x = pmc__verdict_from_name(json_string_value(v))) < 0)
+		fail(&rd, ".verdict: unknown verdict \"%s\"", json_string_value(v));
+	else if (v)
+		r->verdict = (enum pmc_verdict)x;
+	r->reason = dup_str(&rd, o, "", "reason", true);
+	r->known_issue = dup_str(&rd, o, "", "known_issue", true);
+	r->backend = NULL;
+	v = field(&rd, o, "", "backend", JSON_STRING, true);
+	if (v)
+		r->backend = !strcmp(json_string_value(v), "sim") ? "sim" : "perf";
+	if (json_object_get(o, "reps")) {
+		r->has_options = true;
+		r->reps = (unsigned)count(&rd, o, "", "reps", false);
+		r->warmup = (unsigned)count(&rd, o, "", "warmup", true);
+		v = field(&rd, o, "", "stat", JSON_STRING, true);
+		r->stat = v && stat_of(json_string_value(v)) > 0 ? (enum pmc_stat)stat_of(json_string_value(v))
+								: PMC_STAT_MIN;
+	}
+	v = field(&rd, o, "", "measuring", JSON_TRUE, true);
+	/* Results without the flag (crashes, older files) count as measuring. */
+	r->measuring = !v || json_is_true(v);
+	v = field(&rd, o, "", "timeout", JSON_TRUE, true);
+	r->timeout = v && json_is_true(v);
+	r->grouping = dup_str(&rd, o, "", "grouping", true);
+	r->read_path = dup_str(&rd, o, "", "read_path", true);
+	r->sim_profile = dup_str(&rd, o, "", "sim_profile", true);
+	r->simulated_cpu = dup_str(&rd, o, "", "simulated_cpu", true);
+	r->output = dup_str(&rd, o, "", "output", true);
+	r->output_truncated = count(&rd, o, "", "output_truncated_bytes", true);
+	if (json_object_get(o, "duration_s")) {
+		r->has_duration = true;
+		r->duration_s = number(&rd, o, "", "duration_s");
+		r->timeout_s = number(&rd, o, "", "timeout_s");
+	}
+
+	overhead = field(&rd, o, "", "overhead", JSON_OBJECT, true);
+	arr = field(&rd, o, "", "events", JSON_ARRAY, true);
+	if (arr && !rd.failed) {
+		r->events = calloc(json_array_size(arr) + 1, sizeof(*r->events));
+		json_array_foreach(arr, i, v) {
+			struct pmc__event_rec *e = &r->events[r->nevents];
+
+			if (!r->events || rd.failed)
+				break;
+			snprintf(path, sizeof(path), ".events[%zu]", i);
+			if (!json_is_object(v)) {
+				fail(&rd, "%s: expected an object, found %s", path, type_name(v));
+				break;
+			}
+			r->nevents++;
+			e->label = dup_str(&rd, v, path, "label", false);
+			e->name = dup_str(&rd, v, path, "name", false);
+			e->kind = dup_str(&rd, v, path, "kind", true);
+			e->group = json_is_integer(json_object_get(v, "group"))
+					   ? (int)json_integer_value(json_object_get(v, "group")) : -1;
+			e->hardware = json_is_true(json_object_get(v, "hardware"));
+			if (e->label && overhead && json_is_integer(json_object_get(overhead, e->label))) {
+				e->has_overhead = true;
+				e->overhead = (uint64_t)json_integer_value(json_object_get(overhead, e->label));
+			}
+		}
+	}
+
+	arr = field(&rd, o, "", "regions", JSON_ARRAY, false);
+	if (arr && !rd.failed) {
+		r->regions = calloc(json_array_size(arr) + 1, sizeof(*r->regions));
+		json_array_foreach(arr, i, v) {
+			struct pmc__region_rec *g = &r->regions[r->nregions];
+			const char *label;
+			json_t *evs, *st;
+
+			if (!r->regions || rd.failed)
+				break;
+			snprintf(path, sizeof(path), ".regions[%zu]", i);
+			if (!json_is_object(v)) {
+				fail(&rd, "%s: expected an object, found %s", path, type_name(v));
+				break;
+			}
+			r->nregions++;
+			g->name = dup_str(&rd, v, path, "name", false);
+			g->iterations = count(&rd, v, path, "iterations", true);
+			if (g->iterations == 0)
+				g->iterations = 1;
+			g->samples = count(&rd, v, path, "samples", false);
+			evs = field(&rd, v, path, "events", JSON_OBJECT, false);
+			if (!evs)
+				break;
+			g->ev = calloc(json_object_size(evs) + 1, sizeof(*g->ev));
+			json_object_foreach(evs, label, st) {
+				char epath[1200];
+
+				if (!g->ev || rd.failed)
+					break;
+				snprintf(epath, sizeof(epath), "%s.events[\"%s\"]", path, label);
+				g->ev[g->nev].label = strdup(label);
+				read_stats(&rd, st, epath, &g->ev[g->nev]);
+				g->nev++;
+			}
+		}
+	}
+
+	arr = field(&rd, o, "", "checks", JSON_ARRAY, false);
+	if (arr && !rd.failed) {
+		r->checks = calloc(json_array_size(arr) + 1, sizeof(*r->checks));
+		json_array_foreach(arr, i, v) {
+			struct pmc__check_rec *c = &r->checks[r->nchecks];
+			json_t *s;
+
+			if (!r->checks || rd.failed)
+				break;
+			snprintf(path, sizeof(path), ".checks[%zu]", i);
+			if (!json_is_object(v)) {
+				fail(&rd, "%s: expected an object, found %s", path, type_name(v));
+				break;
+			}
+			r->nchecks++;
+			s = field(&rd, v, path, "kind", JSON_STRING, false);
+			if (s && (x = pmc__check_kind_of(json_string_value(s))) < 0)
+				fail(&rd, "%s.kind: unknown kind \"%s\"", path, json_string_value(s));
+			else if (s)
+				c->kind = (enum pmc_expect_kind)x;
+			s = field(&rd, v, path, "status", JSON_STRING, false);
+			if (s && (x = pmc__check_status_of(json_string_value(s))) < 0)
+				fail(&rd, "%s.status: unknown status \"%s\"", path, json_string_value(s));
+			else if (s)
+				c->status = (enum pmc__check_status)x;
+			c->region = dup_str(&rd, v, path, "region", false);
+			c->event = dup_str(&rd, v, path, "event", false);
+			c->per = dup_str(&rd, v, path, "per", true);
+			c->file = dup_str(&rd, v, path, "file", true);
+			c->line = (int)count(&rd, v, path, "line", true);
+			c->message = dup_str(&rd, v, path, "message", false);
+			c->measured = number(&rd, v, path, "measured");
+			c->lo = number(&rd, v, path, "lo");
+			c->hi = number(&rd, v, path, "hi");
+			s = field(&rd, v, path, "statistic", JSON_STRING, true);
+			if (s && stat_of(json_string_value(s)) >= 0) {
+				c->has_statistic = true;
+				c->statistic = (enum pmc_stat)stat_of(json_string_value(s));
+			}
+			c->samples = count(&rd, v, path, "samples", true);
+			c->budget_source = dup_str(&rd, v, path, "budget_source", true);
+			s = field(&rd, v, path, "gate", JSON_TRUE, true);
+			c->gate = s && json_is_true(s);
+		}
+	}
+
+	arr = field(&rd, o, "", "notes", JSON_ARRAY, true);
+	if (arr && !rd.failed) {
+		r->notes = calloc(json_array_size(arr) + 1, sizeof(*r->notes));
+		json_array_foreach(arr, j, v) {
+			if (!r->notes || !json_is_string(v)) {
+				if (r->notes)
+					fail(&rd, ".notes[%zu]: expected a string, found %s", j, type_name(v));
+				break;
+			}
+			r->notes[r->nnotes++] = strdup(json_string_value(v));
+		}
+	}
+	if (!rd.failed && (!r->suite || !r->test) && r->name) {
+		/* "suite.test" is the name; older error results lack the parts. */
+		const char *dot = strchr(r->name, '.');
+
+		free(r->suite);
+		free(r->test);
+		r->suite = dot ? strndup(r->name, (size_t)(dot - r->name)) : strdup(r->name);
+		r->test = strdup(dot ? dot + 1 : "");
+	}
+	if (rd.failed) {
+		pmc__result_release(r);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* ---- whole documents --------------------------------------------------------------------- */
+
+int pmc__results_load(const char *path, struct pmc__results *rs, char *why, size_t size)
+{
+	json_error_t jerr;
+	json_t *doc = json_load_file(path, 0, &jerr);
+	int rc;
+
+	memset(rs, 0, sizeof(*rs));
+	if (!doc) {
+		snprintf(why, size, "%s:%d: not JSON: %s", path, jerr.line, jerr.text);
+		return -EINVAL;
+	}
+	rc = pmc__results_from_json(doc, path, rs, why, size);
+	json_decref(doc);
+	return rc;
+}
+
+int pmc__results_from_json(json_t *doc, const char *path, struct pmc__results *rs, char *why,
+			   size_t size)
+{
+	json_t *cases, *c, *env;
+	const char *schema;
+	size_t i;
+	int rc = -EINVAL;
+
+	memset(rs, 0, sizeof(*rs));
+	schema = json_string_value(json_object_get(doc, "schema"));
+	if (!json_is_object(doc) || !schema || strcmp(schema, PMC__RESULTS_SCHEMA)) {
+		snprintf(why, size, "%s: not a pmcheck results file (schema \"%s\", expected \"%s\")",
+			 path, schema ? schema : "(none)", PMC__RESULTS_SCHEMA);
+		goto out;
+	}
+	cases = json_object_get(doc, "cases");
+	env = json_object_get(doc, "environment");
+	if (!json_is_array(cases)) {
+		snprintf(why, size, "%s: cases: %s%s", path, cases ? "expected an array, found " : "missing",
+			 cases ? type_name(cases) : "");
+		goto out;
+	}
+	if (!json_is_object(env)) {
+		snprintf(why, size, "%s: environment: %s%s", path,
+			 env ? "expected an object, found " : "missing", env ? type_name(env) : "");
+		goto out;
+	}
+	rs->environment = json_incref(env);
+	json_array_foreach(cases, i, c) {
+		struct pmc__result r;
+		char where[PATH_MAX + 32];
+
+		snprintf(where, sizeof(where), "%s: cases[%zu]", path, i);
+		if (pmc__result_from_json(c, &r, where, why, size) ||
+		    pmc__results_add(rs, &r)) {
+			pmc__result_release(&r);
+			pmc__results_release(rs);
+			goto out;
+		}
+	}
+	rc = 0;
+out:
+	return rc;
+}
+
+const char *pmc__results_signature(const struct pmc__results *rs)
+{
+	const char *s = json_string_value(
+		json_object_get(json_object_get(rs->environment, "cpu"), "signature"));
+
+	return s ? s : "";
+}
+
+const char *pmc__results_backend(const struct pmc__results *rs)
+{
+	const char *s = json_string_value(json_object_get(rs->environment, "backend"));
+
+	return s ? s : "";
+}
+
+const struct pmc__result *pmc__results_find(const struct pmc__results *rs, const char *name)
+{
+	for (size_t i = 0; i < rs->n; i++)
+		if (rs->cases[i].name && !strcmp(rs->cases[i].name, name))
+			return &rs->cases[i];
+	return NULL;
+}
+
+const struct pmc__region_rec *pmc__result_region(const struct pmc__result *r, const char *name)
+{
+	for (size_t i = 0; r && i < r->nregions; i++)
+		if (!strcmp(r->regions[i].name, name))
+			return &r->regions[i];
+	return NULL;
+}
+
+const struct pmc__stat_rec *pmc__region_event(const struct pmc__region_rec *g, const char *label)
+{
+	for (size_t i = 0; g && i < g->nev; i++)
+		if (!strcmp(g->ev[i].label, label))
+			return &g->ev[i];
+	return NULL;
+}
+
+const struct pmc__check_rec *pmc__result_check(const struct pmc__result *r,
+					       enum pmc_expect_kind kind, const char *region,
+					       const char *event)
+{
+	for (size_t i = 0; r && i < r->nchecks; i++)
+		if (r->checks[i].kind == kind && !strcmp(r->checks[i].region, region) &&
+		    !strcmp(r->checks[i].event, event))
+			return &r->checks[i];
+	return NULL;
+}
+
+const char *pmc__result_event_kind(const struct pmc__result *r, const char *event)
+{
+	for (size_t i = 0; i < r->nevents; i++)
+		if ((r->events[i].label && !strcmp(r->events[i].label, event)) ||
+		    (r->events[i].name && !strcmp(r->events[i].name, event)))
+			return r->events[i].kind ? r->events[i].kind : "";
+	return "";
+}

@@ -1,0 +1,144 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The runner's gates: --calibrate (N runs of each selected case, then its
+ * budgets, gate.c's policy) and --baseline (the run compared with a stored
+ * one, compare.c).
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <math.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "runner_int.h"
+#include "util/child.h"
+
+/* --calibrate: N runs per selected case, then budgets into the first hwdb dir. */
+int pmc__run_calibrate(struct runner *r, size_t total)
+{
+	char key[PMC_HWDB_KEY_MAX], why[512];
+	const char *backend = r->backend == PMC_BACKEND_SIM ? "sim" : "perf";
+	size_t i, idx = 0, written = 0;
+	int status = PMC_EXIT_PASS;
+
+	if (r->backend == PMC_BACKEND_SIM) {
+		/* The sim profile is the key (valgrind, geometry, compiler build);
+		 * every case of one executable shares its build. */
+		if (r->calibrate_key && *r->calibrate_key) {
+			fprintf(stderr, "%s: --calibrate-key: the sim backend records under its profile key only\n",
+				r->prog);
+			return PMC_EXIT_USAGE;
+		}
+		pmc__sim_profile_key(pmc__case(0), key, sizeof(key));
+	} else if (pmc__calibration_key(backend, r->calibrate_key, key, sizeof(key), why,
+					sizeof(why))) {
+		fprintf(stderr, "%s: --calibrate: %s\n", r->prog, why);
+		return PMC_EXIT_USAGE;
+	}
+	printf("calibrating %zu case(s), %u runs each, into %s/budgets/%s/ (deterministic counts: %s; noisy ones: margin %.3g%% over the largest)\n",
+	       total, r->calibrate, r->hwdb[0], key, r->cal_tolerance > 0 ? "within the tolerance" : "exact",
+	       r->margin);
+	if (r->cal_tolerance > 0)
+		printf("tolerance for deterministic counts: %g%%\n", r->cal_tolerance);
+	for (i = 0; i < pmc__ncases(); i++) {
+		const struct pmc_test_def *d = pmc__case(i);
+		struct pmc__result *runs;
+		char name[256];
+		unsigned k;
+		int n;
+
+		pmc__full_name(d, name, sizeof(name));
+		if (!pmc__filter_match(r->filter, name))
+			continue;
+		printf("[%zu/%zu] %s\n", ++idx, total, name);
+		fflush(stdout);
+		runs = calloc(r->calibrate, sizeof(*runs));
+		if (!runs)
+			return PMC_EXIT_ERROR;
+		for (k = 0; k < r->calibrate; k++) {
+			double secs;
+
+			/* 0, 448, 896, ...: distinct cache-set offsets for 64 runs. */
+			pmc__sim_layout_shift = (k * 448) % 4096;
+			pmc__run_one(r, d, &secs, &runs[k]);
+			/* A case that cannot run here will not in the next runs. */
+			if (k == 0 && (runs[k].verdict == PMC_SKIP || runs[k].verdict == PMC_ERROR))
+				break;
+		}
+		pmc__sim_layout_shift = 0;
+		n = pmc__calibrate_case(runs, k < r->calibrate ? 1 : r->calibrate,
+					&(struct pmc__calibration){ r->hwdb[0], key,
+								    r->calibrate_key && *r->calibrate_key,
+								    r->margin, r->cal_tolerance,
+								    r->backend == PMC_BACKEND_SIM },
+					stdout);
+		if (n < 0)
+			status = PMC_EXIT_ERROR;
+		else
+			written += (size_t)n;
+		for (k = 0; k < r->calibrate; k++)
+			pmc__result_release(&runs[k]); /* empty past an early stop */
+		free(runs);
+	}
+	printf("\n%zu budget(s) written; review them with git diff before committing\n", written);
+	return status;
+}
+
+/* --baseline: compare, print, Markdown; keeps the comparison with the
+ * run's results (--json carries it); returns an exit status. */
+int pmc__run_compare_baseline(struct runner *r, struct pmc__results *run)
+{
+	struct pmc__results old, kept = { 0 };
+	size_t i, outside = 0;
+	char why[1024];
+	json_t *rep;
+	int status;
+
+	if (pmc__results_load(r->baseline, &old, why, sizeof(why))) {
+		fprintf(stderr, "%s: --baseline: %s\n", r->prog, why);
+		return PMC_EXIT_ERROR;
+	}
+	/* Cases outside --filter were not selected: not compared, not gone. */
+	kept.environment = json_incref(old.environment);
+	for (i = 0; i < old.n; i++) {
+		if (pmc__filter_match(r->filter, old.cases[i].name))
+			pmc__results_add(&kept, &old.cases[i]);
+		else
+			outside++;
+	}
+	rep = pmc__compare(&kept, run, &r->tolerance, false);
+	printf("\ncompared with baseline %s", r->baseline);
+	if (outside)
+		printf(" (%zu of its cases are outside --filter=%s and were not compared)", outside,
+		       r->filter);
+	printf(":\n");
+	pmc__print_compare(stdout, rep);
+	status = pmc__compare_status(rep, r->allow_missing, stdout);
+	if (r->report_md) {
+		char *md = pmc__compare_markdown(rep);
+
+		if (!md || pmc_write_file_atomic(r->report_md, md, strlen(md)) != 0) {
+			fprintf(stderr, "%s: cannot write --report-md=%s\n", r->prog, r->report_md);
+			status = PMC_EXIT_ERROR;
+		}
+		free(md);
+	}
+	json_decref(run->comparison);
+	run->comparison = rep;
+	pmc__results_release(&kept);
+	pmc__results_release(&old);
+	return status;
+}
