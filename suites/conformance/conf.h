@@ -97,6 +97,9 @@ static inline void ioc(struct pmc_test *t, int fd, unsigned long req, unsigned l
 /* Kernel version as major * 1000 + minor, from uname -r. */
 int conf_kernel_version(void);
 
+/* The calling thread's CPU time, in ns (CLOCK_THREAD_CPUTIME_ID). */
+uint64_t conf_thread_cpu_ns(void);
+
 /* SKIP unless the running kernel is at least major.minor (feature added then). */
 void conf_require_kernel(struct pmc_test *t, int major, int minor, const char *feature);
 

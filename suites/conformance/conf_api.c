@@ -12,8 +12,17 @@
 #include <stdlib.h>
 #include <sys/utsname.h>
 #include <sys/wait.h>
+#include <time.h>
 
 /* ---- helpers (declared in conf.h) ---------------------------------------------------- */
+
+uint64_t conf_thread_cpu_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
 
 int conf_kernel_version(void)
 {

@@ -1,0 +1,353 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The probes' counting experiments: each opens real events and counts a
+ * known amount of work (a loop, breakpoint hits, calls, syscalls, page
+ * faults) or asks a tool, and says what worked and how it was found out.
+ */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <linux/perf_event.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/utsname.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#ifdef PMCHECK_HAVE_LIBCPUID
+#include <libcpuid/libcpuid.h>
+#endif
+
+#include <pmcheck/pmcheck.h>
+
+#include "probe.h"
+#include "probe_int.h"
+#include "util/child.h"
+#include "util/util_int.h"
+
+/* ---- counting experiments ------------------------------------------------------ */
+
+/* Open a parsed list; on failure put the library's message in *why. */
+static struct pmc_counters *try_open(const char *events, unsigned flags, char *why, size_t size)
+{
+	struct pmc_event_spec specs[PMC_MAX_EVENTS];
+	struct pmc_counters *set = NULL;
+	struct pmc_error err;
+	size_t n;
+
+	if (pmc_event_parse_list(events, specs, PMC_MAX_EVENTS, &n, &err) ||
+	    pmc_counters_open(&set, specs, n, flags, &err)) {
+		snprintf(why, size, "%s", err.message);
+		return NULL;
+	}
+	pmc_counters_enable(set);
+	return set;
+}
+
+static __attribute__((noipa)) void probe_loop(unsigned n)
+{
+	for (unsigned i = 0; i < n; i++)
+		__asm__ __volatile__("" ::: "memory");
+}
+
+json_t *pmc__probe_hardware(void)
+{
+	json_t *o = json_object();
+	char why[PMC_ERROR_MSG_MAX], events[512];
+	struct pmc_counters *set, *plain;
+	size_t general = 0;
+
+	set = try_open("instructions:u", 0, why, sizeof(why));
+	json_object_set_new(o, "available", pmc__probe_fact(json_boolean(set != NULL),
+						 set ? "opened instructions:u" : why));
+	if (!set)
+		return o;
+	/* User-space reads: the same loop through the user page and read(2). */
+	plain = try_open("instructions:u", PMC_OPEN_NO_USER_READ, why, sizeof(why));
+	if (plain) {
+		struct pmc_reading a1, a2, b1, b2;
+		struct pmc_measurement mu, mr;
+		int user = pmc_counters_path(set) == PMC_PATH_USER;
+
+		pmc_counters_read(set, &a1);
+		pmc_counters_read(plain, &b1);
+		probe_loop(100000);
+		pmc_counters_read(plain, &b2);
+		pmc_counters_read(set, &a2);
+		pmc_measurement_from(&mu, &a1, &a2);
+		pmc_measurement_from(&mr, &b1, &b2);
+		json_object_set_new(o, "user_read",
+			json_pack("{s:b, s:I, s:I, s:i, s:s}", "works",
+				  user && mu.d[0].value >= mr.d[0].value && mr.d[0].value >= 100000,
+				  "user_value", (json_int_t)mu.d[0].value, "read_value",
+				  (json_int_t)mr.d[0].value, "loop", 100000, "how",
+				  user ? "user page + rdpmc/mrs around read(2) of a second counter, same 100000-iteration loop"
+				       : "the kernel did not grant user-space reads (cap_user_rdpmc 0); read(2) only"));
+		pmc_counters_close(plain);
+	}
+	pmc_counters_close(set);
+	/* General counters: the largest group of instructions events the PMU
+	 * schedules as one group (the cycle counter does not take them). */
+	events[0] = '\0';
+	for (size_t n = 1; n <= 16; n++) {
+		strcat(events, n > 1 ? ",instructions:u" : "instructions:u");
+		set = try_open(events, 0, why, sizeof(why));
+		if (!set)
+			break;
+		if (pmc_counters_groups(set) != 1) {
+			pmc_counters_close(set);
+			break;
+		}
+		pmc_counters_close(set);
+		general = n;
+	}
+	json_object_set_new(o, "general_counters",
+			    pmc__probe_fact(json_integer((json_int_t)general),
+				 "largest group of instructions:u events scheduled together"));
+	return o;
+}
+
+static volatile long bp_vars[16];
+
+json_t *pmc__probe_breakpoints(void)
+{
+	struct pmc_event_spec s[16];
+	struct pmc_counters *set = NULL;
+	struct pmc_error err;
+	size_t slots = 0;
+	int rc = 0;
+
+	int user_only = 0;
+
+	for (size_t i = 0; i < 16; i++)
+		pmc_event_breakpoint(&s[i], (const void *)&bp_vars[i], sizeof(long), PMC_BP_W, &err);
+	/* Not permitted to watch kernel accesses: user space alone (:u)? */
+	if (pmc_counters_open(&set, s, 1, 0, &err) == PMC_E_PRIVILEGE) {
+		for (size_t i = 0; i < 16; i++)
+			s[i].exclude_kernel = s[i].exclude_hv = 1;
+		user_only = 1;
+	}
+	pmc_counters_close(set);
+	set = NULL;
+	for (size_t n = 1; n <= 16; n++) {
+		rc = pmc_counters_open(&set, s, n, 0, &err);
+		if (rc)
+			break;
+		if (n == 1) {
+			struct pmc_reading a, b;
+
+			pmc_counters_enable(set);
+			pmc_counters_read(set, &a);
+			for (int k = 0; k < 1000; k++)
+				bp_vars[0] = k;
+			pmc_counters_read(set, &b);
+			if (b.c[0].value - a.c[0].value != 1000) {
+				pmc_counters_close(set);
+				return json_pack("{s:b, s:i, s:s}", "available", 0, "slots", 0, "how",
+						 "a write breakpoint miscounted 1000 writes");
+			}
+		}
+		pmc_counters_close(set);
+		slots = n;
+	}
+	if (slots == 0)
+		return json_pack("{s:b, s:i, s:s}", "available", 0, "slots", 0, "how", err.message);
+	return json_pack("{s:b, s:I, s:b, s:s, s:s}", "available", 1, "slots", (json_int_t)slots,
+			 "user_only", user_only, "limit", rc ? err.message : "none below 16", "how",
+			 user_only ? "opened write breakpoints with :u (watching kernel accesses was refused) until the kernel refused more; 1000 writes counted exactly"
+				   : "opened write breakpoints until the kernel refused more; 1000 writes counted exactly");
+}
+
+static __attribute__((noipa)) int probe_uprobe_target(int x)
+{
+	return x + 1;
+}
+
+json_t *pmc__probe_uprobes(void)
+{
+	char why[PMC_ERROR_MSG_MAX];
+	struct pmc_counters *set = try_open("calls:probe_uprobe_target", 0, why, sizeof(why));
+	struct pmc_reading a, b;
+	int acc = 0;
+
+	if (!set)
+		return pmc__probe_fact(json_false(), why);
+	pmc_counters_read(set, &a);
+	for (int i = 0; i < 333; i++)
+		acc = probe_uprobe_target(acc);
+	pmc_counters_read(set, &b);
+	/* Not closed here: a uprobe's close waits for the kernel's grace
+	 * periods (~90 ms).  The probe runs in its own process, whose exit
+	 * closes it after the answer has been sent. */
+	if (b.c[0].value - a.c[0].value != 333 || acc != 333)
+		return pmc__probe_fact(json_false(), "uprobe opened but miscounted 333 calls");
+	return pmc__probe_fact(json_true(), "calls:SYMBOL on a function of pmcheck counted 333 calls exactly");
+}
+
+json_t *pmc__probe_kprobes(void)
+{
+	char buf[32], path[1100], how[1200];
+
+	snprintf(path, sizeof(path), "%s/kprobe/type", pmc_event_sysfs_root());
+	if (pmc__read_text(path, buf, sizeof(buf)) > 0) {
+		snprintf(how, sizeof(how), "%s/kprobe exists", pmc_event_sysfs_root());
+		return pmc__probe_fact(json_true(), how);
+	}
+	snprintf(how, sizeof(how), "no kprobe PMU in %s (CONFIG_KPROBE_EVENTS off)",
+		 pmc_event_sysfs_root());
+	return pmc__probe_fact(json_false(), how);
+}
+
+json_t *pmc__probe_tracepoints(void)
+{
+	static const char *const roots[] = { "/sys/kernel/tracing", "/sys/kernel/debug/tracing" };
+	char path[256], buf[32], how[512];
+	const char *root = NULL;
+	int mounted = 0;
+	json_t *o;
+
+	for (int i = 0; i < 2 && !root; i++) {
+		struct stat st;
+
+		snprintf(path, sizeof(path), "%s/events", roots[i]);
+		if (access(path, R_OK) == 0)
+			root = roots[i];
+		else if (errno == EACCES || (stat(roots[i], &st) == 0 && access(roots[i], R_OK) != 0 &&
+					     errno == EACCES)) {
+			snprintf(how, sizeof(how),
+				 "tracefs at %s is not readable by this user, so tracepoint names cannot be turned into ids: run as root, or remount it with mode=755 (counting itself then works unprivileged with :u)",
+				 roots[i]);
+			return json_pack("{s:b, s:s}", "available", 0, "how", how);
+		}
+	}
+	if (!root) {
+		if (mount("nodev", "/sys/kernel/tracing", "tracefs", 0, NULL) == 0) {
+			mounted = 1;
+			root = "/sys/kernel/tracing";
+		} else {
+			snprintf(how, sizeof(how), "tracefs not mounted and mount failed: %s (needs root)",
+				 strerror(errno));
+			return json_pack("{s:b, s:s}", "available", 0, "how", how);
+		}
+	}
+	snprintf(path, sizeof(path), "%s/events/syscalls/sys_enter_getpid/id", root);
+	if (pmc__read_text(path, buf, sizeof(buf)) <= 0) {
+		snprintf(how, sizeof(how), "tracefs at %s, but no %s", root, path);
+		o = json_pack("{s:b, s:s}", "available", 1, "how", how);
+	} else {
+		struct perf_event_attr attr;
+		long long count = -1;
+		int fd;
+
+		memset(&attr, 0, sizeof(attr));
+		attr.size = sizeof(attr);
+		attr.type = PERF_TYPE_TRACEPOINT;
+		attr.config = strtoull(buf, NULL, 10);
+		fd = (int)syscall(SYS_perf_event_open, &attr, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
+		if (fd >= 0) {
+			for (int i = 0; i < 100; i++)
+				syscall(SYS_getpid);
+			if (read(fd, &count, sizeof(count)) != sizeof(count))
+				count = -1;
+			/* Left open: the probe's process exit closes it after
+			 * the answer is sent (a syscall tracepoint's close waits
+			 * for the kernel to unregister it). */
+		}
+		snprintf(how, sizeof(how),
+			 "tracefs at %s%s; syscalls:sys_enter_getpid counted %lld of 100 getpid calls",
+			 root, mounted ? " (mounted by the probe, unmounted after)" : "", count);
+		o = json_pack("{s:b, s:s}", "available", count == 100, "how", how);
+	}
+	if (mounted)
+		umount("/sys/kernel/tracing");
+	return o;
+}
+
+json_t *pmc__probe_software(void)
+{
+	static const char *const names[] = {
+		"task-clock", "cpu-clock", "page-faults", "minor-faults", "major-faults",
+		"context-switches", "cpu-migrations", "alignment-faults", "emulation-faults",
+		"dummy", "cgroup-switches",
+	};
+	json_t *ok = json_array(), *user = json_array(), *bad = json_object();
+
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		char why[PMC_ERROR_MSG_MAX], name[64];
+		struct pmc_counters *set = try_open(names[i], 0, why, sizeof(why));
+
+		if (set) {
+			json_array_append_new(ok, json_string(names[i]));
+		} else {
+			/* Not permitted to count the kernel: user space alone? */
+			snprintf(name, sizeof(name), "%s:u", names[i]);
+			set = try_open(name, 0, NULL, 0);
+			if (set)
+				json_array_append_new(user, json_string(names[i]));
+			else
+				json_object_set_new(bad, names[i], json_string(why));
+		}
+		pmc_counters_close(set);
+	}
+	return json_pack("{s:o, s:o, s:o, s:s}", "available", ok, "user_only", user, "unavailable",
+			 bad, "how", "opened each software event, then with :u where that was refused");
+}
+
+json_t *pmc__probe_tools(unsigned timeout_s, int deep)
+{
+	char line[256];
+	json_t *o = json_object();
+	char *vg[] = { "valgrind", "--version", NULL };
+	char *cg[] = { "valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", "-q",
+		       "/bin/true", NULL };
+	char *qemu[] = { "qemu-system-aarch64", "--version", NULL };
+	int rc;
+
+	rc = pmc__probe_run_tool(vg, line, sizeof(line), timeout_s);
+	json_object_set_new(o, "valgrind", pmc__probe_fact(rc == 0 && line[0] ? json_string(line) : json_null(),
+						rc == 0 ? "valgrind --version" : "valgrind not on PATH"));
+	if (rc == 0 && deep) {
+		int status_ok = pmc__probe_run_tool(cg, line, sizeof(line), timeout_s) == 0 && line[0] == '\0';
+
+		json_object_set_new(o, "sim_backend",
+				    pmc__probe_fact(json_boolean(status_ok),
+					 status_ok ? "valgrind --tool=callgrind ran /bin/true cleanly"
+						   : line));
+	} else if (rc == 0) {
+		/* Running a simulation costs ~0.4 s: by default, look for the
+		 * tool instead (--deep runs it). */
+		static const char *const dirs[] = { "/usr/libexec/valgrind", "/usr/lib/valgrind",
+						    "/usr/local/libexec/valgrind" };
+		char tool[256];
+		struct utsname u;
+		int found = 0;
+
+		uname(&u);
+		for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]) && !found; i++) {
+			snprintf(tool, sizeof(tool), "%s/callgrind-%s-linux", dirs[i],
+				 !strcmp(u.machine, "x86_64") ? "amd64" : !strcmp(u.machine, "aarch64") ? "arm64" : u.machine);
+			found = access(tool, X_OK) == 0;
+		}
+		json_object_set_new(o, "sim_backend",
+				    pmc__probe_fact(json_boolean(found),
+					 found ? "valgrind and its callgrind tool are installed (not run; pmcheck probe --deep runs callgrind on /bin/true)"
+					       : "valgrind is installed but its callgrind tool is not (looked in /usr/libexec/valgrind, /usr/lib/valgrind)"));
+	} else {
+		json_object_set_new(o, "sim_backend", pmc__probe_fact(json_false(), "needs valgrind"));
+	}
+	rc = pmc__probe_run_tool(qemu, line, sizeof(line), timeout_s);
+	json_object_set_new(o, "qemu_system_aarch64",
+			    pmc__probe_fact(rc == 0 && line[0] ? json_string(line) : json_null(),
+				 rc == 0 ? "qemu-system-aarch64 --version"
+					 : "qemu-system-aarch64 not on PATH (package qemu-system-arm)"));
+	return o;
+}
