@@ -119,7 +119,7 @@ PMC_API const char *const *pmc_sim_valgrind_options(void);
 
 /*
  * Run argv[0] (a path, or a name looked up on PATH) with argv under
- * valgrind --tool=callgrind with pmcheck's fixed flags (see sim.c for each
+ * valgrind --tool=callgrind with pmcheck's fixed flags (see src/sim/exec.c for each
  * flag's reason), wait for it and return its exit status (128 + signal if
  * killed).  The dump directory is private and removed afterwards.  Nothing
  * is printed: valgrind's own messages (other than its notes on the host's
