@@ -37,7 +37,8 @@ for c in commands:
 
 cases = [
     (["probe", "--timeout=0"], "--timeout=0"),
-    (["probe", "--timeout"], "--timeout"),
+    (["probe", "--timeout"], '"--timeout" needs a value'),
+    (["results", "--json"], '"--json" needs a value'),
     (["probe", "extra"], '"extra"'),
     (["events"], "event list"),
     (["results", "--clear"], "--clear"),

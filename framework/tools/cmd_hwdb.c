@@ -120,8 +120,19 @@ static int budget(struct pmc_hwdb *db, const struct hwdb_args *a, char **op)
 		return 0;
 	}
 	if (rc == -ENOENT) {
+		char keys[8][PMC_HWDB_KEY_MAX];
+		size_t n = pmc_hwdb_suite_keys(db, key.backend, suite, keys, 8);
+
 		printf("%s %s %s: unbudgeted for %s (%s backend)\n", op[0], op[1], op[2], key.signature,
 		       key.backend);
+		/* The next question: where are this suite's budgets, then? */
+		if (n == 0)
+			printf("  suite \"%s\" has no budgets on the %s backend in these directories\n",
+			       suite, key.backend);
+		for (size_t i = 0; i < n && i < 8; i++)
+			printf("  suite \"%s\" has budgets under --signature=%s\n", suite, keys[i]);
+		if (n > 0)
+			printf("  (events are spelled as the case's expectations spell them, e.g. \"instructions:u\")\n");
 		return 1;
 	}
 	fprintf(stderr, "pmcheck hwdb budget: %s\n", err.message);

@@ -154,10 +154,14 @@ int cli_usage(const char *name, const char *fmt, ...)
 int cli_next(const char *name, int argc, char **argv, const char *shortopts,
 	     const struct option *longopts, int *status)
 {
+	char opts[32];
 	int c;
 
+	/* A leading ':' (after '+') makes a missing value ':', not '?'. */
+	snprintf(opts, sizeof(opts), "%s:%s", shortopts[0] == '+' ? "+" : "",
+		 shortopts + (shortopts[0] == '+'));
 	opterr = 0;
-	c = getopt_long(argc, argv, shortopts, longopts, NULL);
+	c = getopt_long(argc, argv, opts, longopts, NULL);
 	if (c == 'h') {
 		*status = print_help(cli_find(name));
 		return -2;
