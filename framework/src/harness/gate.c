@@ -132,34 +132,45 @@ int pmc__calibration_key(const char *backend, const char *choice, char *key, siz
  * state, which the layout of everything that ran before changes (measured:
  * L1 misses of one region 92..161 over the reps of one run).
  */
-static bool sim_event_deterministic(const char *event)
+static bool sim_event_deterministic(const struct pmc__event_rec *e)
 {
-	const unsigned exact = 1u << PMC_SIM_IR | 1u << PMC_SIM_DR | 1u << PMC_SIM_DW |
-			       1u << PMC_SIM_BC | 1u << PMC_SIM_BI;
-	struct pmc_event_spec s;
-	unsigned mask;
+	static const unsigned exact[] = { PMC_SIM_IR, PMC_SIM_DR, PMC_SIM_DW, PMC_SIM_BC,
+					  PMC_SIM_BI };
+	const char *p = e ? e->sim_columns : NULL;
 
-	if (pmc_event_parse(event, &s, NULL) || pmc_sim_columns(&s, &mask, NULL))
+	if (!p || !*p)
 		return false;
-	return (mask & ~exact) == 0;
+	while (*p) {
+		size_t len = strcspn(p, "+"), k;
+
+		for (k = 0; k < sizeof(exact) / sizeof(exact[0]); k++)
+			if (strlen(pmc_sim_column_name(exact[k])) == len &&
+			    !strncmp(p, pmc_sim_column_name(exact[k]), len))
+				break;
+		if (k == sizeof(exact) / sizeof(exact[0]))
+			return false;
+		p += len + (p[len] == '+');
+	}
+	return true;
 }
 
 /*
  * Counts that do not depend on the CPU model: function calls (uprobes),
  * breakpoint hits, page faults.  Their budgets are filed under "any" unless
- * the user chose a key.
+ * the user chose a key.  The record's canonical name and kind say which.
  */
-static bool cpu_independent(const char *kind, const char *event)
+static bool cpu_independent(const struct pmc__event_rec *e)
 {
 	static const char *const faults[] = { "page-faults", "minor-faults", "major-faults" };
-	struct pmc_event_spec s;
 
-	if (!strcmp(kind, "uprobe") || !strcmp(kind, "breakpoint"))
+	if (!e || !e->kind || !e->name)
+		return false;
+	if (!strcmp(e->kind, "uprobe") || !strcmp(e->kind, "breakpoint"))
 		return true;
-	if (strcmp(kind, "software") || pmc_event_parse(event, &s, NULL))
+	if (strcmp(e->kind, "software"))
 		return false;
 	for (size_t i = 0; i < sizeof(faults) / sizeof(faults[0]); i++)
-		if (!strcmp(s.name, faults[i]) || !strncmp(s.name, faults[i], strlen(faults[i])))
+		if (!strncmp(e->name, faults[i], strlen(faults[i])))
 			return true;
 	return false;
 }
@@ -204,7 +215,8 @@ int pmc__calibrate_case(const struct pmc__result *runs, size_t nruns,
 	for (i = 0; i < first->nchecks; i++) {
 		const struct pmc__check_rec *chk = &first->checks[i];
 		const char *region = chk->region, *event = chk->event;
-		const char *kind = pmc__result_event_kind(first, event), *key = cal->key;
+		const struct pmc__event_rec *ev = pmc__result_event(first, event);
+		const char *kind = ev && ev->kind ? ev->kind : "", *key = cal->key;
 		double lo = INFINITY, hi = -INFINITY, tol = cal->tolerance_pct;
 		bool det, usable = true;
 		char bound[256], old[1024];
@@ -237,12 +249,14 @@ int pmc__calibrate_case(const struct pmc__result *runs, size_t nruns,
 		if (!usable)
 			continue;
 		if (first->backend && !strcmp(first->backend, "sim"))
-			det = sim_event_deterministic(event);
+			det = sim_event_deterministic(ev);
 		else
 			det = !strcmp(kind, "breakpoint") || !strcmp(kind, "uprobe") ||
-			      (have_model && pmc_hwdb_model_deterministic(&model, event));
+			      (have_model && pmc_hwdb_model_deterministic(&model, event)) ||
+			      (have_model && ev && ev->name &&
+			       pmc_hwdb_model_deterministic(&model, ev->name));
 		if (!cal->key_chosen && !(first->backend && !strcmp(first->backend, "sim")) &&
-		    cpu_independent(kind, event))
+		    cpu_independent(ev))
 			key = "any";
 		if (det && lo == hi && tol > 0) {
 			snprintf(bound, sizeof(bound), "%.0f +-%g%% ; calibrated: %zu equal runs, tolerance %g%%",

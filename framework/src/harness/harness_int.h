@@ -103,6 +103,7 @@ struct pmc__check_rec {
 
 struct pmc__event_rec {
 	char *label, *name, *kind;
+	char *sim_columns;       /* "Ir", "D1mr+D1mw": the sim backend's columns, or NULL */
 	int group;               /* -1: not opened */
 	bool hardware;
 	bool has_overhead;
@@ -174,6 +175,8 @@ const struct pmc__check_rec *pmc__result_check(const struct pmc__result *r,
 					       const char *event);
 /* The kind of the event a check names ("uprobe", "software", ...), or "". */
 const char *pmc__result_event_kind(const struct pmc__result *r, const char *event);
+/* The event a check names (by label or canonical name), or NULL. */
+const struct pmc__event_rec *pmc__result_event(const struct pmc__result *r, const char *event);
 
 /* The running case. */
 struct pmc_test {

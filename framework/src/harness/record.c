@@ -13,6 +13,24 @@
 
 #include "harness_int.h"
 
+/* "Ir", "D1mr+D1mw": the columns the sim backend counts the event with
+ * (from its spec: nothing downstream parses the name again), or NULL. */
+static char *sim_columns(const struct pmc_event_spec *s)
+{
+	char buf[128];
+	size_t used = 0;
+	unsigned mask;
+
+	if (pmc_sim_columns(s, &mask, NULL) != 0 || !mask)
+		return NULL;
+	buf[0] = '\0';
+	for (unsigned c = 0; c < PMC_SIM_NCOLUMNS && used < sizeof(buf); c++)
+		if (mask & (1u << c))
+			used += (size_t)snprintf(buf + used, sizeof(buf) - used, "%s%s",
+						 used ? "+" : "", pmc_sim_column_name(c));
+	return strdup(buf);
+}
+
 static char *dup_or_null(const char *s)
 {
 	return s && *s ? strdup(s) : NULL;
@@ -58,6 +76,7 @@ int pmc__result_record(struct pmc_test *t, struct pmc__result *r)
 		e->label = strdup(t->label[i]);
 		e->name = strdup(t->spec[i].name);
 		e->kind = strdup(pmc_event_kind_name(t->spec[i].kind));
+		e->sim_columns = sim_columns(&t->spec[i]);
 		e->group = t->set ? pmc_counters_group_of(t->set, i) : -1;
 		e->hardware = t->spec[i].uses_hw_counter;
 		e->has_overhead = t->set != NULL;

@@ -89,6 +89,7 @@ void pmc__result_release(struct pmc__result *r)
 		free(r->events[i].label);
 		free(r->events[i].name);
 		free(r->events[i].kind);
+		free(r->events[i].sim_columns);
 	}
 	free(r->events);
 	for (i = 0; i < r->nregions; i++) {
@@ -219,6 +220,7 @@ json_t *pmc__result_to_json(const struct pmc__result *r)
 			json_object_set_new(eo, "group", json_integer(e->group));
 		json_object_set_new(eo, "hardware", json_boolean(e->hardware));
 		set_str(eo, "kind", e->kind);
+		set_str(eo, "sim_columns", e->sim_columns);
 		json_array_append_new(events, eo);
 		if (e->has_overhead) {
 			json_object_set_new(overhead, e->label, json_integer((json_int_t)e->overhead));

@@ -236,6 +236,7 @@ int pmc__result_from_json(json_t *o, struct pmc__result *r, const char *where, c
 			e->label = dup_str(&rd, v, path, "label", false);
 			e->name = dup_str(&rd, v, path, "name", false);
 			e->kind = dup_str(&rd, v, path, "kind", true);
+			e->sim_columns = dup_str(&rd, v, path, "sim_columns", true);
 			e->group = json_is_integer(json_object_get(v, "group"))
 					   ? (int)json_integer_value(json_object_get(v, "group")) : -1;
 			e->hardware = json_is_true(json_object_get(v, "hardware"));
@@ -471,11 +472,18 @@ const struct pmc__check_rec *pmc__result_check(const struct pmc__result *r,
 	return NULL;
 }
 
-const char *pmc__result_event_kind(const struct pmc__result *r, const char *event)
+const struct pmc__event_rec *pmc__result_event(const struct pmc__result *r, const char *event)
 {
 	for (size_t i = 0; i < r->nevents; i++)
 		if ((r->events[i].label && !strcmp(r->events[i].label, event)) ||
 		    (r->events[i].name && !strcmp(r->events[i].name, event)))
-			return r->events[i].kind ? r->events[i].kind : "";
-	return "";
+			return &r->events[i];
+	return NULL;
+}
+
+const char *pmc__result_event_kind(const struct pmc__result *r, const char *event)
+{
+	const struct pmc__event_rec *e = pmc__result_event(r, event);
+
+	return e && e->kind ? e->kind : "";
 }
