@@ -4,6 +4,10 @@
  * exactly, software groups read consistently, failures explain themselves,
  * hardware events skip with the kernel's reason where there is no PMU (and
  * run where there is one, as in the emulated arm64 lane).
+ *
+ * Longer than 600 lines on purpose: one executable the emulated lane runs
+ * as one command on each kernel, made of independent cases that share only
+ * the helpers at the top.
  */
 #define _GNU_SOURCE
 #include <dirent.h>

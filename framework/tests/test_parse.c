@@ -3,6 +3,10 @@
  * Event parser table tests.  PMU-qualified forms run against a fixture sysfs
  * tree built in a temporary directory (pure parsing, no kernel); calls: and
  * mem:SYMBOL resolve against this very program and its libc.
+ *
+ * Over 600 lines on purpose: tables of accepted and refused spellings, one
+ * per form of the grammar (the refused ones in bad_events.inc), each
+ * entry a line.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
