@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The event parser's private interface.  event_parse.c holds the grammar's
- * entry points (pmc_event_parse, the dispatcher), the name tables, the
- * modifiers and the error helper; each family of forms has its own file:
+ * entry points (pmc_event_parse, the dispatcher); event_common.c what every
+ * form shares (name tables, the error helper, modifiers, canonical names)
+ * and the generic names; each other family of forms has its own file:
  * event_pmu.c (pmu/terms/, libpfm4, tracepoints), event_addr.c (mem:,
- * calls:, sim:).
+ * calls:, sim:).  Calls go one way: event_parse.c to the forms, the forms
+ * to event_common.c.
  */
 #ifndef PMCHECK_EVENT_INT_H
 #define PMCHECK_EVENT_INT_H
@@ -42,6 +44,13 @@ int pmc__set_name(struct pmc__pctx *p, struct pmc_event_spec *spec, const char *
 		  const char *sep);
 /* Canonical name of a software event's config, or "?". */
 const char *pmc__software_name(uint64_t config);
+
+/* The generic forms (NAME, cache names, rNNNN) of s[0..blen): *handled
+ * is 0 when s is none of them. */
+int pmc__parse_generic(struct pmc__pctx *p, const char *s, size_t blen,
+		       struct pmc_event_spec *spec, int *handled);
+/* Is s[0..len) a generic name (then ':' starts its modifiers)? */
+int pmc__is_generic_name(const char *s, size_t len);
 
 /* The forms, each given one event's text s[0..len). */
 int pmc__parse_pmu_form(struct pmc__pctx *p, const char *s, size_t len,

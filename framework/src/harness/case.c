@@ -33,14 +33,6 @@ void pmc__copy_str(char *dst, size_t size, const char *src)
 	dst[n] = '\0';
 }
 
-const char *pmc_verdict_name(enum pmc_verdict v)
-{
-	static const char *const names[] = { "PASS", "SKIP", "KNOWN-ISSUE", "INCONCLUSIVE",
-					     "FAIL", "ERROR" };
-
-	return (unsigned)v <= PMC_ERROR ? names[v] : "?";
-}
-
 void pmc__effective_options(const struct pmc_test_def *def, unsigned reps, double timeout,
 			    struct pmc_test_options *out)
 {

@@ -23,6 +23,14 @@ static const char *const kind_names[] = { "?", "le", "ge", "range", "eq", "ratio
 static const char *const status_names[] = { "pass", "unbudgeted", "inconclusive", "fail",
 					    "error" };
 
+const char *pmc_verdict_name(enum pmc_verdict v)
+{
+	static const char *const names[] = { "PASS", "SKIP", "KNOWN-ISSUE", "INCONCLUSIVE",
+					     "FAIL", "ERROR" };
+
+	return (unsigned)v <= PMC_ERROR ? names[v] : "?";
+}
+
 const char *pmc__check_kind_name(enum pmc_expect_kind k)
 {
 	return (unsigned)k <= PMC_EXPECT_KIND_FIGURE ? kind_names[k] : "?";
