@@ -53,5 +53,6 @@ int cmd_compare(int argc, char **argv);
 int cmd_hwdb(int argc, char **argv);
 int cmd_validate(int argc, char **argv);
 int cmd_sim(int argc, char **argv);
+int cmd_stat(int argc, char **argv);
 
 #endif

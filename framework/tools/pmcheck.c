@@ -96,6 +96,26 @@ static const struct cli_command commands[] = {
 	  "exit status: PROGRAM's (128 + N when signal N killed it), 2 when it could not\n"
 	  "be started, 64 usage.\n",
 	  cmd_sim },
+	{ "stat", "stat [-e EVENTS] [-r N] [--backend=perf|sim] [--json=FILE] -- COMMAND [ARG...]",
+	  "count a command with pmcheck's event syntax: each event's count (min, median\n"
+	  "and max over the runs) and the share of the time its counter ran; a\n"
+	  "multiplexed or never-counted value is marked, never scaled",
+	  "  -e, --events=LIST   the events (default on perf: task-clock, context-switches,\n"
+	  "                      cpu-migrations, page-faults, and instructions:u,cycles:u\n"
+	  "                      where there is a hardware PMU; on sim: instructions:u,\n"
+	  "                      L1-dcache loads, stores and load misses, branches and\n"
+	  "                      branch misses)\n"
+	  "  -r, --repeat=N      run the command N times (default 1)\n"
+	  "  --backend=B         perf (the kernel's counters, from the command's exec, its\n"
+	  "                      threads and children included) or sim (callgrind: every\n"
+	  "                      process of the command, start to exit)\n"
+	  "  --json=FILE         the results document (case stat.PROGRAM, region\n"
+	  "                      \"command\", one sample per run), for pmcheck compare\n"
+	  "  -v, --verbose       show the valgrind command line (sim)\n"
+	  "\n"
+	  "exit status: the command's (the last non-zero one over the runs), 2 when it\n"
+	  "could not be counted, 64 usage.\n",
+	  cmd_stat },
 	{ "version", "version", "print the version", NULL, cmd_version },
 	{ "help", "help [COMMAND]", "this text, or one command's", NULL, cmd_help },
 };

@@ -11,6 +11,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include <pmcheck/error.h>
 #include <pmcheck/event.h>
@@ -55,6 +56,11 @@ enum pmc_open_flags {
 	 * descriptor and 1 + 16 pages of locked memory per set.  Perf backend
 	 * only: callgrind does not count per thread for pmcheck. */
 	PMC_OPEN_PER_THREAD = 1u << 4,
+	/* The set enables itself when the counted task calls exec(2)
+	 * (attr.enable_on_exec): with pmc_counters_open_task on a forked
+	 * child that is about to exec a command, the counts start at the
+	 * command's first instruction. */
+	PMC_OPEN_ENABLE_ON_EXEC = 1u << 5,
 };
 
 /* One event's counter at one instant.  Times are nanoseconds. */
@@ -136,6 +142,17 @@ struct pmc_measurement {
 PMC_API int pmc_counters_open(struct pmc_counters **out,
 			      const struct pmc_event_spec *specs, size_t n,
 			      unsigned flags, struct pmc_error *err);
+
+/*
+ * pmc_counters_open for another task: pid is a process (or thread) id of
+ * the caller's own, such as a forked child (perf_event_paranoid permitting
+ * others).  With PMC_OPEN_INHERIT its later threads and children count too.
+ * Always read with read(2) (a user-space read sees the caller's counters);
+ * no sim backend, no PMC_OPEN_PER_THREAD.  The counts of a task that has
+ * exited stay readable until the set is closed.
+ */
+PMC_API int pmc_counters_open_task(struct pmc_counters **out, const struct pmc_event_spec *specs,
+				   size_t n, unsigned flags, pid_t pid, struct pmc_error *err);
 
 /* The counts of one inherited thread or child process, over its life. */
 struct pmc_thread_count {

@@ -140,8 +140,11 @@ PMC_API const char *pmc_event_sysfs_root(void);
  * Resolve a function or object symbol in the loaded objects of this process,
  * searching the main program first and then shared objects in load order.
  * `object` (may be NULL) restricts the search to objects whose path contains
- * it.  On success fills the object's path, the symbol's file offset (for
- * uprobes) and its run-time address.  Returns PMC_E_NO_SYMBOL when absent.
+ * it; when no loaded object matches and `object` is the path of an ELF file,
+ * that file's own symbols answer (a program this process does not run: the
+ * run-time address is then 0).  On success fills the object's path, the
+ * symbol's file offset (for uprobes) and its run-time address.  Returns
+ * PMC_E_NO_SYMBOL when absent.
  */
 PMC_API int pmc_symbol_resolve(const char *symbol, const char *object,
 			       char *path, size_t path_size,

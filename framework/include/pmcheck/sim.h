@@ -130,6 +130,16 @@ PMC_API const char *const *pmc_sim_valgrind_options(void);
  */
 PMC_API int pmc_sim_exec(char *const argv[], int verbose, struct pmc_error *err);
 
+/*
+ * pmc_sim_exec, keeping the whole run's totals: the callgrind columns of
+ * every process of the run (the program and the children it forks), each
+ * counted from its start to its exit (`pmcheck stat --backend=sim`).
+ * Returns the exit status as pmc_sim_exec does, or a negative code (no
+ * valgrind, or no totals: the program was killed or exec'd).
+ */
+PMC_API int pmc_sim_run(char *const argv[], int verbose, uint64_t totals[PMC_SIM_NCOLUMNS],
+			struct pmc_error *err);
+
 #ifdef __cplusplus
 }
 #endif

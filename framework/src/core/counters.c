@@ -40,9 +40,9 @@
 
 /* ---- open ---------------------------------------------------------------- */
 
-static long sys_perf_event_open(struct perf_event_attr *attr, int group_fd)
+static long sys_perf_event_open(struct perf_event_attr *attr, pid_t pid, int group_fd)
 {
-	return syscall(SYS_perf_event_open, attr, 0 /* this thread */, -1 /* any CPU */,
+	return syscall(SYS_perf_event_open, attr, pid /* 0: this thread */, -1 /* any CPU */,
 		       group_fd, PERF_FLAG_FD_CLOEXEC);
 }
 
@@ -59,6 +59,9 @@ static void fill_attr(struct perf_event_attr *attr, const struct pmc_event_spec 
 	/* The leader holds the group off until pmc_counters_enable(); the
 	 * members are enabled so they follow the leader. */
 	attr->disabled = leader ? 1 : 0;
+	/* A task about to exec (pmcheck stat's child) is counted from the
+	 * new program's first instruction: the leader enables itself then. */
+	attr->enable_on_exec = leader && (flags & PMC_OPEN_ENABLE_ON_EXEC) ? 1 : 0;
 	attr->exclude_user = s->exclude_user;
 	attr->exclude_kernel = s->exclude_kernel;
 	attr->exclude_hv = s->exclude_hv;
@@ -93,7 +96,7 @@ static int arm64_user_access(void)
 
 /* Open one event; on arm64 with user access, try 64-bit then 32-bit user
  * counters before a plain one.  Returns fd or -errno. */
-static int open_event(const struct pmc_event_spec *s, int group_fd, unsigned flags)
+static int open_event(const struct pmc_event_spec *s, pid_t pid, int group_fd, unsigned flags)
 {
 	struct perf_event_attr attr;
 	long fd;
@@ -106,7 +109,7 @@ static int open_event(const struct pmc_event_spec *s, int group_fd, unsigned fla
 
 		for (size_t i = 0; i < 2; i++) {
 			attr.config1 = s->config1 | bits[i];
-			fd = sys_perf_event_open(&attr, group_fd);
+			fd = sys_perf_event_open(&attr, pid, group_fd);
 			if (fd >= 0)
 				return (int)fd;
 			if (errno != EOPNOTSUPP && errno != EINVAL)
@@ -117,7 +120,7 @@ static int open_event(const struct pmc_event_spec *s, int group_fd, unsigned fla
 #else
 	(void)flags;
 #endif
-	fd = sys_perf_event_open(&attr, group_fd);
+	fd = sys_perf_event_open(&attr, pid, group_fd);
 	return fd < 0 ? -errno : (int)fd;
 }
 
@@ -167,6 +170,9 @@ static int group_runs(struct pmc_counters *set, struct pmc__group *g)
 	uint64_t enabled, running;
 	int rc;
 
+	/* Another task's events run only while it does: nothing to try. */
+	if (set->pid)
+		return 1;
 	rc = read_group(set, g, &before);
 	if (rc)
 		return rc;
@@ -190,7 +196,7 @@ static int try_join(struct pmc_counters *set, size_t i, struct pmc__group *g,
 		    unsigned flags)
 {
 	struct pmc__event *e = &set->ev[i];
-	int fd = open_event(&e->spec, g->leader_fd, flags);
+	int fd = open_event(&e->spec, set->pid, g->leader_fd, flags);
 
 	if (fd < 0)
 		return 0;
@@ -287,8 +293,8 @@ static int affinity_within(const struct pmc_counters *set, const char *pmu)
 
 /* A dummy event of this thread, pid 0, any CPU. */
 
-int pmc_counters_open(struct pmc_counters **out, const struct pmc_event_spec *specs,
-		      size_t n, unsigned flags, struct pmc_error *err)
+static int open_set(struct pmc_counters **out, const struct pmc_event_spec *specs, size_t n,
+		    unsigned flags, pid_t pid, struct pmc_error *err)
 {
 	struct pmc_counters *set;
 	int rc = 0;
@@ -310,6 +316,7 @@ int pmc_counters_open(struct pmc_counters **out, const struct pmc_event_spec *sp
 		return pmc__fail(err, -ENOMEM, "", -1, "out of memory");
 	set->page_size = (size_t)sysconf(_SC_PAGESIZE);
 	set->thread_fd = -1;
+	set->pid = pid;
 	set->nuser = n;
 	rc = spread_specs(set, specs, n, flags, err);
 	if (rc)
@@ -374,7 +381,7 @@ int pmc_counters_open(struct pmc_counters **out, const struct pmc_event_spec *sp
 		}
 		if (!joined) {
 			struct pmc__group *g = &set->g[set->ngroups];
-			int fd = open_event(&e->spec, -1, flags);
+			int fd = open_event(&e->spec, set->pid, -1, flags);
 
 			if (fd < 0) {
 				rc = pmc__open_error(fd, set, &e->spec, err);
@@ -415,7 +422,10 @@ int pmc_counters_open(struct pmc_counters **out, const struct pmc_event_spec *sp
 			struct pmc__event *e = &set->ev[g->member[k]];
 			int shift;
 
-			map_page(set, e);
+			/* A set read with read(2) only needs no page (and an
+			 * inherited event cannot be mapped: EINVAL). */
+			if (user)
+				map_page(set, e);
 			/* The width cannot change while the event lives. */
 			shift = e->page ? pmc__upage_shift(e->page->pmc_width) : -1;
 			if (!e->page || !e->page->cap_user_rdpmc || !e->spec.uses_hw_counter ||
@@ -450,6 +460,28 @@ int pmc_counters_open(struct pmc_counters **out, const struct pmc_event_spec *sp
 fail:
 	pmc_counters_close(set);
 	return rc;
+}
+
+int pmc_counters_open(struct pmc_counters **out, const struct pmc_event_spec *specs,
+		      size_t n, unsigned flags, struct pmc_error *err)
+{
+	return open_set(out, specs, n, flags, 0, err);
+}
+
+int pmc_counters_open_task(struct pmc_counters **out, const struct pmc_event_spec *specs,
+			   size_t n, unsigned flags, pid_t pid, struct pmc_error *err)
+{
+	if (out)
+		*out = NULL;
+	if (pid <= 0)
+		return pmc__fail(err, -EINVAL, "", -1,
+				 "pmc_counters_open_task: pid %d; use pmc_counters_open for the calling thread",
+				 (int)pid);
+	if (flags & (PMC_OPEN_SIM | PMC_OPEN_PER_THREAD))
+		return pmc__fail(err, PMC_E_UNSUPPORTED, "", -1,
+				 "pmc_counters_open_task: another task is counted by the kernel, as a whole (no sim backend, no per-thread breakdown)");
+	/* rdpmc/mrs read the caller's counters, never another task's. */
+	return open_set(out, specs, n, flags | PMC_OPEN_NO_USER_READ, pid, err);
 }
 
 void pmc_counters_close(struct pmc_counters *set)

@@ -5,6 +5,7 @@
 
 #include <linux/perf_event.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include <pmcheck/counters.h>
 #include <pmcheck/machine.h>
@@ -41,6 +42,7 @@ struct pmc__group {
 #define PMC__MAX_CORE_PMUS 8
 
 struct pmc_counters {
+	pid_t pid;       /* the counted task: 0 the calling thread (pmc_counters_open_task) */
 	size_t n, ngroups; /* kernel events (parts), groups */
 	/* Events as the caller gave them: nuser of them; owner[k] is the one
 	 * kernel event k counts for.  Without spreading n == nuser and the

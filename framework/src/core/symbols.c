@@ -114,6 +114,50 @@ static int elf_find(const char *path, const char *name, struct pmc__elf_hit *hit
 	return found;
 }
 
+/* The file offset of link-time address vaddr in an ELF file that is not
+ * loaded, from its PT_LOAD program headers: 1 found, 0 not, negative on an
+ * unreadable file. */
+static int file_offset_of(const char *path, uint64_t vaddr, uint64_t *off)
+{
+	ElfW(Ehdr) eh;
+	int fd = open(path, O_RDONLY | O_CLOEXEC), found = 0;
+
+	if (fd < 0)
+		return -errno;
+	if (pread(fd, &eh, sizeof(eh), 0) != (ssize_t)sizeof(eh) ||
+	    memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0 || eh.e_phentsize != sizeof(ElfW(Phdr))) {
+		close(fd);
+		return PMC_E_ELF;
+	}
+	for (unsigned i = 0; i < eh.e_phnum && !found; i++) {
+		ElfW(Phdr) ph;
+
+		if (pread(fd, &ph, sizeof(ph), (off_t)(eh.e_phoff + i * sizeof(ph))) != (ssize_t)sizeof(ph))
+			break;
+		if (ph.p_type == PT_LOAD && vaddr >= ph.p_vaddr && vaddr < ph.p_vaddr + ph.p_memsz) {
+			*off = vaddr - ph.p_vaddr + ph.p_offset;
+			found = 1;
+		}
+	}
+	close(fd);
+	return found;
+}
+
+/* calls:SYMBOL@/path/to/file where the file is not loaded here (another
+ * program, as `pmcheck stat` counts): its own symbols and headers. */
+static int resolve_in_file(const char *file, const char *symbol, char *path, size_t path_size,
+			   uint64_t *file_offset)
+{
+	struct pmc__elf_hit hit = { 0, 0, 0 };
+	struct stat st;
+
+	if (!strchr(file, '/') || stat(file, &st) != 0 || !S_ISREG(st.st_mode) ||
+	    elf_find(file, symbol, &hit) != 1 || hit.type == STT_GNU_IFUNC ||
+	    file_offset_of(file, hit.value, file_offset) != 1)
+		return 0;
+	return pmc__copy(path, path_size, file) == 0;
+}
+
 struct pmc__resolve_ctx {
 	const char *symbol, *object;
 	char *path;
@@ -222,10 +266,15 @@ int pmc_symbol_resolve(const char *symbol, const char *object, char *path,
 		return pmc__fail(err, c.status, symbol, -1,
 				 "path of the object defining \"%s\" is longer than %zu bytes",
 				 symbol, path_size - 1);
+	if (!c.found && c.object &&
+	    resolve_in_file(c.object, symbol, path, path_size, &c.file_offset)) {
+		c.found = 1;
+		c.address = 0; /* not loaded in this process */
+	}
 	if (!c.found) {
 		if (c.object)
 			return pmc__fail(err, PMC_E_NO_SYMBOL, symbol, -1,
-					 "symbol \"%s\" is not defined by any loaded object whose path contains \"%s\"; check the name with nm -D, or drop @%s",
+					 "symbol \"%s\" is not defined by any loaded object whose path contains \"%s\", nor by a file of that path; check the name with nm -D, or drop @%s",
 					 symbol, c.object, c.object);
 		return pmc__fail(err, PMC_E_NO_SYMBOL, symbol, -1,
 				 "symbol \"%s\" is not defined by the program or any loaded shared object; check the spelling (nm/nm -D), and make sure the function is not inlined or stripped",

@@ -436,8 +436,9 @@ void pmc__full_name(const struct pmc_test_def *def, char *buf, size_t size);
 /* Comma-separated globs; a leading '-' excludes.  NULL/empty matches all. */
 bool pmc__filter_match(const char *filter, const char *full_name);
 
-/* runner.c: a log callback (pmc_log_set) that writes each message to
- * stderr on a line of its own. */
+/* process.c: a log callback (pmc_log_set) that writes each message to
+ * stderr on a line of its own; ctx, when not NULL, points to the lowest
+ * level written (0 debug, 1 info, 2 warning). */
 void pmc__log_stderr(int level, const char *message, void *ctx);
 
 /* result.c: o[key] when it is a string, else "" (never NULL). */

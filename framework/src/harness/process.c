@@ -34,9 +34,10 @@
 
 void pmc__log_stderr(int level, const char *message, void *ctx)
 {
-	(void)level;
-	(void)ctx;
-	fprintf(stderr, "%s\n", message);
+	const int *min_level = ctx;
+
+	if (!min_level || level >= *min_level)
+		fprintf(stderr, "%s\n", message);
 }
 
 static pid_t current_child;

@@ -281,7 +281,9 @@ json_t *pmc__result_to_json(const struct pmc__result *r)
 	json_object_set_new(o, "notes", notes);
 	if (r->has_duration) {
 		json_object_set_new(o, "duration_s", json_real(r->duration_s));
-		json_object_set_new(o, "timeout_s", json_real(r->timeout_s));
+		/* pmcheck stat runs a command without a time limit. */
+		if (r->timeout_s > 0)
+			json_object_set_new(o, "timeout_s", json_real(r->timeout_s));
 	}
 	set_str(o, "output", r->output);
 	if (r->output_truncated)

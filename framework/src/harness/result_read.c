@@ -215,7 +215,8 @@ int pmc__result_from_json(json_t *o, struct pmc__result *r, const char *where, c
 	if (json_object_get(o, "duration_s")) {
 		r->has_duration = true;
 		r->duration_s = number(&rd, o, "", "duration_s");
-		r->timeout_s = number(&rd, o, "", "timeout_s");
+		if (json_object_get(o, "timeout_s"))
+			r->timeout_s = number(&rd, o, "", "timeout_s");
 	}
 
 	overhead = field(&rd, o, "", "overhead", JSON_OBJECT, true);

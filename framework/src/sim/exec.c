@@ -225,7 +225,50 @@ static void forward_signal(int sig)
 		kill(sim_child, sig);
 }
 
-int pmc_sim_exec(char *const argv[], int verbose, struct pmc_error *err)
+/* Sum the program-termination dumps of every process of the run (the
+ * command and the children it forked) into totals: 0, or an error. */
+static int sum_final_dumps(const char *dir, uint64_t totals[PMC_SIM_NCOLUMNS],
+			   struct pmc_error *err)
+{
+	DIR *dh = opendir(dir);
+	struct dirent *de;
+	int rc = 0, found = 0;
+
+	memset(totals, 0, PMC_SIM_NCOLUMNS * sizeof(totals[0]));
+	if (!dh)
+		return pmc__fail(err, -errno, dir, -1, "cannot read %s: %s", dir, strerror(errno));
+	while (rc == 0 && (de = readdir(dh))) {
+		char path[PATH_MAX], *text = NULL;
+		struct pmc_sim_dump d;
+		size_t len = 0;
+
+		if (strncmp(de->d_name, "cg.", 3))
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+		rc = pmc__read_file(path, &text, &len);
+		if (rc) {
+			rc = pmc__fail(err, rc, path, -1, "cannot read %s: %s", path, strerror(-rc));
+			break;
+		}
+		rc = pmc_sim_dump_parse(path, text, len, &d, err);
+		free(text);
+		/* A process's own dumps (a pmcheck suite) end in ".N"; its
+		 * totals at exit are the file without a part number. */
+		if (rc == 0 && !strchr(de->d_name + 3, '.')) {
+			for (int c = 0; c < PMC_SIM_NCOLUMNS; c++)
+				totals[c] += d.totals[c];
+			found++;
+		}
+	}
+	closedir(dh);
+	if (rc == 0 && !found)
+		rc = pmc__fail(err, PMC_E_NO_SIM, dir, -1,
+			       "callgrind wrote no totals (the program was killed before it exited, or exec'd another program)");
+	return rc;
+}
+
+static int run_under_callgrind(char *const argv[], int verbose, uint64_t *totals,
+			       struct pmc_error *err)
 {
 	char valgrind[PATH_MAX], version[128], dir[] = "/tmp/pmcheck-sim.XXXXXX";
 	char outfile[PATH_MAX], logfile[PATH_MAX], exe[PATH_MAX];
@@ -305,8 +348,25 @@ int pmc_sim_exec(char *const argv[], int verbose, struct pmc_error *err)
 	sigaction(SIGINT, &old_int, NULL);
 	sigaction(SIGTERM, &old_term, NULL);
 	pass_on_log(dir);
+	if (totals && (rc = sum_final_dumps(dir, totals, err)) != 0) {
+		remove_dir(dir);
+		return rc;
+	}
 	remove_dir(dir);
 	if (WIFSIGNALED(status))
 		return 128 + WTERMSIG(status);
 	return WEXITSTATUS(status);
+}
+
+int pmc_sim_exec(char *const argv[], int verbose, struct pmc_error *err)
+{
+	return run_under_callgrind(argv, verbose, NULL, err);
+}
+
+int pmc_sim_run(char *const argv[], int verbose, uint64_t totals[PMC_SIM_NCOLUMNS],
+		struct pmc_error *err)
+{
+	if (!totals)
+		return pmc__fail(err, -EINVAL, "", -1, "pmc_sim_run: NULL totals");
+	return run_under_callgrind(argv, verbose, totals, err);
 }

@@ -1,0 +1,114 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""`pmcheck stat` against the harness on the same work (stat_work.c), and
+what it says about partial counts, exit statuses and the sim backend."""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+CLI, WORK, SCHEMA = sys.argv[1], sys.argv[2], sys.argv[3]
+failures = 0
+EVENTS = "page-faults,calls:malloc,calls:stat_work_step"
+
+
+def check(ok, what):
+    global failures
+    if not ok:
+        failures += 1
+        print("FAIL:", what)
+
+
+def stat(d, name, *args, events=EVENTS, extra=()):
+    path = os.path.join(d, name + ".json")
+    p = subprocess.run([CLI, "stat", "-e", events, "-r", "3", f"--json={path}", *extra, "--", *args],
+                       capture_output=True, text=True, timeout=300)
+    check(p.returncode == 0, f"stat {args}: {p.returncode} {p.stderr[-600:]}")
+    with open(path) as f:
+        doc = json.load(f)
+    validate(doc)
+    case = doc["cases"][0]
+    return case["regions"][0]["events"], p
+
+
+def validate(doc):
+    try:
+        import jsonschema
+    except ImportError:
+        return
+    with open(SCHEMA) as f:
+        jsonschema.validate(doc, json.load(f))
+
+
+with tempfile.TemporaryDirectory() as d:
+    # The harness: the work in a region.
+    hj = os.path.join(d, "harness.json")
+    p = subprocess.run([WORK, f"--json={hj}"], capture_output=True, text=True, timeout=300)
+    if p.returncode == 77:
+        print("SKIP: the harness cannot count this work here:", p.stdout.strip()[-300:])
+        sys.exit(77)
+    check(p.returncode == 0, f"harness: {p.returncode} {p.stdout[-400:]}")
+    with open(hj) as f:
+        region = json.load(f)["cases"][0]["regions"][0]
+    harness = {label: e["min"] for label, e in region["events"].items()}
+    check(harness == {"page-faults": 64, "calls:malloc": 500, "calls:stat_work_step": 500},
+          f"the harness counts the work exactly: {harness}")
+
+    # pmcheck stat: the whole command, with and without the work.
+    with_work, p = stat(d, "work", WORK, "--work", "500", "64")
+    without, _ = stat(d, "none", WORK, "--work", "0", "0")
+    check("pmcheck stat: stat_work" in p.stderr and "never scaled" in p.stderr and p.stdout == "",
+          f"the table goes to stderr, the command's output stays its own: {p.stderr[:300]!r}")
+    for ev in ("calls:malloc", "calls:stat_work_step"):
+        diff = [a - b for a, b in zip(with_work[ev]["values"], without[ev]["values"])]
+        check(all(x == harness[ev] for x in diff),
+              f"{ev}: stat's difference per run {diff} = the harness's {harness[ev]}")
+    check(without["calls:stat_work_step"]["max"] == 0 and with_work["calls:stat_work_step"]["min"] == 500,
+          "the work function runs only in the work")
+    # Whole-program page faults vary with the address-space layout (ASLR:
+    # measured 48..50 for /bin/true); the minimum over 3 runs each cancels
+    # the start-up to within that spread.
+    pf = with_work["page-faults"]["min"] - without["page-faults"]["min"]
+    spread = max(without["page-faults"]["max"] - without["page-faults"]["min"],
+                 with_work["page-faults"]["max"] - with_work["page-faults"]["min"], 2)
+    check(abs(pf - harness["page-faults"]) <= spread,
+          f"page-faults: stat's {pf} against the harness's {harness['page-faults']} (start-up spread {spread})")
+    check(all(e["multiplexed"] == 0 and e["not_counted"] == 0 for e in with_work.values()),
+          "software events and uprobes run all the time")
+
+    # Another process of the command calls malloc: calls: counts only the
+    # command's own task, so the count is marked, not passed off as whole.
+    p = subprocess.run([CLI, "stat", "-e", "calls:malloc,page-faults", "--",
+                        "sh", "-c", f"{WORK} --work 5 0"], capture_output=True, text=True, timeout=120)
+    check(p.returncode == 0 and "OTHER TASKS" in p.stderr, f"a child's calls are marked: {p.stderr[-500:]}")
+    p = subprocess.run([CLI, "stat", "-e", "calls:malloc", "--", WORK, "--work", "5", "0"],
+                       capture_output=True, text=True, timeout=120)
+    check(p.returncode == 0 and "OTHER TASKS" not in p.stderr, f"the command alone is not marked: {p.stderr[-300:]}")
+
+    # Exit statuses: the command's, or 2 when it cannot run.
+    p = subprocess.run([CLI, "stat", "-e", "page-faults", "--", "sh", "-c", "exit 3"],
+                       capture_output=True, text=True, timeout=60)
+    check(p.returncode == 3 and "exited with status 3" in p.stderr, f"status passed on: {p.returncode}")
+    p = subprocess.run([CLI, "stat", "-e", "page-faults", "--", "/nonexistent/prog"],
+                       capture_output=True, text=True, timeout=60)
+    check(p.returncode == 2 and "/nonexistent/prog" in p.stderr, f"cannot run: {p.returncode} {p.stderr}")
+    p = subprocess.run([CLI, "stat", "-e", "no-such-event", "--", "true"], capture_output=True, text=True)
+    check(p.returncode == 64 and "no-such-event" in p.stderr, f"bad event: {p.returncode} {p.stderr}")
+
+    # Two stat runs compare like two suite runs.
+    p = subprocess.run([CLI, "compare", os.path.join(d, "none.json"), os.path.join(d, "work.json"),
+                        "--tolerance=page-faults=100"], capture_output=True, text=True, timeout=60)
+    check(p.returncode == 3 and "calls:stat_work_step" in p.stdout and "regression" in p.stdout,
+          f"compare finds the added work: {p.returncode} {p.stdout[-600:]}")
+
+    # The sim backend: executed work is exact, run after run.
+    if os.environ.get("PMCHECK_TEST_SANITIZED") != "1":
+        sim, p = stat(d, "sim", WORK, "--work", "200", "0", events="instructions:u,branches",
+                      extra=("--backend=sim",))
+        vals = sim["instructions:u"]["values"]
+        check(len(set(vals)) == 1 and vals[0] > 0, f"sim: instructions equal over runs: {vals}")
+        check("sim backend" in p.stderr, "the table names the backend")
+
+print(f"{failures} failure(s)")
+sys.exit(1 if failures else 0)
