@@ -11,6 +11,11 @@ import tempfile
 CLI, WORK, SCHEMA = sys.argv[1], sys.argv[2], sys.argv[3]
 failures = 0
 EVENTS = "page-faults,calls:malloc,calls:stat_work_step"
+SANITIZED = os.environ.get("PMCHECK_TEST_SANITIZED") == "1"
+# LeakSanitizer stops the world at exit with a tracer task of its own: that
+# is another task, and the mark for it would be right; and ASan's shadow
+# memory takes page faults of its own.  Leak checks off; faults unjudged.
+os.environ["ASAN_OPTIONS"] = os.environ.get("ASAN_OPTIONS", "") + ":detect_leaks=0"
 
 
 def check(ok, what):
@@ -52,8 +57,8 @@ with tempfile.TemporaryDirectory() as d:
     with open(hj) as f:
         region = json.load(f)["cases"][0]["regions"][0]
     harness = {label: e["min"] for label, e in region["events"].items()}
-    check(harness == {"page-faults": 64, "calls:malloc": 500, "calls:stat_work_step": 500},
-          f"the harness counts the work exactly: {harness}")
+    check(harness["calls:malloc"] == 500 and harness["calls:stat_work_step"] == 500 and
+          (SANITIZED or harness["page-faults"] == 64), f"the harness counts the work exactly: {harness}")
 
     # pmcheck stat: the whole command, with and without the work.
     with_work, p = stat(d, "work", WORK, "--work", "500", "64")
@@ -72,7 +77,7 @@ with tempfile.TemporaryDirectory() as d:
     pf = with_work["page-faults"]["min"] - without["page-faults"]["min"]
     spread = max(without["page-faults"]["max"] - without["page-faults"]["min"],
                  with_work["page-faults"]["max"] - with_work["page-faults"]["min"], 2)
-    check(abs(pf - harness["page-faults"]) <= spread,
+    check(SANITIZED or abs(pf - harness["page-faults"]) <= spread,
           f"page-faults: stat's {pf} against the harness's {harness['page-faults']} (start-up spread {spread})")
     check(all(e["multiplexed"] == 0 and e["not_counted"] == 0 for e in with_work.values()),
           "software events and uprobes run all the time")
@@ -103,7 +108,7 @@ with tempfile.TemporaryDirectory() as d:
           f"compare finds the added work: {p.returncode} {p.stdout[-600:]}")
 
     # The sim backend: executed work is exact, run after run.
-    if os.environ.get("PMCHECK_TEST_SANITIZED") != "1":
+    if not SANITIZED:
         sim, p = stat(d, "sim", WORK, "--work", "200", "0", events="instructions:u,branches",
                       extra=("--backend=sim",))
         vals = sim["instructions:u"]["values"]
