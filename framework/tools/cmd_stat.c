@@ -429,6 +429,10 @@ static int write_json(struct stat_run *s, int argc, char **argv)
 
 	memset(&r, 0, sizeof(r));
 	snprintf(name, sizeof(name), "stat.%s", base_name(s->argv[0]));
+	/* A case name is SUITE.TEST of [A-Za-z0-9_]: "python3.11" -> "python3_11". */
+	for (char *q = name + 5; *q; q++)
+		if (!((*q >= 'a' && *q <= 'z') || (*q >= 'A' && *q <= 'Z') || (*q >= '0' && *q <= '9')))
+			*q = '_';
 	r.name = strdup(name);
 	r.suite = strdup("stat");
 	r.test = strdup(name + 5);

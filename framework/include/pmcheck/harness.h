@@ -348,6 +348,7 @@ PMC_API size_t pmc_test_general_samples(const struct pmc_test *t);
  * value deltas only, and in the row's first cell the group's times and, as
  * flags, PMC_DELTA_OTHER_THREADS or 0 (rows are zeroed when reserved). */
 struct pmc__stats;
+struct pmc__attr;
 
 struct pmc__region {
 	const char *name;        /* the caller's string (lives through the case) */
@@ -364,6 +365,9 @@ struct pmc__region {
 	 * with stats_settled settled (the harness's pmc__region_stats). */
 	struct pmc__stats *stats;
 	size_t stats_rows, stats_settled;
+	/* sim backend: the dumps of the first measured executions, for the
+	 * per-function attribution of the record. */
+	struct pmc__attr *attr;
 };
 
 /*

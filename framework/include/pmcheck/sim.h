@@ -92,6 +92,31 @@ struct pmc_sim_dump {
 PMC_API int pmc_sim_dump_parse(const char *name, const char *text, size_t len,
 			       struct pmc_sim_dump *out, struct pmc_error *err);
 
+/* One function's own costs (not its callees') in a dump, per column. */
+struct pmc_sim_fn_cost {
+	char *name;   /* the symbol, as callgrind names it */
+	char *object; /* the object file ("" when the dump names none) */
+	uint64_t cost[PMC_SIM_NCOLUMNS];
+};
+
+/*
+ * Every function of a callgrind dump with its own costs (calls' inclusive
+ * costs are the callees'), in the dump's order; *out is freed with
+ * pmc_sim_functions_free().  0, or PMC_E_SYNTAX naming file:line.
+ */
+PMC_API int pmc_sim_dump_functions(const char *file, const char *text, size_t len,
+				   struct pmc_sim_fn_cost **out, size_t *count,
+				   struct pmc_error *err);
+PMC_API void pmc_sim_functions_free(struct pmc_sim_fn_cost *f, size_t n);
+
+/*
+ * The dump file of this process's last sim reading: the costs, per
+ * function, of the interval that reading closed (a region, when it was the
+ * region's end).  The file becomes the caller's to parse and delete;
+ * unclaimed, the next reading deletes it.  0, or -ENOENT when there is none.
+ */
+PMC_API int pmc_sim_claim_dump(char *path, size_t size);
+
 /*
  * Non-zero when this process runs under callgrind as set up by
  * pmc_sim_exec() (so PMC_OPEN_SIM sets can read it).

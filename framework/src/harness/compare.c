@@ -143,6 +143,104 @@ static json_t *one_sided_row(const char *cname, const char *rname, const char *e
 			 reason);
 }
 
+/* Column of an event in a region record, or -1. */
+static int event_index(const struct pmc__region_rec *g, const char *label)
+{
+	for (size_t j = 0; g && j < g->nev; j++)
+		if (!strcmp(g->ev[j].label, label))
+			return (int)j;
+	return -1;
+}
+
+static const char *file_part(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+
+	return slash ? slash + 1 : path;
+}
+
+/* The same function in the other run: same name and object; else same
+ * name and object file name (another build directory); else the only
+ * function of that name (the program itself, built under another name). */
+static const struct pmc__fn_rec *fn_in(const struct pmc__region_rec *g, const struct pmc__fn_rec *f)
+{
+	const struct pmc__fn_rec *named = NULL;
+	size_t i, nnamed = 0;
+
+	for (i = 0; i < g->nfns; i++)
+		if (!strcmp(g->fns[i].name, f->name) && !strcmp(g->fns[i].object, f->object))
+			return &g->fns[i];
+	for (i = 0; i < g->nfns; i++)
+		if (!strcmp(g->fns[i].name, f->name) &&
+		    !strcmp(file_part(g->fns[i].object), file_part(f->object)))
+			return &g->fns[i];
+	for (i = 0; i < g->nfns; i++)
+		if (!strcmp(g->fns[i].name, f->name)) {
+			named = &g->fns[i];
+			nnamed++;
+		}
+	return nnamed == 1 ? named : NULL;
+}
+
+struct fn_change {
+	const struct pmc__fn_rec *f;
+	double old, new;
+};
+
+static int by_change(const void *a, const void *b)
+{
+	const struct fn_change *x = a, *y = b;
+	double dx = fabs(x->new - x->old), dy = fabs(y->new - y->old);
+
+	return dx < dy ? 1 : dx > dy ? -1 : 0;
+}
+
+/*
+ * Which functions changed the event's cost in the region (sim attribution
+ * on both sides): the PMC__ATTR_SHOWN largest changes of a function's own
+ * cost, with their share of the region's change.  NULL without attribution.
+ */
+#define PMC__ATTR_SHOWN 5
+static json_t *attribution(const struct pmc__region_rec *og, const struct pmc__region_rec *ng,
+			   const char *label)
+{
+	int oi = event_index(og, label), ni = event_index(ng, label);
+	struct fn_change *ch;
+	size_t n = 0;
+	double total = 0;
+	json_t *rows;
+
+	if (oi < 0 || ni < 0 || !og->nfns || !ng->nfns)
+		return NULL;
+	ch = calloc(og->nfns + ng->nfns, sizeof(*ch));
+	if (!ch)
+		return NULL;
+	for (size_t i = 0; i < ng->nfns; i++) {
+		const struct pmc__fn_rec *o = fn_in(og, &ng->fns[i]);
+
+		ch[n++] = (struct fn_change){ &ng->fns[i], o ? o->cost[oi] : 0, ng->fns[i].cost[ni] };
+	}
+	for (size_t i = 0; i < og->nfns; i++)
+		if (!fn_in(ng, &og->fns[i]))
+			ch[n++] = (struct fn_change){ &og->fns[i], og->fns[i].cost[oi], 0 };
+	for (size_t i = 0; i < n; i++)
+		total += ch[i].new - ch[i].old;
+	qsort(ch, n, sizeof(*ch), by_change);
+	rows = json_array();
+	for (size_t i = 0; i < n && json_array_size(rows) < PMC__ATTR_SHOWN; i++) {
+		double d = ch[i].new - ch[i].old;
+
+		if (d == 0)
+			break;
+		json_array_append_new(rows, json_pack("{s:s, s:s, s:f, s:f, s:f, s:o}", "function",
+						      ch[i].f->name, "object", ch[i].f->object, "old",
+						      ch[i].old, "new", ch[i].new, "change", d, "share",
+						      total != 0 ? json_real(d / total) : json_null()));
+	}
+	free(ch);
+	return rows;
+}
+
 json_t *pmc__compare(const struct pmc__results *old, const struct pmc__results *new,
 		     const struct pmc__tolerance *tols, bool force)
 {
@@ -179,8 +277,19 @@ json_t *pmc__compare(const struct pmc__results *old, const struct pmc__results *
 											  ns, true, "not in the baseline"));
 					continue;
 				}
-				json_array_append_new(rows, compare_row(nc->name, nr->name, ns->label, os, ns, tols,
-									 mismatch[0] && !force ? mismatch : NULL));
+				{
+					json_t *row = compare_row(nc->name, nr->name, ns->label, os, ns, tols,
+								  mismatch[0] && !force ? mismatch : NULL);
+					const char *v = pmc__jstr(row, "verdict");
+					json_t *at = strcmp(v, "regression") && strcmp(v, "improvement")
+							     ? NULL : attribution(or, nr, ns->label);
+
+					if (at && json_array_size(at))
+						json_object_set_new(row, "attribution", at);
+					else
+						json_decref(at);
+					json_array_append_new(rows, row);
+				}
 			}
 		}
 	}
@@ -249,6 +358,40 @@ static void fmt_side(char *buf, size_t size, json_t *side)
 		snprintf(buf, size, "%.0f..%.0f", num(side, "min"), num(side, "max"));
 }
 
+/* The functions behind a changed figure: console lines, or a Markdown table. */
+static void print_attribution(FILE *f, json_t *rows, bool markdown)
+{
+	json_t *a;
+	size_t i;
+
+	if (!json_array_size(rows))
+		return;
+	if (markdown)
+		fprintf(f, "| function | object | baseline | new | change | share |\n"
+			   "| --- | --- | ---: | ---: | ---: | ---: |\n");
+	else
+		fprintf(f, "    which functions (own cost, sim; largest change first):\n");
+	json_array_foreach(rows, i, a) {
+		char o[48], n[48], d[48], share[24] = "-";
+		const char *obj = pmc__jstr(a, "object"), *slash = strrchr(obj, '/');
+		json_t *sh = json_object_get(a, "share");
+
+		pmc__fmt_num(o, sizeof(o), json_number_value(json_object_get(a, "old")));
+		pmc__fmt_num(n, sizeof(n), json_number_value(json_object_get(a, "new")));
+		pmc__fmt_num(d, sizeof(d), json_number_value(json_object_get(a, "change")));
+		if (json_is_number(sh))
+			snprintf(share, sizeof(share), "%.1f%%", 100.0 * json_number_value(sh));
+		if (markdown)
+			fprintf(f, "| `%s` | %s | %s | %s | %s%s | %s |\n", pmc__jstr(a, "function"),
+				slash ? slash + 1 : obj, o, n,
+				json_number_value(json_object_get(a, "change")) > 0 ? "+" : "", d, share);
+		else
+			fprintf(f, "      %-36s %-22s %14s -> %-14s %s%s (%s of the change)\n",
+				pmc__jstr(a, "function"), slash ? slash + 1 : obj, o, n,
+				json_number_value(json_object_get(a, "change")) > 0 ? "+" : "", d, share);
+	}
+}
+
 void pmc__print_compare(FILE *f, json_t *rep)
 {
 	json_t *row, *s = json_object_get(rep, "summary");
@@ -269,11 +412,12 @@ void pmc__print_compare(FILE *f, json_t *rep)
 		fprintf(f, "%-40s %-14s %-24s | %-16s | %-26s | %s%s%s\n", pmc__jstr(row, "case"),
 			pmc__jstr(row, "region"), pmc__jstr(row, "event"), n, old, pmc__jstr(row, "verdict"),
 			json_object_get(row, "hint") ? ": " : "", pmc__jstr(row, "hint"));
+		print_attribution(f, json_object_get(row, "attribution"), false);
 	}
 	fprintf(f, "\n%" JSON_INTEGER_FORMAT " regressions, %" JSON_INTEGER_FORMAT " improvements, %" JSON_INTEGER_FORMAT " tolerated, %" JSON_INTEGER_FORMAT " same, %" JSON_INTEGER_FORMAT " noise, %" JSON_INTEGER_FORMAT " without verdict, %" JSON_INTEGER_FORMAT " new, %" JSON_INTEGER_FORMAT " gone\n",
 		json_integer_value(json_object_get(s, "regression")),
-		json_integer_value(json_object_get(s, "tolerated")),
 		json_integer_value(json_object_get(s, "improvement")),
+		json_integer_value(json_object_get(s, "tolerated")),
 		json_integer_value(json_object_get(s, "same")),
 		json_integer_value(json_object_get(s, "noise")),
 		json_integer_value(json_object_get(s, "no_verdict")),
@@ -312,6 +456,13 @@ char *pmc__compare_markdown(json_t *rep)
 			!strcmp(v, "regression") ? "**regression**" : v,
 			json_object_get(row, "hint") ? " — " : "", pmc__jstr(row, "hint"));
 	}
+	json_array_foreach(json_object_get(rep, "rows"), i, row)
+		if (json_object_get(row, "attribution")) {
+			fprintf(f, "\n**`%s` %s `%s`: %s by function** (own cost, sim)\n\n",
+				pmc__jstr(row, "case"), pmc__jstr(row, "region"), pmc__jstr(row, "event"),
+				pmc__jstr(row, "verdict"));
+			print_attribution(f, json_object_get(row, "attribution"), true);
+		}
 	fclose(f);
 	return buf;
 }

@@ -77,12 +77,21 @@ struct pmc__stat_rec {
 	size_t nvalues;
 };
 
+/* One function's own cost in a region, per event of the region (the mean
+ * over the executions whose dumps were kept), sim backend only. */
+struct pmc__fn_rec {
+	char *name, *object;   /* "(other)", "" for the rest */
+	double *cost;          /* nev */
+};
+
 struct pmc__region_rec {
 	char *name;
 	uint64_t iterations;
 	size_t samples;
 	size_t nev;
 	struct pmc__stat_rec *ev;
+	size_t nfns;             /* attribution rows (sim), 0 when none */
+	struct pmc__fn_rec *fns;
 };
 
 struct pmc__check_rec {
@@ -240,6 +249,15 @@ void pmc__region_settle(struct pmc__region *r, const struct pmc_measurement *ove
 /* Make room for `rows` samples in all; returns 0 or -ENOMEM. */
 int pmc__region_reserve(struct pmc__region *r, size_t rows);
 void pmc__region_release(struct pmc__region *r);
+
+/* The dumps a sim region keeps for attribution (the first measured
+ * executions'), and how many functions a record keeps of them. */
+#define PMC__ATTR_DUMPS 3
+#define PMC__ATTR_TOP 12
+struct pmc__attr {
+	char dump[PMC__ATTR_DUMPS][4096]; /* fixed: no allocation while measuring */
+	size_t n;
+};
 
 /* ---- judge.c: pure ----------------------------------------------------------- */
 

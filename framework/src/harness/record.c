@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stdbool.h>
 #include <time.h>
 
 #include "harness_int.h"
@@ -34,6 +35,192 @@ static char *sim_columns(const struct pmc_event_spec *s)
 static char *dup_or_null(const char *s)
 {
 	return s && *s ? strdup(s) : NULL;
+}
+
+/* ---- attribution (sim) ------------------------------------------------------------ */
+
+/* A whole file into a malloc'd buffer: 0 or -errno. */
+static int pmc__read_text_file(const char *path, char **text, size_t *len)
+{
+	FILE *f = fopen(path, "re");
+	size_t cap = 1 << 16, used = 0;
+	char *buf;
+
+	if (!f)
+		return -errno;
+	buf = malloc(cap);
+	while (buf) {
+		size_t got = fread(buf + used, 1, cap - used, f);
+
+		used += got;
+		if (used < cap)
+			break;
+		char *grown = realloc(buf, cap * 2);
+
+		if (!grown) {
+			free(buf);
+			buf = NULL;
+			break;
+		}
+		buf = grown;
+		cap *= 2;
+	}
+	fclose(f);
+	if (!buf)
+		return -ENOMEM;
+	*text = buf;
+	*len = used;
+	return 0;
+}
+
+struct fn_sum {
+	struct pmc_sim_fn_cost f; /* costs summed over the dumps */
+	double score;             /* its largest share of any event */
+};
+
+static int by_name(const void *a, const void *b)
+{
+	const struct pmc_sim_fn_cost *x = a, *y = b;
+	int c = strcmp(x->name, y->name);
+
+	return c ? c : strcmp(x->object, y->object);
+}
+
+static int by_score(const void *a, const void *b)
+{
+	const struct fn_sum *x = a, *y = b;
+
+	return x->score < y->score ? 1 : x->score > y->score ? -1 : strcmp(x->f.name, y->f.name);
+}
+
+/* The event's cost in a function: the sum of the event's columns. */
+static double event_cost(const uint64_t *cost, unsigned mask)
+{
+	double v = 0;
+
+	for (unsigned c = 0; c < PMC_SIM_NCOLUMNS; c++)
+		if (mask & (1u << c))
+			v += (double)cost[c];
+	return v;
+}
+
+/*
+ * The region's own costs per function for the record: its kept dumps
+ * parsed and merged, each event's columns summed, the mean over the dumps;
+ * the PMC__ATTR_TOP functions with the largest share of any event, and the
+ * rest as "(other)".  The dumps are deleted.  A dump that cannot be read
+ * leaves the region without attribution (a note says why); -1 only when
+ * memory runs out.
+ */
+static int attribution(struct pmc_test *t, struct pmc__region *g, struct pmc__region_rec *gr)
+{
+	struct pmc_sim_fn_cost *all = NULL;
+	struct fn_sum *sum = NULL;
+	size_t nall = 0, nsum = 0, ndumps = g->attr->n, keep;
+	unsigned mask[PMC_MAX_EVENTS];
+	double total[PMC_MAX_EVENTS] = { 0 };
+	int rc = 0;
+
+	for (size_t j = 0; j < g->nev; j++)
+		if (pmc_sim_columns(&t->spec[j], &mask[j], NULL))
+			mask[j] = 0;
+	for (size_t d = 0; d < ndumps && rc == 0; d++) {
+		struct pmc_sim_fn_cost *f = NULL, *grown;
+		struct pmc_error err;
+		char *text = NULL, why[600] = "";
+		size_t len = 0, n = 0;
+		int prc = pmc__read_text_file(g->attr->dump[d], &text, &len);
+
+		if (prc)
+			snprintf(why, sizeof(why), "%s", strerror(-prc));
+		else if (pmc_sim_dump_functions(g->attr->dump[d], text, len, &f, &n, &err))
+			snprintf(why, sizeof(why), "%s", err.message);
+		if (why[0]) {
+			free(text);
+			pmc_test_note(t, "region \"%s\": no attribution: dump %s: %s", g->name,
+				      g->attr->dump[d], why);
+			pmc_sim_functions_free(all, nall);
+			return 0;
+		}
+		free(text);
+		grown = realloc(all, (nall + n) * sizeof(*all));
+		if (!grown) {
+			pmc_sim_functions_free(f, n);
+			rc = -1;
+			break;
+		}
+		all = grown;
+		memcpy(all + nall, f, n * sizeof(*f));
+		nall += n;
+		free(f); /* the strings moved into all */
+	}
+	if (rc || nall == 0) {
+		pmc_sim_functions_free(all, nall);
+		return rc;
+	}
+	qsort(all, nall, sizeof(*all), by_name);
+	sum = calloc(nall, sizeof(*sum));
+	if (!sum) {
+		pmc_sim_functions_free(all, nall);
+		return -1;
+	}
+	for (size_t i = 0; i < nall; i++) {
+		if (nsum && !by_name(&sum[nsum - 1].f, &all[i])) {
+			for (unsigned c = 0; c < PMC_SIM_NCOLUMNS; c++)
+				sum[nsum - 1].f.cost[c] += all[i].cost[c];
+			free(all[i].name);
+			free(all[i].object);
+			continue;
+		}
+		sum[nsum++].f = all[i];
+	}
+	for (size_t i = 0; i < nsum; i++)
+		for (size_t j = 0; j < g->nev; j++)
+			total[j] += event_cost(sum[i].f.cost, mask[j]);
+	for (size_t i = 0; i < nsum; i++)
+		for (size_t j = 0; j < g->nev; j++)
+			if (total[j] > 0 && event_cost(sum[i].f.cost, mask[j]) / total[j] > sum[i].score)
+				sum[i].score = event_cost(sum[i].f.cost, mask[j]) / total[j];
+	qsort(sum, nsum, sizeof(*sum), by_score);
+	/* Functions that cost nothing of the case's events are left out. */
+	while (nsum > 0 && sum[nsum - 1].score <= 0) {
+		nsum--;
+		free(sum[nsum].f.name);
+		free(sum[nsum].f.object);
+	}
+	keep = nsum < PMC__ATTR_TOP ? nsum : PMC__ATTR_TOP;
+	gr->fns = calloc(keep + 2, sizeof(*gr->fns));
+	for (size_t i = 0; gr->fns && i < keep + (nsum > keep); i++) {
+		struct pmc__fn_rec *fr = &gr->fns[gr->nfns++];
+		bool other = i == keep;
+
+		fr->name = strdup(other ? "(other)" : sum[i].f.name);
+		fr->object = strdup(other ? "" : sum[i].f.object);
+		fr->cost = calloc(g->nev + 1, sizeof(*fr->cost));
+		if (!fr->name || !fr->object || !fr->cost) {
+			rc = -1;
+			break;
+		}
+		for (size_t j = 0; j < g->nev; j++) {
+			double v = 0;
+
+			if (other)
+				for (size_t k = keep; k < nsum; k++)
+					v += event_cost(sum[k].f.cost, mask[j]);
+			else
+				v = event_cost(sum[i].f.cost, mask[j]);
+			fr->cost[j] = v / (double)ndumps;
+		}
+	}
+	if (!gr->fns)
+		rc = -1;
+	for (size_t i = 0; i < nsum; i++) {
+		free(sum[i].f.name);
+		free(sum[i].f.object);
+	}
+	free(sum);
+	free(all);
+	return rc;
 }
 
 /* The case's result record: everything the reports, calibration and
@@ -134,6 +321,8 @@ int pmc__result_record(struct pmc_test *t, struct pmc__result *r)
 			for (k = 0; k < g->n; k++)
 				st->values[st->nvalues++] = g->value[k * g->nev + j];
 		}
+		if (g->attr && g->attr->n && attribution(t, g, gr))
+			goto oom;
 	}
 	for (i = 0; i < t->nexpect; i++) {
 		struct pmc__check *c = &t->check[i];

@@ -107,6 +107,12 @@ void pmc__result_release(struct pmc__result *r)
 		}
 		free(r->regions[i].ev);
 		free(r->regions[i].name);
+		for (j = 0; j < r->regions[i].nfns; j++) {
+			free(r->regions[i].fns[j].name);
+			free(r->regions[i].fns[j].object);
+			free(r->regions[i].fns[j].cost);
+		}
+		free(r->regions[i].fns);
 	}
 	free(r->regions);
 	for (i = 0; i < r->nchecks; i++) {
@@ -253,6 +259,20 @@ json_t *pmc__result_to_json(const struct pmc__result *r)
 		for (j = 0; j < g->nev; j++)
 			json_object_set_new(evs, g->ev[j].label, stats_to_json(&g->ev[j], g->iterations));
 		json_object_set_new(ro, "events", evs);
+		if (g->nfns) {
+			json_t *fns = json_array();
+
+			for (size_t k = 0; k < g->nfns; k++) {
+				json_t *costs = json_object();
+
+				for (j = 0; j < g->nev; j++)
+					json_object_set_new(costs, g->ev[j].label, num(g->fns[k].cost[j]));
+				json_array_append_new(fns, json_pack("{s:s, s:s, s:o}", "function",
+								     g->fns[k].name, "object",
+								     g->fns[k].object, "costs", costs));
+			}
+			json_object_set_new(ro, "functions", fns);
+		}
 		json_array_append_new(regions, ro);
 	}
 	json_object_set_new(o, "regions", regions);

@@ -163,6 +163,50 @@ static void read_stats(struct reader *rd, json_t *st, const char *path, struct p
 	}
 }
 
+/* A region's attribution rows (optional): each function's cost per event,
+ * in the order of the region's events (an event a row leaves out costs 0). */
+static void read_functions(struct reader *rd, json_t *region, const char *path,
+			   struct pmc__region_rec *g)
+{
+	json_t *arr = field(rd, region, path, "functions", JSON_ARRAY, true), *v;
+	size_t i;
+
+	if (!arr || rd->failed)
+		return;
+	g->fns = calloc(json_array_size(arr) + 1, sizeof(*g->fns));
+	json_array_foreach(arr, i, v) {
+		struct pmc__fn_rec *f = &g->fns[g->nfns];
+		char fpath[1100];
+		json_t *costs;
+
+		if (!g->fns || rd->failed)
+			break;
+		snprintf(fpath, sizeof(fpath), "%s.functions[%zu]", path, i);
+		if (!json_is_object(v)) {
+			fail(rd, "%s: expected an object, found %s", fpath, type_name(v));
+			break;
+		}
+		g->nfns++;
+		f->name = dup_str(rd, v, fpath, "function", false);
+		f->object = dup_str(rd, v, fpath, "object", false);
+		costs = field(rd, v, fpath, "costs", JSON_OBJECT, false);
+		f->cost = calloc(g->nev + 1, sizeof(*f->cost));
+		if (!f->cost) {
+			fail(rd, "%s: out of memory", fpath);
+			break;
+		}
+		for (size_t j = 0; costs && j < g->nev; j++) {
+			json_t *c = json_object_get(costs, g->ev[j].label);
+
+			if (c && !json_is_number(c))
+				fail(rd, "%s.costs[\"%s\"]: expected a number, found %s", fpath,
+				     g->ev[j].label, type_name(c));
+			else if (c)
+				f->cost[j] = json_number_value(c);
+		}
+	}
+}
+
 int pmc__result_from_json(json_t *o, struct pmc__result *r, const char *where, char *why,
 			  size_t size)
 {
@@ -283,6 +327,7 @@ int pmc__result_from_json(json_t *o, struct pmc__result *r, const char *where, c
 				read_stats(&rd, st, epath, &g->ev[g->nev]);
 				g->nev++;
 			}
+			read_functions(&rd, v, path, g);
 		}
 	}
 

@@ -14,6 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <unistd.h>
+
 #include "harness_int.h"
 
 /* The case reserves each region's rows before the measured repetitions, so
@@ -108,6 +110,11 @@ void pmc__region_release(struct pmc__region *r)
 	free(r->enabled_ns);
 	free(r->running_ns);
 	free(r->stats);
+	if (r->attr) {
+		for (size_t i = 0; i < r->attr->n; i++)
+			unlink(r->attr->dump[i]);
+		free(r->attr);
+	}
 	memset(r, 0, sizeof(*r));
 }
 

@@ -264,6 +264,7 @@ static struct {
 	unsigned part;       /* dumps this process has made */
 	uint64_t total[PMC_SIM_NCOLUMNS];
 	char tag[64];        /* trigger name of the next dump */
+	char pending[PATH_MAX]; /* the last reading's dump, deleted at the next */
 } sim_state;
 
 static void next_tag(void)
@@ -301,7 +302,21 @@ static int take_dump(const char *path, struct pmc_sim_dump *d, struct pmc_error 
 	snprintf(want, sizeof(want), "Client Request: %s", sim_state.tag);
 	if (strcmp(d->trigger, want))
 		return -ESTALE;
-	unlink(path);
+	/* Kept until the next reading, for pmc_sim_claim_dump (attribution);
+	 * deleting it then is work the next reading's zeroing discards. */
+	if (sim_state.pending[0])
+		unlink(sim_state.pending);
+	snprintf(sim_state.pending, sizeof(sim_state.pending), "%s", path);
+	return 0;
+}
+
+int pmc_sim_claim_dump(char *path, size_t size)
+{
+	if (!sim_state.pending[0] || sim_state.pid != getpid())
+		return -ENOENT;
+	if (pmc__copy(path, size, sim_state.pending))
+		return PMC_E_TOO_LONG;
+	sim_state.pending[0] = '\0';
 	return 0;
 }
 

@@ -1,0 +1,222 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Per-function costs from a callgrind dump: what attribution shows when a
+ * gate fails.  A dump lists, for each function (fn=), cost lines (a
+ * position, then one figure per event of the events: line; trailing zeros
+ * left out) and calls (calls= then one line of the callee's inclusive cost,
+ * which is not the caller's own).  Names are compressed: "(id) name" the
+ * first time, "(id)" after.  The function's object is the last ob= line.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <pmcheck/sim.h>
+
+#include "sim_int.h"
+
+struct names {
+	char **v;       /* by id */
+	size_t n;
+	char **loose;   /* names given without an id (compression off) */
+	size_t nloose;
+};
+
+static void names_free(struct names *t)
+{
+	for (size_t i = 0; i < t->n; i++)
+		free(t->v[i]);
+	for (size_t i = 0; i < t->nloose; i++)
+		free(t->loose[i]);
+	free(t->v);
+	free(t->loose);
+}
+
+/* "(id) name" defines id; "(id)" refers to it; a bare name has no id.
+ * Returns the name (owned by the table), or NULL on a bad reference. */
+static const char *name_of(struct names *t, const char *p, const char *e)
+{
+	char *end;
+	unsigned long id;
+
+	while (p < e && *p == ' ')
+		p++;
+	if (p >= e || *p != '(') {
+		char *s = strndup(p, (size_t)(e - p)), **v;
+
+		if (!s || !(v = realloc(t->loose, (t->nloose + 1) * sizeof(*v)))) {
+			free(s);
+			return NULL;
+		}
+		t->loose = v;
+		t->loose[t->nloose++] = s;
+		return s;
+	}
+	id = strtoul(p + 1, &end, 10);
+	if (end >= e || *end != ')' || id >= 10000000)
+		return NULL;
+	p = end + 1;
+	while (p < e && *p == ' ')
+		p++;
+	if (p < e) {
+		char *s = strndup(p, (size_t)(e - p));
+
+		if (!s)
+			return NULL;
+		if (id >= t->n) {
+			char **v = realloc(t->v, (id + 1) * sizeof(*v));
+
+			if (!v) {
+				free(s);
+				return NULL;
+			}
+			memset(v + t->n, 0, (id + 1 - t->n) * sizeof(*v));
+			t->v = v;
+			t->n = id + 1;
+		}
+		free(t->v[id]);
+		t->v[id] = s;
+	}
+	return id < t->n ? t->v[id] : NULL;
+}
+
+static struct pmc_sim_fn_cost *fn_row(struct pmc_sim_fn_cost **rows, size_t *n, size_t *cap,
+				      const char *name, const char *object)
+{
+	for (size_t i = *n; i-- > 0;)
+		if (!strcmp((*rows)[i].name, name) && !strcmp((*rows)[i].object, object))
+			return &(*rows)[i];
+	if (*n == *cap) {
+		size_t grown = *cap ? *cap * 2 : 64;
+		struct pmc_sim_fn_cost *r = realloc(*rows, grown * sizeof(*r));
+
+		if (!r)
+			return NULL;
+		*rows = r;
+		*cap = grown;
+	}
+	memset(&(*rows)[*n], 0, sizeof((*rows)[*n]));
+	(*rows)[*n].name = strdup(name);
+	(*rows)[*n].object = strdup(object);
+	if (!(*rows)[*n].name || !(*rows)[*n].object) {
+		free((*rows)[*n].name);
+		free((*rows)[*n].object);
+		return NULL;
+	}
+	return &(*rows)[(*n)++];
+}
+
+void pmc_sim_functions_free(struct pmc_sim_fn_cost *f, size_t n)
+{
+	for (size_t i = 0; f && i < n; i++) {
+		free(f[i].name);
+		free(f[i].object);
+	}
+	free(f);
+}
+
+int pmc_sim_dump_functions(const char *file, const char *text, size_t len,
+			   struct pmc_sim_fn_cost **out, size_t *count, struct pmc_error *err)
+{
+	const char *p = text, *end = text + len;
+	struct names fns = { 0 }, obs = { 0 };
+	struct pmc_sim_fn_cost *rows = NULL, *cur = NULL;
+	char object[1024] = "";
+	size_t n = 0, cap = 0;
+	int map[64], nevents = -1, line = 0, rc = 0;
+	int skip_next = 0; /* the line after calls= is the callee's cost */
+
+	*out = NULL;
+	*count = 0;
+	while (p < end && rc == 0) {
+		const char *e = memchr(p, '\n', (size_t)(end - p));
+		size_t l;
+
+		e = e ? e : end;
+		l = (size_t)(e - p);
+		line++;
+		if (l >= 7 && !strncmp(p, "events:", 7)) {
+			const char *q = p + 7;
+
+			nevents = 0;
+			while (q < e && nevents < 64) {
+				const char *w;
+
+				while (q < e && (*q == ' ' || *q == '\t'))
+					q++;
+				w = q;
+				while (q < e && *q != ' ' && *q != '\t' && *q != '\r')
+					q++;
+				if (q == w)
+					break;
+				map[nevents++] = pmc__sim_column_of(w, (size_t)(q - w));
+			}
+		} else if (l >= 3 && !strncmp(p, "ob=", 3)) {
+			const char *ob = name_of(&obs, p + 3, e);
+
+			if (!ob)
+				rc = pmc__fail(err, PMC_E_SYNTAX, file, line, "%s:%d: bad ob= line", file, line);
+			else
+				snprintf(object, sizeof(object), "%s", ob);
+		} else if (l >= 3 && !strncmp(p, "fn=", 3)) {
+			const char *name = name_of(&fns, p + 3, e);
+
+			cur = name ? fn_row(&rows, &n, &cap, name, object) : NULL;
+			if (!cur)
+				rc = pmc__fail(err, name ? -ENOMEM : PMC_E_SYNTAX, file, line,
+					       "%s:%d: bad fn= line", file, line);
+			skip_next = 0;
+		} else if (l >= 4 && !strncmp(p, "cfn=", 4)) {
+			/* Define the name for later fn=(id) references. */
+			if (!name_of(&fns, p + 4, e))
+				rc = pmc__fail(err, PMC_E_SYNTAX, file, line, "%s:%d: bad cfn= line", file, line);
+		} else if (l >= 4 && (!strncmp(p, "cob=", 4))) {
+			if (!name_of(&obs, p + 4, e))
+				rc = pmc__fail(err, PMC_E_SYNTAX, file, line, "%s:%d: bad cob= line", file, line);
+		} else if (l >= 6 && !strncmp(p, "calls=", 6)) {
+			skip_next = 1;
+		} else if (l > 0 && ((*p >= '0' && *p <= '9') || *p == '+' || *p == '-' || *p == '*')) {
+			const char *q = p;
+			int k = 0;
+
+			/* The position, then the figures. */
+			while (q < e && *q != ' ' && *q != '\t')
+				q++;
+			if (skip_next || !cur || nevents < 0) {
+				skip_next = 0;
+			} else {
+				while (q < e && k < nevents) {
+					char *stop;
+					unsigned long long v;
+
+					while (q < e && (*q == ' ' || *q == '\t' || *q == '\r'))
+						q++;
+					if (q >= e)
+						break;
+					v = strtoull(q, &stop, 10);
+					if (stop == q)
+						break;
+					if (map[k] >= 0)
+						cur->cost[map[k]] += v;
+					k++;
+					q = stop;
+				}
+			}
+		}
+		p = e < end ? e + 1 : end;
+	}
+	names_free(&fns);
+	names_free(&obs);
+	if (rc == 0 && nevents < 0)
+		rc = pmc__fail(err, PMC_E_SYNTAX, file, -1, "%s: no events: line (not a callgrind dump?)",
+			       file);
+	if (rc) {
+		pmc_sim_functions_free(rows, n);
+		return rc;
+	}
+	*out = rows;
+	*count = n;
+	return 0;
+}

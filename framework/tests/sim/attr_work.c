@@ -1,0 +1,58 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * A region that spends its instructions in three functions; built twice,
+ * the second time (ATTR_SLOWER) with attr_middle doing 90 more iterations
+ * of 3000 in all (+3% of the region's work).  test_attribution.py compares
+ * the two on the sim backend and asks the report which function got worse.
+ */
+#include <pmcheck/harness.h>
+
+#ifndef ATTR_SLOWER
+#define ATTR_SLOWER 0
+#endif
+
+__attribute__((noinline, used)) unsigned attr_first(unsigned n)
+{
+	unsigned s = 0;
+
+	for (unsigned i = 0; i < n; i++) {
+		s += i ^ (s >> 3);
+		PMC_DO_NOT_OPTIMIZE(s);
+	}
+	return s;
+}
+
+__attribute__((noinline, used)) unsigned attr_middle(unsigned n)
+{
+	unsigned s = 1;
+
+	for (unsigned i = 0; i < n + (ATTR_SLOWER ? 90 : 0); i++) {
+		s += i * 7 + (s >> 2);
+		PMC_DO_NOT_OPTIMIZE(s);
+	}
+	return s;
+}
+
+__attribute__((noinline, used)) unsigned attr_last(unsigned n)
+{
+	unsigned s = 2;
+
+	for (unsigned i = 0; i < n; i++) {
+		s ^= i + (s << 1);
+		PMC_DO_NOT_OPTIMIZE(s);
+	}
+	return s;
+}
+
+PMC_TEST(attr, three_functions, .events = "instructions:u,branches", .reps = 3,
+	 .backends = PMC_BACKEND_SIM)
+{
+	unsigned s = 0;
+
+	PMC_REGION(t, "work") {
+		s += attr_first(1000);
+		s += attr_middle(1000);
+		s += attr_last(1000);
+	}
+	PMC_DO_NOT_OPTIMIZE(s);
+}

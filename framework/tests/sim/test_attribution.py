@@ -1,0 +1,71 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""Attribution on the sim backend: a region built twice, one function made
+3% costlier; the comparison reports a regression, and its first attribution
+row is that function with the region's whole difference."""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+CLI, BEFORE, AFTER = sys.argv[1:4]
+failures = 0
+
+
+def check(ok, what):
+    global failures
+    if not ok:
+        failures += 1
+        print("FAIL:", what)
+
+
+if os.environ.get("PMCHECK_TEST_SANITIZED") == "1":
+    print("SKIP: the sim backend does not run sanitized builds")
+    sys.exit(77)
+
+with tempfile.TemporaryDirectory() as d:
+    docs = {}
+    for name, exe in (("before", BEFORE), ("after", AFTER)):
+        path = os.path.join(d, name + ".json")
+        p = subprocess.run([exe, "--backend=sim", f"--json={path}"], capture_output=True, text=True,
+                           timeout=300)
+        check(p.returncode == 0, f"{name}: {p.returncode} {p.stdout[-500:]}")
+        with open(path) as f:
+            docs[name] = json.load(f)
+    regions = {n: docs[n]["cases"][0]["regions"][0] for n in docs}
+    for n, g in regions.items():
+        names = [f["function"] for f in g.get("functions", [])]
+        check({"attr_first", "attr_middle", "attr_last"} <= set(names),
+              f"{n}: the region's functions are recorded: {names}")
+    grew = (regions["after"]["events"]["instructions:u"]["min"]
+            - regions["before"]["events"]["instructions:u"]["min"])
+    check(grew > 0 and abs(grew / regions["before"]["events"]["instructions:u"]["min"] - 0.03) < 0.015,
+          f"the region grew by about 3%: {grew}")
+
+    md = os.path.join(d, "compare.md")
+    rep = os.path.join(d, "compare.json")
+    p = subprocess.run([CLI, "compare", os.path.join(d, "before.json"), os.path.join(d, "after.json"),
+                        f"--json={rep}", f"--markdown={md}"], capture_output=True, text=True, timeout=60)
+    check(p.returncode == 3, f"compare finds the regression: {p.returncode}\n{p.stdout}")
+    with open(rep) as f:
+        rows = [r for r in json.load(f)["rows"] if r["event"] == "instructions:u"]
+    check(len(rows) == 1 and rows[0]["verdict"] == "regression", f"instructions:u row: {rows}")
+    at = rows[0].get("attribution", []) if rows else []
+    check(at and at[0]["function"] == "attr_middle", f"first attribution row: {at[:2]}")
+    check(at and at[0]["change"] == grew and abs(at[0]["share"] - 1.0) < 1e-9,
+          f"attr_middle carries the whole difference {grew}: {at[:1]}")
+    check(all(r["function"] != "attr_first" and r["function"] != "attr_last" for r in at),
+          f"the unchanged functions are not blamed: {at}")
+    check("which functions" in p.stdout and "attr_middle" in p.stdout,
+          f"the console report names it:\n{p.stdout}")
+    with open(md) as f:
+        text = f.read()
+    check("by function" in text and "`attr_middle`" in text, f"the Markdown report names it:\n{text}")
+    print("attribution size: %d bytes of %d in the results file" % (
+        len(json.dumps(regions["after"].get("functions", []), indent=2)),
+        os.path.getsize(os.path.join(d, "after.json"))))
+    print(p.stdout)
+
+print(f"{failures} failure(s)")
+sys.exit(1 if failures else 0)
