@@ -100,24 +100,11 @@ static int bind_calls(const char *events, const char *program, char *out, size_t
 
 	out[0] = '\0';
 	for (;;) {
-		const char *e;
+		const char *e = s + pmc_event_list_token(s);
 		struct pmc_event_spec spec;
 		char bound[PMC_EVENT_PATH_MAX + PMC_EVENT_NAME_MAX];
 		int n;
 
-		if (!strncmp(s, "mem:", 4) || !strncmp(s, "calls:", 6) || !strncmp(s, "sim:", 4)) {
-			e = s + strcspn(s, ",");
-		} else {
-			const char *slash = s + strcspn(s, ",/");
-
-			if (*slash == '/') {
-				const char *close = strchr(slash + 1, '/');
-
-				e = close ? close + strcspn(close, ",") : slash + strlen(slash);
-			} else {
-				e = slash;
-			}
-		}
 		snprintf(bound, sizeof(bound), "%.*s@%s", (int)(e - s), s, program);
 		if (k < PMC_MAX_EVENTS)
 			snprintf(label[k++], PMC_EVENT_NAME_MAX, "%.*s", (int)(e - s), s);

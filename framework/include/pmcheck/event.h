@@ -108,6 +108,10 @@ struct pmc_event_spec {
 PMC_API int pmc_event_parse(const char *text, struct pmc_event_spec *spec,
 			    struct pmc_error *err);
 
+/* The length of the first event of a comma-separated list, cut as
+ * pmc_event_parse_list cuts it (a comma inside pmu/.../ belongs to it). */
+PMC_API size_t pmc_event_list_token(const char *list);
+
 /*
  * Parse a comma-separated list ("instructions,cycles:u,msr/tsc/").  Commas
  * inside pmu/.../ are part of that event.  Fills at most `max` specs and

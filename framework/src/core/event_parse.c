@@ -133,6 +133,23 @@ int pmc_event_parse(const char *text, struct pmc_event_spec *spec, struct pmc_er
 	return parse_one(&p, text, strlen(text), spec);
 }
 
+size_t pmc_event_list_token(const char *s)
+{
+	const char *slash;
+
+	/* Commas inside pmu/.../ belong to the event; mem: and calls: use '/'
+	 * and '@' differently and end at the next comma. */
+	if (!strncmp(s, "mem:", 4) || !strncmp(s, "calls:", 6) || !strncmp(s, "sim:", 4))
+		return strcspn(s, ",");
+	slash = s + strcspn(s, ",/");
+	if (*slash == '/') {
+		const char *close = strchr(slash + 1, '/');
+
+		return (size_t)((close ? close + strcspn(close, ",") : slash + strlen(slash)) - s);
+	}
+	return (size_t)(slash - s);
+}
+
 int pmc_event_parse_list(const char *text, struct pmc_event_spec *specs, size_t max,
 			 size_t *count, struct pmc_error *err)
 {
@@ -145,24 +162,9 @@ int pmc_event_parse_list(const char *text, struct pmc_event_spec *specs, size_t 
 	pmc_error_clear(err);
 	*count = 0;
 	for (;;) {
-		const char *e = s;
+		const char *e = s + pmc_event_list_token(s);
 		int rc;
 
-		/* Commas inside pmu/.../ belong to the event; mem: and calls:
-		 * use '/' and '@' differently and end at the next comma. */
-		if (!strncmp(s, "mem:", 4) || !strncmp(s, "calls:", 6) || !strncmp(s, "sim:", 4)) {
-			e = s + strcspn(s, ",");
-		} else {
-			const char *slash = s + strcspn(s, ",/");
-
-			if (*slash == '/') {
-				const char *close = strchr(slash + 1, '/');
-
-				e = close ? close + strcspn(close, ",") : slash + strlen(slash);
-			} else {
-				e = slash;
-			}
-		}
 		if (n == max) {
 			char shown[128];
 

@@ -138,21 +138,10 @@ int pmc_sim_dump_functions(const char *file, const char *text, size_t len,
 		l = (size_t)(e - p);
 		line++;
 		if (l >= 7 && !strncmp(p, "events:", 7)) {
-			const char *q = p + 7;
-
-			nevents = 0;
-			while (q < e && nevents < 64) {
-				const char *w;
-
-				while (q < e && (*q == ' ' || *q == '\t'))
-					q++;
-				w = q;
-				while (q < e && *q != ' ' && *q != '\t' && *q != '\r')
-					q++;
-				if (q == w)
-					break;
-				map[nevents++] = pmc__sim_column_of(w, (size_t)(q - w));
-			}
+			nevents = pmc__sim_events_line(p + 7, e, map, 64);
+			if (nevents < 0)
+				rc = pmc__fail(err, PMC_E_SYNTAX, file, line,
+					       "%s:%d: more than 64 events on the events: line", file, line);
 		} else if (l >= 3 && !strncmp(p, "ob=", 3)) {
 			const char *ob = name_of(&obs, p + 3, e);
 

@@ -148,6 +148,27 @@ int pmc_sim_columns(const struct pmc_event_spec *s, unsigned *mask, struct pmc_e
 
 /* ---- dump files --------------------------------------------------------------------- */
 
+int pmc__sim_events_line(const char *q, const char *e, int *map, int max)
+{
+	int n = 0;
+
+	while (q < e) {
+		const char *w;
+
+		while (q < e && (*q == ' ' || *q == '\t'))
+			q++;
+		w = q;
+		while (q < e && *q != ' ' && *q != '\t' && *q != '\r')
+			q++;
+		if (q == w)
+			break;
+		if (n == max)
+			return -1;
+		map[n++] = pmc__sim_column_of(w, (size_t)(q - w));
+	}
+	return n;
+}
+
 static const char *line_end(const char *p, const char *end)
 {
 	const char *nl = memchr(p, '\n', (size_t)(end - p));
@@ -178,28 +199,14 @@ int pmc_sim_dump_parse(const char *name, const char *text, size_t len, struct pm
 					 used ? "; " : "", (int)(n - 6), p + 6);
 			}
 		} else if (n >= 7 && !strncmp(p, "events:", 7)) {
-			const char *q = p + 7;
-
-			nevents = 0;
-			while (q < e) {
-				const char *w;
-
-				while (q < e && (*q == ' ' || *q == '\t'))
-					q++;
-				w = q;
-				while (q < e && *q != ' ' && *q != '\t' && *q != '\r')
-					q++;
-				if (q == w)
-					break;
-				if (nevents == (int)(sizeof(map) / sizeof(map[0])))
-					return pmc__fail(err, PMC_E_SYNTAX, name, line,
-							 "%s:%d: more than %zu events on the events: line",
-							 name, line, sizeof(map) / sizeof(map[0]));
-				map[nevents] = pmc__sim_column_of(w, (size_t)(q - w));
-				if (map[nevents] >= 0)
-					out->present |= 1u << map[nevents];
-				nevents++;
-			}
+			nevents = pmc__sim_events_line(p + 7, e, map, 64);
+			if (nevents < 0)
+				return pmc__fail(err, PMC_E_SYNTAX, name, line,
+						 "%s:%d: more than %zu events on the events: line",
+						 name, line, sizeof(map) / sizeof(map[0]));
+			for (int k = 0; k < nevents; k++)
+				if (map[k] >= 0)
+					out->present |= 1u << map[k];
 		} else if (n >= 7 && !strncmp(p, "totals:", 7)) {
 			const char *q = p + 7;
 			int k = 0;

@@ -25,6 +25,9 @@ int pmc__sim_check(struct pmc_error *err);
  * open time (CLOCK_MONOTONIC ns). */
 int pmc__sim_read(const unsigned *masks, size_t n, uint64_t t0, struct pmc_reading *r,
 		  struct pmc_error *err);
+/* The columns an events: line names, from q to e, into map (-1 for a
+ * column pmcheck does not know): their number, or -1 past max. */
+int pmc__sim_events_line(const char *q, const char *e, int *map, int max);
 /* Nonzero when running under valgrind (rdpmc would raise SIGILL there). */
 int pmc__under_valgrind(void);
 
