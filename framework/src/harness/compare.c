@@ -201,8 +201,8 @@ static int by_change(const void *a, const void *b)
  * cost, with their share of the region's change.  NULL without attribution.
  */
 #define PMC__ATTR_SHOWN 5
-static json_t *attribution(const struct pmc__region_rec *og, const struct pmc__region_rec *ng,
-			   const char *label)
+json_t *pmc__attribution(const struct pmc__region_rec *og, const struct pmc__region_rec *ng,
+			 const char *label)
 {
 	int oi = event_index(og, label), ni = event_index(ng, label);
 	struct fn_change *ch;
@@ -282,7 +282,7 @@ json_t *pmc__compare(const struct pmc__results *old, const struct pmc__results *
 								  mismatch[0] && !force ? mismatch : NULL);
 					const char *v = pmc__jstr(row, "verdict");
 					json_t *at = strcmp(v, "regression") && strcmp(v, "improvement")
-							     ? NULL : attribution(or, nr, ns->label);
+							     ? NULL : pmc__attribution(or, nr, ns->label);
 
 					if (at && json_array_size(at))
 						json_object_set_new(row, "attribution", at);

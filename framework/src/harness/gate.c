@@ -193,6 +193,47 @@ static bool cpu_independent(const struct pmc__event_rec *e)
  */
 #define PMC__NOISY_MIN_SLACK 2.0
 
+/*
+ * Beside the budgets (budgets/KEY/SUITE.functions.json): the functions each
+ * region of the case spent its events in when calibrated (sim), so that a
+ * failed budget can say which function changed without a baseline file.
+ * The file keeps the suite's other cases; written atomically.
+ */
+static int write_functions(const struct pmc__result *first, const char *dir, const char *key,
+			   FILE *out)
+{
+	char path[PATH_MAX];
+	json_t *doc, *cases, *regions = json_object();
+	int rc = 0;
+
+	for (size_t j = 0; j < first->nregions; j++)
+		if (first->regions[j].nfns)
+			json_object_set_new(regions, first->regions[j].name,
+					    pmc__functions_json(&first->regions[j]));
+	if (json_object_size(regions) == 0) {
+		json_decref(regions);
+		return 0;
+	}
+	if (snprintf(path, sizeof(path), "%s/budgets/%s/%s%s", dir, key, first->suite,
+		     PMC__FUNCTIONS_SUFFIX) >= (int)sizeof(path)) {
+		json_decref(regions);
+		return -ENAMETOOLONG;
+	}
+	doc = json_load_file(path, 0, NULL);
+	if (!json_is_object(doc) || !json_is_object(json_object_get(doc, "cases"))) {
+		json_decref(doc);
+		doc = json_pack("{s:s, s:{}}", "schema", "pmcheck-functions/1", "cases");
+	}
+	cases = json_object_get(doc, "cases");
+	json_object_set_new(cases, first->name, regions);
+	rc = pmc__write_json(path, doc);
+	json_decref(doc);
+	if (rc == 0)
+		fprintf(out, "  %s [%s]: the functions of each region, for attribution\n", path,
+			first->name);
+	return rc;
+}
+
 int pmc__calibrate_case(const struct pmc__result *runs, size_t nruns,
 			const struct pmc__calibration *cal, FILE *out)
 {
@@ -296,6 +337,13 @@ int pmc__calibrate_case(const struct pmc__result *runs, size_t nruns,
 			fprintf(out, "  - %s\n", old);
 		fprintf(out, "  + %s = %s %s\n", region, event, bound);
 		written++;
+	}
+	if (written > 0 && first->backend && !strcmp(first->backend, "sim")) {
+		int rc = write_functions(first, cal->dir, cal->key, out);
+
+		if (rc)
+			fprintf(out, "  warning: the functions for attribution were not written: %s\n",
+				strerror(-rc));
 	}
 	return written;
 }

@@ -253,7 +253,7 @@ void pmc__region_release(struct pmc__region *r);
 /* The dumps a sim region keeps for attribution (the first measured
  * executions'), and how many functions a record keeps of them. */
 #define PMC__ATTR_DUMPS 3
-#define PMC__ATTR_TOP 12
+#define PMC__ATTR_TOP 24
 struct pmc__attr {
 	char dump[PMC__ATTR_DUMPS][4096]; /* fixed: no allocation while measuring */
 	size_t n;
@@ -458,6 +458,21 @@ bool pmc__filter_match(const char *filter, const char *full_name);
  * stderr on a line of its own; ctx, when not NULL, points to the lowest
  * level written (0 debug, 1 info, 2 warning). */
 void pmc__log_stderr(int level, const char *message, void *ctx);
+
+/* result.c: a region's attribution rows as JSON ([{function, object,
+ * costs: {label: cost}}], the results files' "functions"). */
+json_t *pmc__functions_json(const struct pmc__region_rec *g);
+/* compare.c: the functions whose own cost of `label` changed most from og to
+ * ng ([{function, object, old, new, change, share}]), NULL without
+ * attribution on either side. */
+json_t *pmc__attribution(const struct pmc__region_rec *og, const struct pmc__region_rec *ng,
+			 const char *label);
+/* record.c: the attribution of a failed sim budget against the functions
+ * calibration recorded beside it: " Against calibration: f +N (S% of the
+ * change); ..." appended to message (cut at size), or nothing. */
+/* gate.c: the file beside a suite's budgets (budgets/KEY/SUITE.ini) that
+ * holds, per case and region, the functions calibration measured. */
+#define PMC__FUNCTIONS_SUFFIX ".functions.json"
 
 /* result.c: o[key] when it is a string, else "" (never NULL). */
 const char *pmc__jstr(json_t *o, const char *key);

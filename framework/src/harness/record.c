@@ -9,6 +9,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <math.h>
+#include <limits.h>
 #include <stdbool.h>
 #include <time.h>
 
@@ -223,6 +225,89 @@ static int attribution(struct pmc_test *t, struct pmc__region *g, struct pmc__re
 	return rc;
 }
 
+/*
+ * A failed sim budget, explained without a baseline: the functions the
+ * region spent the event in when it was calibrated (SUITE.functions.json
+ * beside the budget's file) against now.  Returns the text to append to
+ * the check's message (malloc'd), or NULL when there is nothing to say.
+ */
+static char *explain_budget(const char *case_name, const struct pmc__region_rec *g,
+			    const char *label, const char *budget_source)
+{
+	char path[PATH_MAX], *colon, *dot, *text = NULL;
+	struct pmc__region_rec old = { 0 };
+	json_t *doc, *rows, *row, *at;
+	size_t i, cap = 0;
+	FILE *f;
+
+	if (!g->nfns || !budget_source || strlen(budget_source) >= sizeof(path) - 32)
+		return NULL;
+	strcpy(path, budget_source);
+	colon = strrchr(path, ':');
+	if (colon)
+		*colon = '\0';
+	dot = strrchr(path, '.');
+	if (!dot || strcmp(dot, ".ini"))
+		return NULL;
+	strcpy(dot, PMC__FUNCTIONS_SUFFIX);
+	doc = json_load_file(path, 0, NULL);
+	rows = json_object_get(json_object_get(json_object_get(doc, "cases"), case_name), g->name);
+	old.name = g->name;
+	old.nev = g->nev;
+	old.ev = g->ev;
+	old.fns = calloc(json_array_size(rows) + 1, sizeof(*old.fns));
+	json_array_foreach(rows, i, row) {
+		struct pmc__fn_rec *fr;
+		json_t *costs = json_object_get(row, "costs");
+
+		if (!old.fns || !json_is_string(json_object_get(row, "function")))
+			continue;
+		fr = &old.fns[old.nfns];
+		fr->name = (char *)json_string_value(json_object_get(row, "function"));
+		fr->object = (char *)pmc__jstr(row, "object");
+		fr->cost = calloc(g->nev + 1, sizeof(*fr->cost));
+		if (!fr->cost)
+			break;
+		for (size_t j = 0; j < g->nev; j++)
+			fr->cost[j] = json_number_value(json_object_get(costs, g->ev[j].label));
+		old.nfns++;
+	}
+	at = old.nfns ? pmc__attribution(&old, g, label) : NULL;
+	f = json_array_size(at) ? open_memstream(&text, &cap) : NULL;
+	if (f) {
+		json_t *a;
+
+		fprintf(f, " Which functions, against calibration (%s):", path);
+		json_array_foreach(at, i, a) {
+			char d[48];
+			json_t *sh = json_object_get(a, "share");
+
+			if (i == 3)
+				break;
+			pmc__fmt_num(d, sizeof(d), fabs(json_number_value(json_object_get(a, "change"))));
+			fprintf(f, "%s %s %s%s", i ? ";" : "", pmc__jstr(a, "function"),
+				json_number_value(json_object_get(a, "change")) > 0 ? "+" : "-", d);
+			if (json_is_number(sh))
+				fprintf(f, " (%.0f%% of the change)", 100.0 * json_number_value(sh));
+		}
+		fputc('.', f);
+		fclose(f);
+	}
+	json_decref(at);
+	for (i = 0; i < old.nfns; i++)
+		free(old.fns[i].cost);
+	free(old.fns);
+	json_decref(doc);
+	return text;
+}
+
+static char *joined(const char *a, const char *b)
+{
+	char *s = NULL;
+
+	return asprintf(&s, "%s%s", a, b) < 0 ? NULL : s;
+}
+
 /* The case's result record: everything the reports, calibration and
  * comparison need, built here and nowhere else. */
 int pmc__result_record(struct pmc_test *t, struct pmc__result *r)
@@ -351,6 +436,35 @@ int pmc__result_record(struct pmc_test *t, struct pmc__result *r)
 		cr->gate = c->gate;
 		if (!cr->region || !cr->event || !cr->file || !cr->message)
 			goto oom;
+		if (c->status == PMC__CHECK_FAIL && c->e.kind == PMC_EXPECT_KIND_BUDGET &&
+		    t->backend == PMC_BACKEND_SIM) {
+			const struct pmc__region_rec *g = pmc__result_region(r, c->e.region);
+			int col = pmc__column_of(t, c->e.event);
+			char *why = g && col >= 0 && (size_t)col < g->nev
+					    ? explain_budget(r->name, g, g->ev[col].label, c->budget_source)
+					    : NULL;
+
+			if (why) {
+				char *m = joined(cr->message, why);
+
+				/* The case's reason quotes the first failed check. */
+				if (m && r->reason && !strncmp(r->reason, c->message, strlen(c->message))) {
+					/* The explanation right after the check's own words,
+					 * so the reason still reads as that check's. */
+					char *rr = joined(m, r->reason + strlen(c->message));
+
+					if (rr) {
+						free(r->reason);
+						r->reason = rr;
+					}
+				}
+				if (m) {
+					free(cr->message);
+					cr->message = m;
+				}
+				free(why);
+			}
+		}
 	}
 	for (i = 0; i < t->nnotes; i++)
 		if (!(r->notes[r->nnotes++] = strdup(t->notes[i])))

@@ -201,6 +201,21 @@ static json_t *stats_to_json(const struct pmc__stat_rec *s, uint64_t iterations)
 	return o;
 }
 
+json_t *pmc__functions_json(const struct pmc__region_rec *g)
+{
+	json_t *fns = json_array();
+
+	for (size_t k = 0; k < g->nfns; k++) {
+		json_t *costs = json_object();
+
+		for (size_t j = 0; j < g->nev; j++)
+			json_object_set_new(costs, g->ev[j].label, num(g->fns[k].cost[j]));
+		json_array_append_new(fns, json_pack("{s:s, s:s, s:o}", "function", g->fns[k].name,
+						     "object", g->fns[k].object, "costs", costs));
+	}
+	return fns;
+}
+
 json_t *pmc__result_to_json(const struct pmc__result *r)
 {
 	json_t *o, *events = json_array(), *overhead = json_object(), *regions = json_array(),
@@ -259,20 +274,8 @@ json_t *pmc__result_to_json(const struct pmc__result *r)
 		for (j = 0; j < g->nev; j++)
 			json_object_set_new(evs, g->ev[j].label, stats_to_json(&g->ev[j], g->iterations));
 		json_object_set_new(ro, "events", evs);
-		if (g->nfns) {
-			json_t *fns = json_array();
-
-			for (size_t k = 0; k < g->nfns; k++) {
-				json_t *costs = json_object();
-
-				for (j = 0; j < g->nev; j++)
-					json_object_set_new(costs, g->ev[j].label, num(g->fns[k].cost[j]));
-				json_array_append_new(fns, json_pack("{s:s, s:s, s:o}", "function",
-								     g->fns[k].name, "object",
-								     g->fns[k].object, "costs", costs));
-			}
-			json_object_set_new(ro, "functions", fns);
-		}
+		if (g->nfns)
+			json_object_set_new(ro, "functions", pmc__functions_json(g));
 		json_array_append_new(regions, ro);
 	}
 	json_object_set_new(o, "regions", regions);

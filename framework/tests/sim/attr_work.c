@@ -55,4 +55,5 @@ PMC_TEST(attr, three_functions, .events = "instructions:u,branches", .reps = 3,
 		s += attr_last(1000);
 	}
 	PMC_DO_NOT_OPTIMIZE(s);
+	PMC_EXPECT_BUDGET(t, "work", "instructions:u");
 }

@@ -67,5 +67,27 @@ with tempfile.TemporaryDirectory() as d:
         os.path.getsize(os.path.join(d, "after.json"))))
     print(p.stdout)
 
+    # Without a baseline: calibrate the first build, run the second against
+    # its budget; the failure names the function against calibration.
+    hw = os.path.join(d, "hwdb")
+    os.makedirs(hw)
+    p = subprocess.run([BEFORE, "--backend=sim", "--calibrate", f"--hwdb={hw}"], capture_output=True,
+                       text=True, timeout=300)
+    check(p.returncode == 0 and "functions of each region" in p.stdout, f"calibrate: {p.stdout[-600:]}")
+    fj = [os.path.join(r, f) for r, _, fs in os.walk(hw) for f in fs if f.endswith(".functions.json")]
+    check(len(fj) == 1, f"one functions file beside the budgets: {fj}")
+    p = subprocess.run([CLI, "hwdb", "check", f"--hwdb={hw}"], capture_output=True, text=True, timeout=60)
+    check(p.returncode == 0, f"hwdb check accepts it: {p.stdout} {p.stderr}")
+    p = subprocess.run([AFTER, "--backend=sim", f"--hwdb={hw}", f"--json={os.path.join(d, 'gate.json')}"],
+                       capture_output=True, text=True, timeout=300)
+    check(p.returncode == 1 and "FAIL" in p.stdout and "against calibration" in p.stdout and
+          "attr_middle +811 (100% of the change)" in p.stdout,
+          f"the failed budget names the function:\n{p.stdout[-1200:]}")
+    with open(os.path.join(d, "gate.json")) as f:
+        case = json.load(f)["cases"][0]
+    check("attr_middle +811" in case.get("reason", "") and
+          any("attr_middle +811" in c["message"] for c in case["checks"]),
+          f"the record's reason and check carry it: {case.get('reason')}")
+
 print(f"{failures} failure(s)")
 sys.exit(1 if failures else 0)

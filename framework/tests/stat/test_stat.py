@@ -112,7 +112,11 @@ with tempfile.TemporaryDirectory() as d:
         sim, p = stat(d, "sim", WORK, "--work", "200", "0", events="instructions:u,branches",
                       extra=("--backend=sim",))
         vals = sim["instructions:u"]["values"]
-        check(len(set(vals)) == 1 and vals[0] > 0, f"sim: instructions equal over runs: {vals}")
+        # A whole program is not a region: its start-up varied by 26
+        # instructions of 1239089 in one run of three on a CI machine (the
+        # command's own work repeats exactly; the harness's regions do).
+        check(min(vals) > 1000000 and (max(vals) - min(vals)) <= min(vals) * 1e-4,
+              f"sim: instructions over runs within 0.01%: {vals}")
         check("sim backend" in p.stderr, "the table names the backend")
 
 print(f"{failures} failure(s)")
