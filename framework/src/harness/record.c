@@ -15,6 +15,7 @@
 #include <time.h>
 
 #include "harness_int.h"
+#include "util/util_int.h"
 
 /* "Ir", "D1mr+D1mw": the columns the sim backend counts the event with
  * (from its spec: nothing downstream parses the name again), or NULL. */
@@ -40,40 +41,6 @@ static char *dup_or_null(const char *s)
 }
 
 /* ---- attribution (sim) ------------------------------------------------------------ */
-
-/* A whole file into a malloc'd buffer: 0 or -errno. */
-static int pmc__read_text_file(const char *path, char **text, size_t *len)
-{
-	FILE *f = fopen(path, "re");
-	size_t cap = 1 << 16, used = 0;
-	char *buf;
-
-	if (!f)
-		return -errno;
-	buf = malloc(cap);
-	while (buf) {
-		size_t got = fread(buf + used, 1, cap - used, f);
-
-		used += got;
-		if (used < cap)
-			break;
-		char *grown = realloc(buf, cap * 2);
-
-		if (!grown) {
-			free(buf);
-			buf = NULL;
-			break;
-		}
-		buf = grown;
-		cap *= 2;
-	}
-	fclose(f);
-	if (!buf)
-		return -ENOMEM;
-	*text = buf;
-	*len = used;
-	return 0;
-}
 
 struct fn_sum {
 	struct pmc_sim_fn_cost f; /* costs summed over the dumps */
@@ -131,7 +98,7 @@ static int attribution(struct pmc_test *t, struct pmc__region *g, struct pmc__re
 		struct pmc_error err;
 		char *text = NULL, why[600] = "";
 		size_t len = 0, n = 0;
-		int prc = pmc__read_text_file(g->attr->dump[d], &text, &len);
+		int prc = pmc__read_file(g->attr->dump[d], &text, &len);
 
 		if (prc)
 			snprintf(why, sizeof(why), "%s", strerror(-prc));
