@@ -137,6 +137,41 @@ static char *suite_table(json_t *by, json_t *env, bool markdown)
 	return buf;
 }
 
+/* --top: where each region's events went, per function (sim attribution). */
+static void print_top(const struct pmc__results *rs, unsigned top)
+{
+	bool any = false;
+
+	for (size_t i = 0; i < rs->n; i++)
+		for (size_t j = 0; j < rs->cases[i].nregions; j++) {
+			const struct pmc__region_rec *g = &rs->cases[i].regions[j];
+
+			if (!g->nfns)
+				continue;
+			any = true;
+			printf("\n%s, region \"%s\": own cost per function (sim, the mean of the first measured executions)\n",
+			       rs->cases[i].name, g->name);
+			printf("  %-36s %-24s", "function", "object");
+			for (size_t e = 0; e < g->nev; e++)
+				printf(" %16.16s", g->ev[e].label);
+			printf("\n");
+			for (size_t k = 0; k < g->nfns && k < top; k++) {
+				const char *obj = g->fns[k].object, *slash = strrchr(obj, '/');
+
+				printf("  %-36.36s %-24.24s", g->fns[k].name, slash ? slash + 1 : obj);
+				for (size_t e = 0; e < g->nev; e++) {
+					char v[48];
+
+					pmc__fmt_num(v, sizeof(v), g->fns[k].cost[e]);
+					printf(" %16s", v);
+				}
+				printf("\n");
+			}
+		}
+	if (!any)
+		printf("\n--top: no region carries per-function costs (they are recorded on the sim backend)\n");
+}
+
 /* --clear DIR...: the start of a run empties each directory of old result
  * files (and makes it when it is missing). */
 static int clear_dirs(int n, char **dirs)
@@ -181,11 +216,13 @@ int cmd_results(int argc, char **argv)
 		{ "junit", required_argument, NULL, 'u' },
 		{ "by-suite", no_argument, NULL, 's' },
 		{ "markdown", required_argument, NULL, 'm' },
+		{ "top", optional_argument, NULL, 't' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
 	const char *json_path = NULL, *junit_path = NULL, *md_path = NULL;
 	bool require_measured = false, clear = false, by_suite = false;
+	unsigned top = 0;
 	struct pmc__results rs = { 0 };
 	json_t *summary, *doc;
 	size_t files = 0;
@@ -209,6 +246,11 @@ int cmd_results(int argc, char **argv)
 			break;
 		case 's':
 			by_suite = true;
+			break;
+		case 't':
+			top = 5;
+			if (optarg && cli_positive("results", "--top", optarg, &top))
+				return PMC_EXIT_USAGE;
 			break;
 		case 'm':
 			by_suite = true;
@@ -267,6 +309,8 @@ int cmd_results(int argc, char **argv)
 
 		doc = pmc__results_doc(&rs, &info);
 	}
+	if (top)
+		print_top(&rs, top);
 	if (by_suite) {
 		json_t *by = counts_by_suite(&rs);
 		char *text = suite_table(by, rs.environment, false);

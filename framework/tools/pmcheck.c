@@ -40,6 +40,8 @@ static const struct cli_command commands[] = {
 	  "  --by-suite          a per-suite (conformance: per-area) table with kernel\n"
 	  "                      and CPU\n"
 	  "  --markdown=FILE     that table as Markdown (implies --by-suite)\n"
+	  "  --top[=N]           the N functions (default 5) each region spent its events\n"
+	  "                      in, where the results carry them (sim backend)\n"
 	  "  --json=FILE         the merged results, atomically\n"
 	  "  --junit=FILE        JUnit XML, atomically\n"
 	  "\n"

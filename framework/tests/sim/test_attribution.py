@@ -67,6 +67,13 @@ with tempfile.TemporaryDirectory() as d:
         os.path.getsize(os.path.join(d, "after.json"))))
     print(p.stdout)
 
+    # A stored result, read back: where the region's instructions went.
+    p = subprocess.run([CLI, "results", "--top=3", os.path.join(d, "after.json")], capture_output=True,
+                       text=True, timeout=60)
+    top = [l.split()[0] for l in p.stdout.splitlines() if l.startswith("  attr_")]
+    check(p.returncode == 0 and sorted(top) == ["attr_first", "attr_last", "attr_middle"],
+          f"results --top=3 lists the three functions: {top}\n{p.stdout}")
+
     # Without a baseline: calibrate the first build, run the second against
     # its budget; the failure names the function against calibration.
     hw = os.path.join(d, "hwdb")
