@@ -156,9 +156,8 @@ static void print_top(const struct pmc__results *rs, unsigned top)
 				printf(" %16.16s", g->ev[e].label);
 			printf("\n");
 			for (size_t k = 0; k < g->nfns && k < top; k++) {
-				const char *obj = g->fns[k].object, *slash = strrchr(obj, '/');
-
-				printf("  %-36.36s %-24.24s", g->fns[k].name, slash ? slash + 1 : obj);
+				printf("  %-36.36s %-24.24s", g->fns[k].name,
+				       pmc__file_part(g->fns[k].object));
 				for (size_t e = 0; e < g->nev; e++) {
 					char v[48];
 

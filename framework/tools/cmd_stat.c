@@ -56,13 +56,6 @@ static const char *default_events(enum pmc_backend backend)
 	return "task-clock,context-switches,cpu-migrations,page-faults";
 }
 
-static const char *base_name(const char *path)
-{
-	const char *slash = strrchr(path, '/');
-
-	return slash ? slash + 1 : path;
-}
-
 /* The command's file, as execvp would find it; "" when it is not found. */
 static void program_path(const char *name, char *out, size_t size)
 {
@@ -120,11 +113,6 @@ static int bind_calls(const char *events, const char *program, char *out, size_t
 			return 0;
 		s = e + 1;
 	}
-}
-
-static double now_s(void)
-{
-	return pmc__child_now();
 }
 
 /*
@@ -372,7 +360,7 @@ static void print_table(struct stat_run *s)
 	bool one = s->samples.n == 1;
 	char name[64], a[48], b[48], c[48], why[160];
 
-	snprintf(name, sizeof(name), "%s", base_name(s->argv[0]));
+	snprintf(name, sizeof(name), "%s", pmc__file_part(s->argv[0]));
 	fprintf(stderr, "\npmcheck stat: %s  (%zu run%s, %s backend; counts as counted, never scaled)\n\n",
 	       name, s->samples.n, one ? "" : "s", s->backend == PMC_BACKEND_SIM ? "sim" : "perf");
 	if (one)
@@ -415,7 +403,7 @@ static int write_json(struct stat_run *s, int argc, char **argv)
 	int rc = -1;
 
 	memset(&r, 0, sizeof(r));
-	snprintf(name, sizeof(name), "stat.%s", base_name(s->argv[0]));
+	snprintf(name, sizeof(name), "stat.%s", pmc__file_part(s->argv[0]));
 	/* A case name is SUITE.TEST of [A-Za-z0-9_]: "python3.11" -> "python3_11". */
 	for (char *q = name + 5; *q; q++)
 		if (!((*q >= 'a' && *q <= 'z') || (*q >= 'A' && *q <= 'Z') || (*q >= '0' && *q <= '9')))
@@ -576,7 +564,7 @@ int cmd_stat(int argc, char **argv)
 	static int quiet = 2, chatty = 1;
 
 	pmc_log_set(pmc__log_stderr, s->verbose ? &chatty : &quiet);
-	t0 = now_s();
+	t0 = pmc__child_now();
 	for (unsigned k = 0; k < s->repeat; k++) {
 		struct pmc_measurement m;
 
@@ -587,7 +575,7 @@ int cmd_stat(int argc, char **argv)
 			goto out;
 		}
 	}
-	s->seconds = now_s() - t0;
+	s->seconds = pmc__child_now() - t0;
 	print_table(s);
 	if (s->json_path && write_json(s, argc, argv))
 		goto out;

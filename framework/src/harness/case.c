@@ -148,10 +148,9 @@ void pmc_test_error(struct pmc_test *t, const char *fmt, ...)
 void pmc__check_failed(struct pmc_test *t, const char *file, int line, const char *fmt, ...)
 {
 	char prefix[512];
-	const char *base = strrchr(file, '/');
 	va_list ap;
 
-	snprintf(prefix, sizeof(prefix), "%s:%d: ", base ? base + 1 : file, line);
+	snprintf(prefix, sizeof(prefix), "%s:%d: ", pmc__file_part(file), line);
 	va_start(ap, fmt);
 	end_case(t, PMC_FAIL, prefix, fmt, ap);
 }

@@ -152,13 +152,6 @@ static int event_index(const struct pmc__region_rec *g, const char *label)
 	return -1;
 }
 
-static const char *file_part(const char *path)
-{
-	const char *slash = strrchr(path, '/');
-
-	return slash ? slash + 1 : path;
-}
-
 /* The same function in the other run: same name and object; else same
  * name and object file name (another build directory); else the only
  * function of that name (the program itself, built under another name). */
@@ -172,7 +165,7 @@ static const struct pmc__fn_rec *fn_in(const struct pmc__region_rec *g, const st
 			return &g->fns[i];
 	for (i = 0; i < g->nfns; i++)
 		if (!strcmp(g->fns[i].name, f->name) &&
-		    !strcmp(file_part(g->fns[i].object), file_part(f->object)))
+		    !strcmp(pmc__file_part(g->fns[i].object), pmc__file_part(f->object)))
 			return &g->fns[i];
 	for (i = 0; i < g->nfns; i++)
 		if (!strcmp(g->fns[i].name, f->name)) {
@@ -373,7 +366,7 @@ static void print_attribution(FILE *f, json_t *rows, bool markdown)
 		fprintf(f, "    which functions (own cost, sim; largest change first):\n");
 	json_array_foreach(rows, i, a) {
 		char o[48], n[48], d[48], share[24] = "-";
-		const char *obj = pmc__jstr(a, "object"), *slash = strrchr(obj, '/');
+		const char *obj = pmc__file_part(pmc__jstr(a, "object"));
 		json_t *sh = json_object_get(a, "share");
 
 		pmc__fmt_num(o, sizeof(o), json_number_value(json_object_get(a, "old")));
@@ -383,11 +376,11 @@ static void print_attribution(FILE *f, json_t *rows, bool markdown)
 			snprintf(share, sizeof(share), "%.1f%%", 100.0 * json_number_value(sh));
 		if (markdown)
 			fprintf(f, "| `%s` | %s | %s | %s | %s%s | %s |\n", pmc__jstr(a, "function"),
-				slash ? slash + 1 : obj, o, n,
+				obj, o, n,
 				json_number_value(json_object_get(a, "change")) > 0 ? "+" : "", d, share);
 		else
 			fprintf(f, "      %-36s %-22s %14s -> %-14s %s%s (%s of the change)\n",
-				pmc__jstr(a, "function"), slash ? slash + 1 : obj, o, n,
+				pmc__jstr(a, "function"), obj, o, n,
 				json_number_value(json_object_get(a, "change")) > 0 ? "+" : "", d, share);
 	}
 }

@@ -182,8 +182,6 @@ const struct pmc__stat_rec *pmc__region_event(const struct pmc__region_rec *g, c
 const struct pmc__check_rec *pmc__result_check(const struct pmc__result *r,
 					       enum pmc_expect_kind kind, const char *region,
 					       const char *event);
-/* The kind of the event a check names ("uprobe", "software", ...), or "". */
-const char *pmc__result_event_kind(const struct pmc__result *r, const char *event);
 /* The event a check names (by label or canonical name), or NULL. */
 const struct pmc__event_rec *pmc__result_event(const struct pmc__result *r, const char *event);
 
@@ -467,13 +465,12 @@ json_t *pmc__functions_json(const struct pmc__region_rec *g);
  * attribution on either side. */
 json_t *pmc__attribution(const struct pmc__region_rec *og, const struct pmc__region_rec *ng,
 			 const char *label);
-/* record.c: the attribution of a failed sim budget against the functions
- * calibration recorded beside it: " Against calibration: f +N (S% of the
- * change); ..." appended to message (cut at size), or nothing. */
 /* gate.c: the file beside a suite's budgets (budgets/KEY/SUITE.ini) that
  * holds, per case and region, the functions calibration measured. */
 #define PMC__FUNCTIONS_SUFFIX ".functions.json"
 
+/* result.c: what follows the last '/' of a path (the whole path without one). */
+const char *pmc__file_part(const char *path);
 /* result.c: o[key] when it is a string, else "" (never NULL). */
 const char *pmc__jstr(json_t *o, const char *key);
 

@@ -67,6 +67,13 @@ int pmc__verdict_from_name(const char *s)
 	return -1;
 }
 
+const char *pmc__file_part(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+
+	return slash ? slash + 1 : path;
+}
+
 const char *pmc__jstr(json_t *o, const char *key)
 {
 	const char *s = json_string_value(json_object_get(o, key));

@@ -526,10 +526,3 @@ const struct pmc__event_rec *pmc__result_event(const struct pmc__result *r, cons
 			return &r->events[i];
 	return NULL;
 }
-
-const char *pmc__result_event_kind(const struct pmc__result *r, const char *event)
-{
-	const struct pmc__event_rec *e = pmc__result_event(r, event);
-
-	return e && e->kind ? e->kind : "";
-}

@@ -364,13 +364,6 @@ static int list_cases(struct runner *r)
 
 /* ---- main ------------------------------------------------------------------------------ */
 
-static const char *base_name(const char *p)
-{
-	const char *s = strrchr(p, '/');
-
-	return s ? s + 1 : p;
-}
-
 static int write_results_dir(struct runner *r, json_t *doc, const struct pmc__results *rs)
 {
 	char path[PATH_MAX];
@@ -397,7 +390,7 @@ static int write_results_dir(struct runner *r, json_t *doc, const struct pmc__re
 
 int pmc_main(int argc, char **argv)
 {
-	struct runner r = { .prog = base_name(argc > 0 ? argv[0] : "pmcheck-suite") };
+	struct runner r = { .prog = pmc__file_part(argc > 0 ? argv[0] : "pmcheck-suite") };
 	size_t counts[PMC_ERROR + 1] = { 0 };
 	size_t i, total = 0, idx = 0;
 	struct pmc__results run = { 0 };
