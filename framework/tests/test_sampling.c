@@ -5,6 +5,7 @@
  * crafted records (field order, read formats, variable-length fields,
  * sample_id trailers, truncation).
  */
+#include <dlfcn.h>
 #include <linux/perf_event.h>
 
 #include <pmcheck/pmcheck.h>
@@ -218,6 +219,46 @@ T_CASE(sample_id_trailer)
 			!strcmp(pmc_record_name(PERF_RECORD_SAMPLE), "SAMPLE") &&
 			!strcmp(pmc_record_name(9999), "?"),
 		"names");
+}
+
+/* Addresses back to functions: this program's own (static) function, a
+ * shared library's, an address inside a function, and addresses no
+ * function or no object covers. */
+__attribute__((noinline, used)) static unsigned symtab_target(unsigned x)
+{
+	for (unsigned i = 0; i < 8; i++)
+		x = x * 33 + i;
+	return x;
+}
+
+T_CASE(symtab_addresses_to_functions)
+{
+	struct pmc_symtab *t;
+	struct pmc_symbol_at at;
+	struct pmc_error err;
+	uint64_t self = (uint64_t)(uintptr_t)&symtab_target;
+	uint64_t lib = (uint64_t)(uintptr_t)dlsym(RTLD_DEFAULT, "getpid");
+	uint64_t stack = (uint64_t)(uintptr_t)&at;
+
+	T_CHECK(pmc_symtab_open(&t, &err) == 0, "%s", err.message);
+	T_CHECK(pmc_symtab_lookup(t, self, &at) == 1 && !strcmp(at.function, "symtab_target") &&
+			at.offset == 0 && at.start == self,
+		"own static function: %s+%" PRIu64, at.function ? at.function : "(none)", at.offset);
+	T_CHECK(at.object && strstr(at.object, "test_sampling"), "object %s",
+		at.object ? at.object : "(none)");
+	T_CHECK(pmc_symtab_lookup(t, self + 3, &at) == 1 && !strcmp(at.function, "symtab_target") &&
+			at.offset == 3,
+		"inside it: %s+%" PRIu64, at.function ? at.function : "(none)", at.offset);
+	T_CHECK(lib && pmc_symtab_lookup(t, lib, &at) == 1 && strstr(at.function, "getpid") &&
+			strstr(at.object, "libc"),
+		"libc's getpid: %s in %s", at.function ? at.function : "(none)",
+		at.object ? at.object : "(none)");
+	T_CHECK(pmc_symtab_lookup(t, stack, &at) == 0 && !at.function && !at.object,
+		"the stack is no object's");
+	T_CHECK(pmc_symtab_lookup(t, 16, &at) == 0 && !at.object, "address 16");
+	T_CHECK(symtab_target(1) != 0, "keep it");
+	pmc_symtab_close(t);
+	pmc_symtab_close(NULL);
 }
 
 int main(int argc, char **argv)

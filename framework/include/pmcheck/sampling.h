@@ -26,7 +26,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <pmcheck/counters.h>
 #include <pmcheck/error.h>
+#include <pmcheck/event.h>
 #include <pmcheck/export.h>
 
 #ifdef __cplusplus
@@ -131,6 +133,68 @@ PMC_API size_t pmc_sample_id_size(const struct pmc_sample_layout *layout);
 
 /* "SAMPLE", "LOST", "MMAP2", ... for a PERF_RECORD_* type; "?" if unknown. */
 PMC_API const char *pmc_record_name(uint32_t type);
+
+/*
+ * One event sampled on the calling thread: every `period` events the
+ * kernel records the instruction pointer into a ring of 1 + data_pages
+ * pages (a power of two).  flags: PMC_OPEN_INHERIT also samples the
+ * threads and children created after the open.  The sampler starts
+ * disabled; samples are read with pmc_sampler_drain after a disable (or
+ * while enabled, before the ring fills: then the kernel writes LOST
+ * records, which the drain adds up).  Tracepoint, uprobe and breakpoint
+ * events are refused (PMC_E_UNSUPPORTED): they fire at one place.
+ *
+ * Samples are statistical: where a counter overflows is where the sample
+ * is taken, give or take the PMU's skid (several instructions on most
+ * CPUs without :p), so a function's share of samples estimates its share
+ * of the event.
+ */
+struct pmc_sampler; /* opaque */
+
+typedef void (*pmc_sample_ip_fn)(void *ctx, uint64_t ip, uint32_t pid, uint32_t tid);
+
+PMC_API int pmc_sampler_open(struct pmc_sampler **out, const struct pmc_event_spec *spec,
+			     uint64_t period, unsigned flags, size_t data_pages,
+			     struct pmc_error *err);
+PMC_API int pmc_sampler_enable(struct pmc_sampler *s);
+PMC_API int pmc_sampler_disable(struct pmc_sampler *s);
+PMC_API uint64_t pmc_sampler_period(const struct pmc_sampler *s);
+/* fn for each sample written since the last drain; *lost (may be NULL)
+ * grows by the samples the kernel dropped.  0, or PMC_E_RING. */
+PMC_API int pmc_sampler_drain(struct pmc_sampler *s, pmc_sample_ip_fn fn, void *ctx,
+			      uint64_t *lost);
+/* NULL is a no-op. */
+PMC_API void pmc_sampler_close(struct pmc_sampler *s);
+
+/*
+ * Sampled addresses back to functions.  A table of the objects loaded in
+ * this process (the program, its shared libraries); each object's function
+ * symbols (.symtab, else .dynsym) are read from its file at the first
+ * address that falls in it.  An address in an object loaded later (dlopen)
+ * makes the table look at the loaded objects again.
+ *
+ *   struct pmc_symtab *t;
+ *   struct pmc_symbol_at at;
+ *   pmc_symtab_open(&t, &err);
+ *   if (pmc_symtab_lookup(t, sample.ip, &at) == 1)
+ *           printf("%s+%#lx in %s\n", at.function, at.offset, at.object);
+ *   pmc_symtab_close(t);
+ */
+struct pmc_symtab; /* opaque */
+
+struct pmc_symbol_at {
+	const char *function; /* NULL when no function symbol covers it */
+	const char *object;   /* file of the object holding it; NULL if none */
+	uint64_t start;       /* the function's run-time address */
+	uint64_t offset;      /* from the function's start; without a function,
+				 the link-time address inside the object */
+};
+
+PMC_API int pmc_symtab_open(struct pmc_symtab **out, struct pmc_error *err);
+/* 1: a function covers addr; 0: it does not (out->object may still name
+ * the object).  Strings live as long as the table. */
+PMC_API int pmc_symtab_lookup(struct pmc_symtab *t, uint64_t addr, struct pmc_symbol_at *out);
+PMC_API void pmc_symtab_close(struct pmc_symtab *t);
 
 #ifdef __cplusplus
 }

@@ -46,8 +46,8 @@ static long sys_perf_event_open(struct perf_event_attr *attr, pid_t pid, int gro
 		       group_fd, PERF_FLAG_FD_CLOEXEC);
 }
 
-static void fill_attr(struct perf_event_attr *attr, const struct pmc_event_spec *s,
-		      int leader, unsigned flags)
+void pmc__fill_attr(struct perf_event_attr *attr, const struct pmc_event_spec *s, int leader,
+		    unsigned flags)
 {
 	memset(attr, 0, sizeof(*attr));
 	attr->size = sizeof(*attr);
@@ -101,7 +101,7 @@ static int open_event(const struct pmc_event_spec *s, pid_t pid, int group_fd, u
 	struct perf_event_attr attr;
 	long fd;
 
-	fill_attr(&attr, s, group_fd < 0, flags);
+	pmc__fill_attr(&attr, s, group_fd < 0, flags);
 #if defined(__aarch64__)
 	if (s->uses_hw_counter && !(flags & (PMC_OPEN_NO_USER_READ | PMC_OPEN_INHERIT)) &&
 	    !pmc__under_valgrind() && arm64_user_access()) {

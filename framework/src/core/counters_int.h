@@ -74,7 +74,12 @@ struct pmc_counters {
 	struct pmc_ring *thread_ring;
 };
 
-/* open_error.c: the message for perf_event_open's error rc on spec s. */
+/* counters.c: the attr of spec s, counting (group leader or member). */
+void pmc__fill_attr(struct perf_event_attr *attr, const struct pmc_event_spec *s, int leader,
+		    unsigned flags);
+
+/* open_error.c: the message for perf_event_open's error rc on spec s (set:
+ * the events opened before it, or NULL). */
 int pmc__open_error(int rc, const struct pmc_counters *set, const struct pmc_event_spec *s,
 		    struct pmc_error *err);
 

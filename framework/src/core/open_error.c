@@ -68,7 +68,7 @@ int pmc__open_error(int rc, const struct pmc_counters *set,
 	size_t bps = 0;
 
 	/* Breakpoints opened before this one (s is the last event tried). */
-	for (size_t i = 0; i < set->n; i++)
+	for (size_t i = 0; set && i < set->n; i++)
 		bps += set->ev[i].spec.kind == PMC_KIND_BREAKPOINT && &set->ev[i].spec != s;
 	switch (rc) {
 	case -ENOENT:

@@ -33,11 +33,14 @@ struct pmc__elf_hit {
 	int rank;       /* 3 global, 2 weak, 1 local */
 };
 
-/* Find `name` among the defined symbols of one ELF file. 1 found, 0 not,
- * negative on an unreadable file. */
-static int elf_find(const char *path, const char *name, struct pmc__elf_hit *hit)
+/*
+ * Call fn for each defined symbol of one ELF file: .symtab first, then
+ * .dynsym unless fn returned 1 for a symbol of .symtab (found what it
+ * wanted there).  0 walked, negative on an unreadable or non-ELF file.
+ */
+int pmc__elf_symbols(const char *path, pmc__elf_sym_fn fn, void *ctx)
 {
-	int fd, found = 0;
+	int fd, done = 0;
 	struct stat st;
 	unsigned char *map;
 	const ElfW(Ehdr) *eh;
@@ -65,8 +68,7 @@ static int elf_find(const char *path, const char *name, struct pmc__elf_hit *hit
 		return PMC_E_ELF;
 	}
 	const ElfW(Shdr) *sh = (const ElfW(Shdr) *)(map + eh->e_shoff);
-	/* Two passes: .symtab first, then .dynsym. */
-	for (int pass = 0; pass < 2 && !found; pass++) {
+	for (int pass = 0; pass < 2 && !done; pass++) {
 		unsigned want = pass == 0 ? SHT_SYMTAB : SHT_DYNSYM;
 
 		for (i = 0; i < eh->e_shnum; i++) {
@@ -85,33 +87,53 @@ static int elf_find(const char *path, const char *name, struct pmc__elf_hit *hit
 			nsyms = s->sh_size / sizeof(ElfW(Sym));
 			for (k = 0; k < nsyms; k++) {
 				const ElfW(Sym) *y = &syms[k];
-				int bind = ELF64_ST_BIND(y->st_info), rank;
-				int type = ELF64_ST_TYPE(y->st_info);
 				const char *nm;
 
 				if (y->st_shndx == SHN_UNDEF || y->st_value == 0 ||
 				    y->st_name >= strs->sh_size)
 					continue;
-				if (type != STT_FUNC && type != STT_GNU_IFUNC &&
-				    type != STT_OBJECT && type != STT_NOTYPE)
-					continue;
 				nm = (const char *)map + strs->sh_offset + y->st_name;
-				if (strnlen(nm, strs->sh_size - y->st_name) ==
-					    strs->sh_size - y->st_name ||
-				    strcmp(nm, name) != 0)
+				if (strnlen(nm, strs->sh_size - y->st_name) == strs->sh_size - y->st_name)
 					continue;
-				rank = bind == STB_GLOBAL ? 3 : bind == STB_WEAK ? 2 : 1;
-				if (rank > hit->rank) {
-					hit->value = y->st_value;
-					hit->type = type;
-					hit->rank = rank;
-					found = 1;
-				}
+				if (fn(ctx, nm, y) == 1)
+					done = 1;
 			}
 		}
 	}
 	munmap(map, size);
-	return found;
+	return 0;
+}
+
+struct find_ctx {
+	const char *name;
+	struct pmc__elf_hit *hit;
+};
+
+static int find_cb(void *ctx, const char *nm, const ElfW(Sym) *y)
+{
+	struct find_ctx *c = ctx;
+	int bind = ELF64_ST_BIND(y->st_info), type = ELF64_ST_TYPE(y->st_info), rank;
+
+	if ((type != STT_FUNC && type != STT_GNU_IFUNC && type != STT_OBJECT &&
+	     type != STT_NOTYPE) || strcmp(nm, c->name) != 0)
+		return 0;
+	rank = bind == STB_GLOBAL ? 3 : bind == STB_WEAK ? 2 : 1;
+	if (rank > c->hit->rank) {
+		c->hit->value = y->st_value;
+		c->hit->type = type;
+		c->hit->rank = rank;
+	}
+	return 1;
+}
+
+/* Find `name` among the defined symbols of one ELF file. 1 found, 0 not,
+ * negative on an unreadable file. */
+static int elf_find(const char *path, const char *name, struct pmc__elf_hit *hit)
+{
+	struct find_ctx c = { name, hit };
+	int rc = pmc__elf_symbols(path, find_cb, &c);
+
+	return rc < 0 ? rc : hit->rank > 0;
 }
 
 /* The file offset of link-time address vaddr in an ELF file that is not
@@ -167,7 +189,7 @@ struct pmc__resolve_ctx {
 	uint64_t want_addr; /* address-to-object mode when nonzero */
 };
 
-static int object_path(const struct dl_phdr_info *info, char *buf, size_t size)
+int pmc__object_path(const struct dl_phdr_info *info, char *buf, size_t size)
 {
 	ssize_t n;
 
@@ -207,7 +229,7 @@ static int resolve_cb(struct dl_phdr_info *info, size_t size, void *data)
 	int rc;
 
 	(void)size;
-	if (object_path(info, path, sizeof(path)) != 0)
+	if (pmc__object_path(info, path, sizeof(path)) != 0)
 		return 0;
 	if (c->want_addr) {
 		/* Map a run-time address back to its object and file offset. */

@@ -1,0 +1,232 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Addresses back to functions, for sampled instruction pointers: which
+ * loaded object holds an address (its PT_LOAD segments, from
+ * dl_iterate_phdr), then which function symbol of that object's file
+ * covers it.  An object's functions are read from its file once, at the
+ * first address that falls in it, and kept sorted by address.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <pmcheck/sampling.h>
+
+#include "core_int.h"
+
+struct sym {
+	uint64_t start, size; /* link-time address */
+	const char *name;     /* in names */
+	int rank;             /* 3 global, 2 weak, 1 local */
+};
+
+struct object {
+	char *path;
+	uint64_t bias, lo, hi;   /* run-time [lo, hi) of its PT_LOAD segments */
+	bool loaded;             /* symbols read (or found unreadable) */
+	struct sym *syms;
+	size_t nsyms, cap;
+	char *names;
+	size_t names_len, names_cap;
+};
+
+struct pmc_symtab {
+	struct object *obj;
+	size_t n;
+};
+
+static int scan_cb(struct dl_phdr_info *info, size_t size, void *data)
+{
+	struct pmc_symtab *t = data;
+	char path[4096];
+	uint64_t lo = UINT64_MAX, hi = 0;
+	struct object *grown;
+
+	(void)size;
+	if (pmc__object_path(info, path, sizeof(path)) != 0)
+		return 0;
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+
+		if (ph->p_type != PT_LOAD)
+			continue;
+		if (info->dlpi_addr + ph->p_vaddr < lo)
+			lo = info->dlpi_addr + ph->p_vaddr;
+		if (info->dlpi_addr + ph->p_vaddr + ph->p_memsz > hi)
+			hi = info->dlpi_addr + ph->p_vaddr + ph->p_memsz;
+	}
+	if (lo >= hi)
+		return 0;
+	for (size_t i = 0; i < t->n; i++)
+		if (t->obj[i].lo == lo && t->obj[i].bias == info->dlpi_addr)
+			return 0; /* seen at an earlier scan */
+	grown = realloc(t->obj, (t->n + 1) * sizeof(*t->obj));
+	if (!grown)
+		return 1;
+	t->obj = grown;
+	memset(&t->obj[t->n], 0, sizeof(t->obj[0]));
+	t->obj[t->n].path = strdup(path);
+	t->obj[t->n].bias = info->dlpi_addr;
+	t->obj[t->n].lo = lo;
+	t->obj[t->n].hi = hi;
+	if (t->obj[t->n].path)
+		t->n++;
+	return 0;
+}
+
+int pmc_symtab_open(struct pmc_symtab **out, struct pmc_error *err)
+{
+	struct pmc_symtab *t = calloc(1, sizeof(*t));
+
+	*out = NULL;
+	if (!t)
+		return pmc__fail(err, -ENOMEM, NULL, -1, "out of memory for the symbol table");
+	dl_iterate_phdr(scan_cb, t);
+	*out = t;
+	return 0;
+}
+
+void pmc_symtab_close(struct pmc_symtab *t)
+{
+	if (!t)
+		return;
+	for (size_t i = 0; i < t->n; i++) {
+		free(t->obj[i].path);
+		free(t->obj[i].syms);
+		free(t->obj[i].names);
+	}
+	free(t->obj);
+	free(t);
+}
+
+/* Function symbols only; names are copied (the file is unmapped after). */
+static int collect_cb(void *ctx, const char *name, const ElfW(Sym) *y)
+{
+	struct object *o = ctx;
+	int type = ELF64_ST_TYPE(y->st_info), bind = ELF64_ST_BIND(y->st_info);
+	size_t len = strlen(name) + 1;
+
+	if ((type != STT_FUNC && type != STT_GNU_IFUNC) || !*name)
+		return 0;
+	if (o->nsyms == o->cap) {
+		size_t cap = o->cap ? 2 * o->cap : 256;
+		struct sym *g = realloc(o->syms, cap * sizeof(*g));
+
+		if (!g)
+			return 0;
+		o->syms = g;
+		o->cap = cap;
+	}
+	if (o->names_len + len > o->names_cap) {
+		size_t cap = o->names_cap ? 2 * o->names_cap : 4096;
+		char *g;
+
+		while (cap < o->names_len + len)
+			cap *= 2;
+		g = realloc(o->names, cap);
+		if (!g)
+			return 0;
+		o->names = g;
+		o->names_cap = cap;
+	}
+	memcpy(o->names + o->names_len, name, len);
+	/* Offsets until the names stop moving; pointers after the walk. */
+	o->syms[o->nsyms].name = (const char *)(uintptr_t)o->names_len;
+	o->names_len += len;
+	o->syms[o->nsyms].start = y->st_value;
+	o->syms[o->nsyms].size = y->st_size;
+	o->syms[o->nsyms].rank = bind == STB_GLOBAL ? 3 : bind == STB_WEAK ? 2 : 1;
+	o->nsyms++;
+	return 1; /* .symtab has functions: .dynsym adds nothing */
+}
+
+/* By address; at one address the best-ranked name first, then the
+ * shortest (an alias like __memcpy_avx_unaligned against memcpy). */
+static int by_start(const void *a, const void *b)
+{
+	const struct sym *x = a, *y = b;
+
+	if (x->start != y->start)
+		return x->start < y->start ? -1 : 1;
+	if (x->rank != y->rank)
+		return y->rank - x->rank;
+	if (strlen(x->name) != strlen(y->name))
+		return strlen(x->name) < strlen(y->name) ? -1 : 1;
+	return strcmp(x->name, y->name);
+}
+
+static void load_symbols(struct object *o)
+{
+	size_t n = 0;
+
+	o->loaded = true;
+	if (pmc__elf_symbols(o->path, collect_cb, o) < 0)
+		o->nsyms = 0; /* vdso, a deleted file: addresses stay unnamed */
+	for (size_t i = 0; i < o->nsyms; i++)
+		o->syms[i].name = o->names + (uintptr_t)o->syms[i].name;
+	qsort(o->syms, o->nsyms, sizeof(*o->syms), by_start);
+	/* One entry per address: the first (best) name. */
+	for (size_t i = 0; i < o->nsyms; i++)
+		if (n == 0 || o->syms[n - 1].start != o->syms[i].start)
+			o->syms[n++] = o->syms[i];
+	o->nsyms = n;
+}
+
+static struct object *object_at(struct pmc_symtab *t, uint64_t addr)
+{
+	for (size_t i = 0; i < t->n; i++)
+		if (addr >= t->obj[i].lo && addr < t->obj[i].hi)
+			return &t->obj[i];
+	return NULL;
+}
+
+int pmc_symtab_lookup(struct pmc_symtab *t, uint64_t addr, struct pmc_symbol_at *out)
+{
+	struct object *o;
+	uint64_t link;
+	size_t lo = 0, hi;
+
+	memset(out, 0, sizeof(*out));
+	if (!t)
+		return 0;
+	o = object_at(t, addr);
+	if (!o) {
+		/* Loaded since the table was made (dlopen): look again. */
+		dl_iterate_phdr(scan_cb, t);
+		o = object_at(t, addr);
+	}
+	if (!o)
+		return 0;
+	if (!o->loaded)
+		load_symbols(o);
+	out->object = o->path;
+	link = addr - o->bias;
+	out->offset = link;
+	/* The last symbol starting at or below the address. */
+	hi = o->nsyms;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (o->syms[mid].start <= link)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == 0)
+		return 0;
+	{
+		const struct sym *s = &o->syms[lo - 1];
+		/* A size-0 symbol (hand-written assembly) covers up to the next. */
+		uint64_t end = s->size ? s->start + s->size
+				       : lo < o->nsyms ? o->syms[lo].start : s->start + 1;
+
+		if (link >= end)
+			return 0;
+		out->function = s->name;
+		out->start = o->bias + s->start;
+		out->offset = link - s->start;
+	}
+	return 1;
+}
