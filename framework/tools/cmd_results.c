@@ -6,6 +6,8 @@
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <errno.h>
+#include <inttypes.h>
+#include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -137,7 +139,8 @@ static char *suite_table(json_t *by, json_t *env, bool markdown)
 	return buf;
 }
 
-/* --top: where each region's events went, per function (sim attribution). */
+/* --top: where each region's events went, per function (sim attribution,
+ * or the samples of a failed case's perf re-run). */
 static void print_top(const struct pmc__results *rs, unsigned top)
 {
 	bool any = false;
@@ -149,11 +152,22 @@ static void print_top(const struct pmc__results *rs, unsigned top)
 			if (!g->nfns)
 				continue;
 			any = true;
-			printf("\n%s, region \"%s\": own cost per function (sim, the mean of the first measured executions)\n",
-			       rs->cases[i].name, g->name);
+			if (g->nsampled) {
+				printf("\n%s, region \"%s\": per function, from perf samples (statistical unless every event was sampled): samples, and samples x period per execution\n",
+				       rs->cases[i].name, g->name);
+				for (size_t s = 0; s < g->nsampled; s++)
+					printf("  %s: %" PRIu64 " samples, one every %" PRIu64 ", %" PRIu64 " executions%s\n",
+					       g->sampled[s].label, g->sampled[s].samples,
+					       g->sampled[s].period, g->sampled[s].executions,
+					       g->sampled[s].lost ? ", some lost" : "");
+			} else {
+				printf("\n%s, region \"%s\": own cost per function (sim, the mean of the first measured executions)\n",
+				       rs->cases[i].name, g->name);
+			}
 			printf("  %-36s %-24s", "function", "object");
 			for (size_t e = 0; e < g->nev; e++)
-				printf(" %16.16s", g->ev[e].label);
+				if (!g->fns[0].samples || !isnan(g->fns[0].cost[e]))
+					printf(" %16.16s%s", g->ev[e].label, g->fns[0].samples ? "  samples" : "");
 			printf("\n");
 			for (size_t k = 0; k < g->nfns && k < top; k++) {
 				printf("  %-36.36s %-24.24s", g->fns[k].name,
@@ -161,14 +175,18 @@ static void print_top(const struct pmc__results *rs, unsigned top)
 				for (size_t e = 0; e < g->nev; e++) {
 					char v[48];
 
+					if (g->fns[k].samples && isnan(g->fns[k].cost[e]))
+						continue;
 					pmc__fmt_num(v, sizeof(v), g->fns[k].cost[e]);
 					printf(" %16s", v);
+					if (g->fns[k].samples)
+						printf(" %8" PRIu64, g->fns[k].samples[e]);
 				}
 				printf("\n");
 			}
 		}
 	if (!any)
-		printf("\n--top: no region carries per-function costs (they are recorded on the sim backend)\n");
+		printf("\n--top: no region carries per-function costs (they are recorded on the sim backend, and for a case that failed on perf, from samples)\n");
 }
 
 /* --clear DIR...: the start of a run empties each directory of old result

@@ -336,6 +336,7 @@ static void run_phases(struct pmc_test *t)
 	t->setup_done = true;
 	open_counters(t);
 	pmc__measure_overhead(t);
+	pmc__sampling_open(t);
 	for (t->rep = -(int)t->opt.warmup; t->rep < (int)t->opt.reps; t->rep++) {
 		pmc__repetition_begin(t);
 		t->def->body(t);
@@ -411,6 +412,7 @@ int pmc__run_case(const struct pmc_test_def *def, const struct pmc_test_options 
 		pmc_test_note(t, "declared known issue did not reproduce: %s", t->known_issue);
 	}
 	rc = pmc__result_record(t, out);
+	pmc__sampling_close(t);
 	if (defer_close && !deferred_set)
 		deferred_set = t->set;
 	else

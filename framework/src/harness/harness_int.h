@@ -77,11 +77,20 @@ struct pmc__stat_rec {
 	size_t nvalues;
 };
 
-/* One function's own cost in a region, per event of the region (the mean
- * over the executions whose dumps were kept), sim backend only. */
+/* One function's own cost in a region, per event of the region: on sim
+ * the mean over the executions whose dumps were kept; on perf, for the
+ * sampled events, samples x period over the executions sampled (an
+ * estimate), NAN for the events not sampled. */
 struct pmc__fn_rec {
 	char *name, *object;   /* "(other)", "" for the rest */
 	double *cost;          /* nev */
+	uint64_t *samples;     /* nev, perf sampling only; else NULL */
+};
+
+/* perf: one event sampled in a region (attribution of a failed case). */
+struct pmc__sampled_rec {
+	char *label;
+	uint64_t period, samples, lost, executions;
 };
 
 struct pmc__region_rec {
@@ -90,8 +99,10 @@ struct pmc__region_rec {
 	size_t samples;
 	size_t nev;
 	struct pmc__stat_rec *ev;
-	size_t nfns;             /* attribution rows (sim), 0 when none */
+	size_t nfns;             /* attribution rows, 0 when none */
 	struct pmc__fn_rec *fns;
+	size_t nsampled;         /* perf: the events sampled for the rows */
+	struct pmc__sampled_rec *sampled;
 };
 
 struct pmc__check_rec {
@@ -213,6 +224,9 @@ struct pmc_test {
 	bool threaded_at_begin;
 	struct timespec thread_cpu0, process_cpu0;
 
+	/* perf attribution: the samplers of a failed case's re-run, or NULL */
+	struct pmc__sampling_state *sampling;
+
 	/* expectations */
 	size_t nexpect;
 	struct pmc__check check[PMC__MAX_EXPECT];
@@ -256,6 +270,37 @@ struct pmc__attr {
 	char dump[PMC__ATTR_DUMPS][4096]; /* fixed: no allocation while measuring */
 	size_t n;
 };
+
+/* ---- sampled.c: attribution on the perf backend --------------------------------- */
+
+/* A failed case is run again with up to PMC__SAMPLE_MAX of its failing
+ * events sampled, each with a period that gives about PMC__SAMPLE_TARGET
+ * samples over the case's regions. */
+#define PMC__SAMPLE_MAX 4
+#define PMC__SAMPLE_TARGET 4000
+struct pmc__sample_request {
+	size_t n;
+	char label[PMC__SAMPLE_MAX][PMC__LABEL_MAX];
+	uint64_t period[PMC__SAMPLE_MAX];
+};
+/* Set by the runner around the re-run (the forked case reads it). */
+extern struct pmc__sample_request pmc__sampling;
+struct pmc__sampling_state;
+/* In the case: open the samplers pmc__sampling asks for (after the
+ * counters); a region's begin and end; its rows for the record; close. */
+void pmc__sampling_open(struct pmc_test *t);
+void pmc__sampling_begin(struct pmc_test *t, const struct pmc__region *r);
+void pmc__sampling_end(struct pmc_test *t);
+int pmc__sampling_record(struct pmc_test *t, size_t region, struct pmc__region_rec *gr);
+void pmc__sampling_close(struct pmc_test *t);
+/* In the runner: which events of a failed result to sample, and how
+ * often (0: none); then the re-run's rows moved into the result and each
+ * failed check explained by them. */
+size_t pmc__sampling_request(const struct pmc__result *r, struct pmc__sample_request *req);
+void pmc__sampling_adopt(struct pmc__result *r, struct pmc__result *sampled, double seconds);
+/* record.c: append `why` to a failed check's message, and to the case's
+ * reason where the reason quotes that check.  0, or -1 out of memory. */
+int pmc__check_explain(struct pmc__result *r, struct pmc__check_rec *cr, const char *why);
 
 /* ---- judge.c: pure ----------------------------------------------------------- */
 
@@ -460,6 +505,9 @@ void pmc__log_stderr(int level, const char *message, void *ctx);
 /* result.c: a region's attribution rows as JSON ([{function, object,
  * costs: {label: cost}}], the results files' "functions"). */
 json_t *pmc__functions_json(const struct pmc__region_rec *g);
+/* result.c: the events a region was sampled on ([{event, period, samples,
+ * lost, executions}], perf attribution). */
+json_t *pmc__sampling_json(const struct pmc__region_rec *g);
 /* compare.c: the functions whose own cost of `label` changed most from og to
  * ng ([{function, object, old, new, change, share}]), NULL without
  * attribution on either side. */

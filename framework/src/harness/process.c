@@ -439,6 +439,26 @@ out:
 		close(resfd);
 }
 
+/*
+ * A case that failed on the perf backend: run it once more with its
+ * failing events sampled inside its regions (sampled.c), and explain the
+ * failed checks with the functions the samples fell in.  The first run's
+ * counts and verdict stand; the re-run only adds rows and words.
+ */
+static void attribute_by_sampling(struct runner *r, const struct pmc_test_def *d,
+				  const struct pmc_test_options *o, struct pmc__result *res)
+{
+	struct pmc__result sampled;
+	double seconds;
+
+	if (r->no_sampling || r->calibrate || !pmc__sampling_request(res, &pmc__sampling))
+		return;
+	run_forked(r, d, o, &seconds, &sampled);
+	memset(&pmc__sampling, 0, sizeof(pmc__sampling));
+	pmc__sampling_adopt(res, &sampled, seconds);
+	pmc__result_release(&sampled);
+}
+
 void pmc__run_one(struct runner *r, const struct pmc_test_def *d, double *seconds,
 		    struct pmc__result *res)
 {
@@ -461,6 +481,7 @@ void pmc__run_one(struct runner *r, const struct pmc_test_def *d, double *second
 		*seconds = pmc__runner_now() - t0;
 	} else {
 		run_forked(r, d, &o, seconds, res);
+		attribute_by_sampling(r, d, &o, res);
 	}
 	res->has_duration = true;
 	res->duration_s = *seconds;

@@ -275,6 +275,33 @@ static char *joined(const char *a, const char *b)
 	return asprintf(&s, "%s%s", a, b) < 0 ? NULL : s;
 }
 
+int pmc__check_explain(struct pmc__result *r, struct pmc__check_rec *cr, const char *why)
+{
+	size_t len = strlen(cr->message);
+	char *m = NULL;
+
+	/* The check's words end in a full stop before the explanation. */
+	if (asprintf(&m, "%s%s%s", cr->message, len && cr->message[len - 1] != '.' ? "." : "",
+		     why) < 0)
+		return -1;
+	/* The case's reason quotes the first failed check: the explanation
+	 * goes right after the check's own words, so the reason still reads
+	 * as that check's. */
+	if (r->reason && !strncmp(r->reason, cr->message, strlen(cr->message))) {
+		char *rr = joined(m, r->reason + strlen(cr->message));
+
+		if (!rr) {
+			free(m);
+			return -1;
+		}
+		free(r->reason);
+		r->reason = rr;
+	}
+	free(cr->message);
+	cr->message = m;
+	return 0;
+}
+
 /* The case's result record: everything the reports, calibration and
  * comparison need, built here and nowhere else. */
 int pmc__result_record(struct pmc_test *t, struct pmc__result *r)
@@ -375,6 +402,8 @@ int pmc__result_record(struct pmc_test *t, struct pmc__result *r)
 		}
 		if (g->attr && g->attr->n && attribution(t, g, gr))
 			goto oom;
+		if (t->sampling && pmc__sampling_record(t, i, gr))
+			goto oom;
 	}
 	for (i = 0; i < t->nexpect; i++) {
 		struct pmc__check *c = &t->check[i];
@@ -411,26 +440,11 @@ int pmc__result_record(struct pmc_test *t, struct pmc__result *r)
 					    ? explain_budget(r->name, g, g->ev[col].label, c->budget_source)
 					    : NULL;
 
-			if (why) {
-				char *m = joined(cr->message, why);
-
-				/* The case's reason quotes the first failed check. */
-				if (m && r->reason && !strncmp(r->reason, c->message, strlen(c->message))) {
-					/* The explanation right after the check's own words,
-					 * so the reason still reads as that check's. */
-					char *rr = joined(m, r->reason + strlen(c->message));
-
-					if (rr) {
-						free(r->reason);
-						r->reason = rr;
-					}
-				}
-				if (m) {
-					free(cr->message);
-					cr->message = m;
-				}
+			if (why && pmc__check_explain(r, cr, why)) {
 				free(why);
+				goto oom;
 			}
+			free(why);
 		}
 	}
 	for (i = 0; i < t->nnotes; i++)

@@ -39,7 +39,7 @@ static struct pmc__region *open_region(const struct pmc_test *t)
  * read inline from user space, and nobody else to watch (harness.h). */
 static bool inline_allowed(const struct pmc_test *t)
 {
-	return t->hot.recording && t->hot.core.fast &&
+	return t->hot.recording && t->hot.core.fast && !t->sampling &&
 	       (!t->hot.watch_threads || pmc__one_thread());
 }
 
@@ -85,6 +85,7 @@ int pmc_test_region_begin_n(struct pmc_test *t, const char *name, uint64_t itera
 		clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t->thread_cpu0);
 		clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t->process_cpu0);
 	}
+	pmc__sampling_begin(t, r);
 	rc = pmc_region_begin(&t->hot.core);
 	if (rc)
 		pmc__test_read_failed(t, rc);
@@ -157,6 +158,7 @@ int pmc_test_region_end(struct pmc_test *t)
 	if (t->hot.inline_open) /* begun by PMC_REGION inline: one thread then */
 		t->threaded_at_begin = false;
 	rc = pmc_region_end(&t->hot.core, &m);
+	pmc__sampling_end(t);
 	others = t->hot.watch_threads && !t->measuring_overhead && other_threads_ran(t);
 	if (rc)
 		pmc__test_read_failed(t, rc);

@@ -118,8 +118,12 @@ void pmc__result_release(struct pmc__result *r)
 			free(r->regions[i].fns[j].name);
 			free(r->regions[i].fns[j].object);
 			free(r->regions[i].fns[j].cost);
+			free(r->regions[i].fns[j].samples);
 		}
 		free(r->regions[i].fns);
+		for (j = 0; j < r->regions[i].nsampled; j++)
+			free(r->regions[i].sampled[j].label);
+		free(r->regions[i].sampled);
 	}
 	free(r->regions);
 	for (i = 0; i < r->nchecks; i++) {
@@ -213,14 +217,40 @@ json_t *pmc__functions_json(const struct pmc__region_rec *g)
 	json_t *fns = json_array();
 
 	for (size_t k = 0; k < g->nfns; k++) {
-		json_t *costs = json_object();
+		json_t *costs = json_object(), *row;
 
 		for (size_t j = 0; j < g->nev; j++)
-			json_object_set_new(costs, g->ev[j].label, num(g->fns[k].cost[j]));
-		json_array_append_new(fns, json_pack("{s:s, s:s, s:o}", "function", g->fns[k].name,
-						     "object", g->fns[k].object, "costs", costs));
+			if (!isnan(g->fns[k].cost[j]))
+				json_object_set_new(costs, g->ev[j].label, num(g->fns[k].cost[j]));
+		row = json_pack("{s:s, s:s, s:o}", "function", g->fns[k].name, "object",
+				g->fns[k].object, "costs", costs);
+		if (g->fns[k].samples) {
+			json_t *n = json_object();
+
+			for (size_t j = 0; j < g->nev; j++)
+				if (!isnan(g->fns[k].cost[j]))
+					json_object_set_new(n, g->ev[j].label,
+							    json_integer((json_int_t)g->fns[k].samples[j]));
+			json_object_set_new(row, "samples", n);
+		}
+		json_array_append_new(fns, row);
 	}
 	return fns;
+}
+
+json_t *pmc__sampling_json(const struct pmc__region_rec *g)
+{
+	json_t *a = json_array();
+
+	for (size_t k = 0; k < g->nsampled; k++) {
+		const struct pmc__sampled_rec *s = &g->sampled[k];
+
+		json_array_append_new(a, json_pack("{s:s, s:I, s:I, s:I, s:I}", "event", s->label,
+						   "period", (json_int_t)s->period, "samples",
+						   (json_int_t)s->samples, "lost", (json_int_t)s->lost,
+						   "executions", (json_int_t)s->executions));
+	}
+	return a;
 }
 
 json_t *pmc__result_to_json(const struct pmc__result *r)
@@ -283,6 +313,8 @@ json_t *pmc__result_to_json(const struct pmc__result *r)
 		json_object_set_new(ro, "events", evs);
 		if (g->nfns)
 			json_object_set_new(ro, "functions", pmc__functions_json(g));
+		if (g->nsampled)
+			json_object_set_new(ro, "sampling", pmc__sampling_json(g));
 		json_array_append_new(regions, ro);
 	}
 	json_object_set_new(o, "regions", regions);

@@ -163,8 +163,39 @@ static void read_stats(struct reader *rd, json_t *st, const char *path, struct p
 	}
 }
 
+/* The events a region was sampled on (optional, perf attribution). */
+static void read_sampling(struct reader *rd, json_t *region, const char *path,
+			  struct pmc__region_rec *g)
+{
+	json_t *arr = field(rd, region, path, "sampling", JSON_ARRAY, true), *v;
+	size_t i;
+
+	if (!arr || rd->failed)
+		return;
+	g->sampled = calloc(json_array_size(arr) + 1, sizeof(*g->sampled));
+	json_array_foreach(arr, i, v) {
+		struct pmc__sampled_rec *s = &g->sampled[g->nsampled];
+		char spath[1100];
+
+		if (!g->sampled || rd->failed)
+			break;
+		snprintf(spath, sizeof(spath), "%s.sampling[%zu]", path, i);
+		if (!json_is_object(v)) {
+			fail(rd, "%s: expected an object, found %s", spath, type_name(v));
+			break;
+		}
+		g->nsampled++;
+		s->label = dup_str(rd, v, spath, "event", false);
+		s->period = count(rd, v, spath, "period", false);
+		s->samples = count(rd, v, spath, "samples", false);
+		s->lost = count(rd, v, spath, "lost", false);
+		s->executions = count(rd, v, spath, "executions", false);
+	}
+}
+
 /* A region's attribution rows (optional): each function's cost per event,
- * in the order of the region's events (an event a row leaves out costs 0). */
+ * in the order of the region's events (an event a row leaves out costs 0
+ * on sim; on a sampled region it was not sampled, NAN). */
 static void read_functions(struct reader *rd, json_t *region, const char *path,
 			   struct pmc__region_rec *g)
 {
@@ -177,7 +208,7 @@ static void read_functions(struct reader *rd, json_t *region, const char *path,
 	json_array_foreach(arr, i, v) {
 		struct pmc__fn_rec *f = &g->fns[g->nfns];
 		char fpath[1100];
-		json_t *costs;
+		json_t *costs, *samples;
 
 		if (!g->fns || rd->failed)
 			break;
@@ -203,6 +234,21 @@ static void read_functions(struct reader *rd, json_t *region, const char *path,
 				     g->ev[j].label, type_name(c));
 			else if (c)
 				f->cost[j] = json_number_value(c);
+			else if (g->nsampled)
+				f->cost[j] = NAN;
+		}
+		samples = field(rd, v, fpath, "samples", JSON_OBJECT, true);
+		if (samples && !rd->failed) {
+			f->samples = calloc(g->nev + 1, sizeof(*f->samples));
+			for (size_t j = 0; f->samples && j < g->nev; j++) {
+				json_t *c = json_object_get(samples, g->ev[j].label);
+
+				if (c && !json_is_integer(c))
+					fail(rd, "%s.samples[\"%s\"]: expected an integer, found %s",
+					     fpath, g->ev[j].label, type_name(c));
+				else if (c)
+					f->samples[j] = (uint64_t)json_integer_value(c);
+			}
 		}
 	}
 }
@@ -327,6 +373,7 @@ int pmc__result_from_json(json_t *o, struct pmc__result *r, const char *where, c
 				read_stats(&rd, st, epath, &g->ev[g->nev]);
 				g->nev++;
 			}
+			read_sampling(&rd, v, path, g);
 			read_functions(&rd, v, path, g);
 		}
 	}

@@ -64,6 +64,8 @@ static const char usage_text[] =
 	"  --allow-missing     a baseline case this run did not measure is not a failure\n"
 	"                      (cases outside --filter are never compared)\n"
 	"  --report-md=FILE    the comparison as Markdown (CI job summary)\n"
+	"  --no-sampling       perf: do not run a failed case again with its failing\n"
+	"                      events sampled (the functions behind the failure)\n"
 	"  --no-fork           run cases in this process (debugging; a crash ends the\n"
 	"                      run and timeouts kill it)\n"
 	"output:\n"
@@ -93,7 +95,7 @@ static int parse_args(struct runner *r, int argc, char **argv)
 	enum { O_LIST = 256, O_FILTER, O_REPEAT, O_TIMEOUT, O_BACKEND, O_STRICT, O_NOFORK,
 	       O_TAP, O_JSON, O_JUNIT, O_RESDIR, O_CTEST, O_COLOR, O_HELP, O_HWDB, O_CALIBRATE,
 	       O_MARGIN, O_CALKEY, O_SAVEBASE, O_BASELINE, O_TOLERANCE, O_REPORTMD, O_CASE,
-	       O_RESFD, O_CALTOL, O_ALLOWMISSING };
+	       O_RESFD, O_CALTOL, O_ALLOWMISSING, O_NOSAMPLING };
 	static const struct option opts[] = {
 		{ "list", optional_argument, NULL, O_LIST },
 		{ "filter", required_argument, NULL, O_FILTER },
@@ -119,6 +121,7 @@ static int parse_args(struct runner *r, int argc, char **argv)
 		{ "baseline", required_argument, NULL, O_BASELINE },
 		{ "tolerance", required_argument, NULL, O_TOLERANCE },
 		{ "allow-missing", no_argument, NULL, O_ALLOWMISSING },
+		{ "no-sampling", no_argument, NULL, O_NOSAMPLING },
 		{ "report-md", required_argument, NULL, O_REPORTMD },
 		/* Internal: how the runner starts one case under the simulator. */
 		{ "pmc-request-fd", required_argument, NULL, O_CASE },
@@ -237,6 +240,9 @@ static int parse_args(struct runner *r, int argc, char **argv)
 		}
 		case O_ALLOWMISSING:
 			r->allow_missing = true;
+			break;
+		case O_NOSAMPLING:
+			r->no_sampling = true;
 			break;
 		case O_MARGIN:
 		case O_CALTOL: {

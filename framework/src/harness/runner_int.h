@@ -27,6 +27,7 @@ struct runner {
 	double margin, cal_tolerance;
 	struct pmc__tolerance tolerance;
 	bool allow_missing;
+	bool no_sampling;      /* --no-sampling: no attribution re-run on perf */
 	const char *calibrate_key, *baseline, *save_baseline, *report_md;
 	char *hwdb_env;
 	/* Set in the process the sim backend starts for one case (see
