@@ -153,7 +153,7 @@ static void print_top(const struct pmc__results *rs, unsigned top)
 				continue;
 			any = true;
 			if (g->nsampled) {
-				printf("\n%s, region \"%s\": per function, from perf samples (statistical unless every event was sampled): samples, and samples x period per execution\n",
+				printf("\n%s, region \"%s\": per function, from perf samples (statistical unless every event was sampled): samples, and the share of the samples times the region's mean count\n",
 				       rs->cases[i].name, g->name);
 				for (size_t s = 0; s < g->nsampled; s++)
 					printf("  %s: %" PRIu64 " samples, one every %" PRIu64 ", %" PRIu64 " executions%s\n",

@@ -79,8 +79,8 @@ struct pmc__stat_rec {
 
 /* One function's own cost in a region, per event of the region: on sim
  * the mean over the executions whose dumps were kept; on perf, for the
- * sampled events, samples x period over the executions sampled (an
- * estimate), NAN for the events not sampled. */
+ * sampled events, the function's share of the samples times the region's
+ * mean count (an estimate), NAN for the events not sampled. */
 struct pmc__fn_rec {
 	char *name, *object;   /* "(other)", "" for the rest */
 	double *cost;          /* nev */

@@ -6,7 +6,12 @@
  * disable and drain them at end.  The record then carries, per region,
  * the functions the samples fell in (pmc_symtab), as the sim backend's
  * rows: the top PMC__ATTR_TOP and "(other)", each with its samples and
- * the estimate samples x period / executions.
+ * an estimate of its count per execution: its share of the samples times
+ * the region's mean count.  Not samples x period: a PMU may deliver fewer
+ * samples than the period asks for (measured in the emulated lane: QEMU
+ * raises the overflow interrupt at the next timer tick, 90 samples where
+ * the period asked for 4000), and the share survives that, the product
+ * does not.
  *
  * The runner side (which events, which period, the explanation appended
  * to the failed checks) is pmc__attribute_by_sampling, in this file too.
@@ -171,7 +176,9 @@ static struct fn_tally *tally_of(struct fn_tally **all, size_t *n, size_t *cap,
 		snprintf(name, sizeof(name), "0x%" PRIx64, at.offset);
 		nm = name;
 	} else {
-		nm = (char *)"(no object)";
+		/* A kernel address: the interrupt came in the kernel (a PMU
+		 * whose overflow is seen late); else memory no object maps. */
+		nm = (char *)(ip >> 63 ? "[kernel]" : "[unknown]");
 	}
 	obj = at.object ? at.object : "";
 	for (size_t i = 0; i < *n; i++)
@@ -195,7 +202,7 @@ static struct fn_tally *tally_of(struct fn_tally **all, size_t *n, size_t *cap,
 }
 
 static int add_row(struct pmc__region_rec *gr, const char *name, const char *object,
-		   const uint64_t *n, const struct pmc__sampling_state *st, size_t region,
+		   const uint64_t *n, const uint64_t *total, const struct pmc__sampling_state *st,
 		   size_t nev)
 {
 	struct pmc__fn_rec *fr = &gr->fns[gr->nfns++];
@@ -209,9 +216,12 @@ static int add_row(struct pmc__region_rec *gr, const char *name, const char *obj
 	for (size_t j = 0; j < nev; j++)
 		fr->cost[j] = NAN;
 	for (size_t k = 0; k < st->n; k++) {
-		fr->samples[st->col[k]] = n[k];
-		fr->cost[st->col[k]] = (double)n[k] * (double)pmc_sampler_period(st->s[k]) /
-				       (double)(st->executions[region] ? st->executions[region] : 1);
+		size_t c = st->col[k];
+
+		fr->samples[c] = n[k];
+		fr->cost[c] = total[k] && c < gr->nev
+				      ? round((double)n[k] / (double)total[k] * gr->ev[c].mean)
+				      : 0;
 	}
 	return 0;
 }
@@ -283,9 +293,9 @@ int pmc__sampling_record(struct pmc_test *t, size_t i, struct pmc__region_rec *g
 		if (!gr->fns)
 			rc = -1;
 		for (size_t f = 0; rc == 0 && f < keep; f++)
-			rc = add_row(gr, all[f].name, all[f].object, all[f].n, st, i, gr->nev);
+			rc = add_row(gr, all[f].name, all[f].object, all[f].n, total, st, gr->nev);
 		if (rc == 0 && keep < n)
-			rc = add_row(gr, "(other)", "", other, st, i, gr->nev);
+			rc = add_row(gr, "(other)", "", other, total, st, gr->nev);
 	}
 	for (size_t f = 0; f < n; f++) {
 		free(all[f].name);
@@ -368,6 +378,7 @@ static char *explain(const struct pmc__region_rec *g, size_t col)
 	const struct pmc__fn_rec *top[3] = { NULL };
 	char *text = NULL;
 	size_t cap = 0;
+	double asked;
 	FILE *f;
 
 	for (size_t k = 0; k < g->nsampled; k++)
@@ -386,6 +397,11 @@ static char *explain(const struct pmc__region_rec *g, size_t col)
 	if (s->lost)
 		fprintf(f, "; %" PRIu64 " lost", s->lost);
 	fprintf(f, ")");
+	/* Fewer than a third of what the period asks for: say so. */
+	asked = g->ev[col].mean * (double)s->executions / (double)s->period;
+	if (s->period > 1 && (double)(s->samples + s->lost) < asked / 3)
+		fprintf(f, " (the PMU delivered %" PRIu64 " of the ~%.0f samples the period asks for: its overflow interrupts come late or are throttled; shares hold, fewer samples make them coarser)",
+			s->samples, asked);
 	for (size_t i = 0; i < g->nfns; i++) {
 		const struct pmc__fn_rec *fr = &g->fns[i];
 
