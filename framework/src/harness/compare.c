@@ -191,7 +191,9 @@ static int by_change(const void *a, const void *b)
 /*
  * Which functions changed the event's cost in the region (sim attribution
  * on both sides): the PMC__ATTR_SHOWN largest changes of a function's own
- * cost, with their share of the region's change.  NULL without attribution.
+ * cost, with their share of the region's change.  NULL without attribution,
+ * and for rows estimated from perf samples: the difference of two
+ * statistical estimates is not a measured change.
  */
 #define PMC__ATTR_SHOWN 5
 json_t *pmc__attribution(const struct pmc__region_rec *og, const struct pmc__region_rec *ng,
@@ -203,7 +205,7 @@ json_t *pmc__attribution(const struct pmc__region_rec *og, const struct pmc__reg
 	double total = 0;
 	json_t *rows;
 
-	if (oi < 0 || ni < 0 || !og->nfns || !ng->nfns)
+	if (oi < 0 || ni < 0 || !og->nfns || !ng->nfns || og->nsampled || ng->nsampled)
 		return NULL;
 	ch = calloc(og->nfns + ng->nfns, sizeof(*ch));
 	if (!ch)
@@ -383,6 +385,33 @@ static void print_attribution(FILE *f, json_t *rows, bool markdown)
 				pmc__jstr(a, "function"), obj, o, n,
 				json_number_value(json_object_get(a, "change")) > 0 ? "+" : "", d, share);
 	}
+}
+
+char *pmc__compare_case_text(json_t *rep, const char *case_name)
+{
+	char *text = NULL;
+	size_t cap = 0, i;
+	FILE *f = NULL;
+	json_t *row;
+
+	json_array_foreach(json_object_get(rep, "rows"), i, row) {
+		char n[48], o[48], ch[32];
+
+		if (strcmp(pmc__jstr(row, "case"), case_name) ||
+		    strcmp(pmc__jstr(row, "verdict"), "regression"))
+			continue;
+		if (!f && !(f = open_memstream(&text, &cap)))
+			return NULL;
+		fmt_side(n, sizeof(n), json_object_get(row, "new"));
+		fmt_side(o, sizeof(o), json_object_get(row, "old"));
+		fmt_change(ch, sizeof(ch), row);
+		fprintf(f, "regression against the baseline: region \"%s\", %s: %s, baseline %s (%s)\n",
+			pmc__jstr(row, "region"), pmc__jstr(row, "event"), n, o, ch);
+		print_attribution(f, json_object_get(row, "attribution"), false);
+	}
+	if (f)
+		fclose(f);
+	return text;
 }
 
 void pmc__print_compare(FILE *f, json_t *rep)

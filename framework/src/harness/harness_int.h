@@ -487,6 +487,9 @@ json_t *pmc__compare(const struct pmc__results *old, const struct pmc__results *
 int pmc__compare_status(json_t *rep, bool allow_missing, FILE *f);
 void pmc__print_compare(FILE *f, json_t *report);
 char *pmc__compare_markdown(json_t *report);
+/* The regressions of one case in a comparison, with the functions behind
+ * them, as lines of text (JUnit); NULL when it has none. */
+char *pmc__compare_case_text(json_t *report, const char *case_name);
 
 /* ---- registry.c -------------------------------------------------------------- */
 

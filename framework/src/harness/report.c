@@ -262,18 +262,32 @@ static void bxml(struct buf *b, const char *s)
 	}
 }
 
+static bool junit_failed(enum pmc_verdict v)
+{
+	return v == PMC_FAIL || v == PMC_INCONCLUSIVE || v == PMC_ERROR;
+}
+
 char *pmc__junit(const struct pmc__results *rs, const char *program, double seconds)
 {
-	size_t counts[PMC_ERROR + 1] = { 0 }, i, j, k;
+	size_t counts[PMC_ERROR + 1] = { 0 }, i, j, k, regressed = 0;
 	struct buf b = { 0 };
+	char **reg = calloc(rs->n + 1, sizeof(*reg));
 
-	for (i = 0; i < rs->n; i++)
+	if (!reg)
+		return NULL;
+	/* --baseline: a case that regressed fails in JUnit too, whatever its
+	 * own checks said, with the comparison's rows and functions. */
+	for (i = 0; i < rs->n; i++) {
 		counts[rs->cases[i].verdict]++;
+		reg[i] = rs->comparison ? pmc__compare_case_text(rs->comparison, rs->cases[i].name)
+					: NULL;
+		regressed += reg[i] && !junit_failed(rs->cases[i].verdict);
+	}
 	bputs(&b, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
 	bputs(&b, "<testsuites name=\"");
 	bxml(&b, program);
 	bprintf(&b, "\" tests=\"%zu\" failures=\"%zu\" errors=\"%zu\" skipped=\"%zu\" time=\"%.3f\">\n",
-		rs->n, counts[PMC_FAIL] + counts[PMC_INCONCLUSIVE], counts[PMC_ERROR],
+		rs->n, counts[PMC_FAIL] + counts[PMC_INCONCLUSIVE] + regressed, counts[PMC_ERROR],
 		counts[PMC_SKIP] + counts[PMC_KNOWN_ISSUE], seconds);
 	/* One <testsuite> per suite, in first-seen order. */
 	for (i = 0; i < rs->n; i++) {
@@ -292,7 +306,8 @@ char *pmc__junit(const struct pmc__results *rs, const char *program, double seco
 			if (strcmp(d->suite, suite))
 				continue;
 			n++;
-			f += d->verdict == PMC_FAIL || d->verdict == PMC_INCONCLUSIVE;
+			f += d->verdict == PMC_FAIL || d->verdict == PMC_INCONCLUSIVE ||
+			     (reg[j] && !junit_failed(d->verdict));
 			e += d->verdict == PMC_ERROR;
 			sk += d->verdict == PMC_SKIP || d->verdict == PMC_KNOWN_ISSUE;
 			secs += d->duration_s;
@@ -320,14 +335,22 @@ char *pmc__junit(const struct pmc__results *rs, const char *program, double seco
 					bputs(&b, "KNOWN-ISSUE: ");
 				bxml(&b, reason);
 				bputs(&b, "\"/>\n");
-			} else if (d->verdict == PMC_FAIL || d->verdict == PMC_INCONCLUSIVE ||
-				   d->verdict == PMC_ERROR) {
+			} else if (junit_failed(d->verdict) || reg[j]) {
 				const char *tag = d->verdict == PMC_ERROR ? "error" : "failure";
 
-				bprintf(&b, "      <%s type=\"%s\" message=\"", tag, pmc_verdict_name(d->verdict));
-				bxml(&b, reason);
+				if (junit_failed(d->verdict)) {
+					bprintf(&b, "      <%s type=\"%s\" message=\"", tag,
+						pmc_verdict_name(d->verdict));
+					bxml(&b, reason);
+				} else {
+					char *first = strndup(reg[j], strcspn(reg[j], "\n"));
+
+					bputs(&b, "      <failure type=\"REGRESSION\" message=\"");
+					bxml(&b, first ? first : "regression against the baseline");
+					free(first);
+				}
 				bputs(&b, "\">");
-				for (k = 0; k < d->nchecks; k++) {
+				for (k = 0; junit_failed(d->verdict) && k < d->nchecks; k++) {
 					if (d->checks[k].status == PMC__CHECK_PASS)
 						continue;
 					bxml(&b, pmc__check_status_name(d->checks[k].status));
@@ -335,6 +358,8 @@ char *pmc__junit(const struct pmc__results *rs, const char *program, double seco
 					bxml(&b, d->checks[k].message);
 					bputs(&b, "\n");
 				}
+				if (reg[j])
+					bxml(&b, reg[j]);
 				bprintf(&b, "</%s>\n", tag);
 			}
 			if (d->output && *d->output) {
@@ -347,6 +372,9 @@ char *pmc__junit(const struct pmc__results *rs, const char *program, double seco
 		bputs(&b, "  </testsuite>\n");
 	}
 	bputs(&b, "</testsuites>\n");
+	for (i = 0; i < rs->n; i++)
+		free(reg[i]);
+	free(reg);
 	if (b.oom) {
 		free(b.p);
 		return NULL;

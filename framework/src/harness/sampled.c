@@ -396,12 +396,12 @@ static char *explain(const struct pmc__region_rec *g, size_t col)
 			s->executions == 1 ? "" : "s");
 	if (s->lost)
 		fprintf(f, "; %" PRIu64 " lost", s->lost);
-	fprintf(f, ")");
 	/* Fewer than a third of what the period asks for: say so. */
 	asked = g->ev[col].mean * (double)s->executions / (double)s->period;
 	if (s->period > 1 && (double)(s->samples + s->lost) < asked / 3)
-		fprintf(f, " (the PMU delivered %" PRIu64 " of the ~%.0f samples the period asks for: its overflow interrupts come late or are throttled; shares hold, fewer samples make them coarser)",
+		fprintf(f, "; the PMU delivered %" PRIu64 " of the ~%.0f the period asks for, its overflow interrupts late or throttled, so the shares are coarser",
 			s->samples, asked);
+	fprintf(f, ")");
 	for (size_t i = 0; i < g->nfns; i++) {
 		const struct pmc__fn_rec *fr = &g->fns[i];
 

@@ -8,6 +8,7 @@ import os
 import subprocess
 import sys
 import tempfile
+import xml.etree.ElementTree as ET
 
 CLI, BEFORE, AFTER = sys.argv[1:4]
 failures = 0
@@ -73,6 +74,21 @@ with tempfile.TemporaryDirectory() as d:
     top = [l.split()[0] for l in p.stdout.splitlines() if l.startswith("  attr_")]
     check(p.returncode == 0 and sorted(top) == ["attr_first", "attr_last", "attr_middle"],
           f"results --top=3 lists the three functions: {top}\n{p.stdout}")
+
+    # The gate's own --baseline: the regression fails in JUnit too (the
+    # case passes its checks), with the function behind it.
+    junit = os.path.join(d, "gate.xml")
+    p = subprocess.run([AFTER, "--backend=sim", f"--baseline={os.path.join(d, 'before.json')}",
+                        f"--junit={junit}"], capture_output=True, text=True, timeout=300)
+    check(p.returncode == 3, f"--baseline exits 3 on the regression: {p.returncode}")
+    root = ET.parse(junit).getroot()
+    fails = list(root.iter("failure"))
+    check(len(fails) == 1 and fails[0].get("type") == "REGRESSION" and root.get("failures") == "1",
+          f"one REGRESSION failure in JUnit: {[(f.get('type'), f.get('message')) for f in fails]}")
+    body = fails[0].text if fails else ""
+    check(body and "regression against the baseline" in body and "attr_middle" in body and
+          "+811 (100.0% of the change)" in body and "unbudgeted" not in body,
+          f"the JUnit failure names the function: {body}")
 
     # Without a baseline: calibrate the first build, run the second against
     # its budget; the failure names the function against calibration.
