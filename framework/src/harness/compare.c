@@ -387,6 +387,33 @@ static void print_attribution(FILE *f, json_t *rows, bool markdown)
 	}
 }
 
+/* perf: where a regressed row's samples fell in this run (no difference:
+ * the baseline has no samples). */
+static void print_samples(FILE *f, json_t *rows, bool markdown)
+{
+	json_t *a;
+	size_t i;
+
+	if (!json_array_size(rows))
+		return;
+	if (markdown)
+		fprintf(f, "| function | object | samples | share | ~per execution |\n"
+			   "| --- | --- | ---: | ---: | ---: |\n");
+	else
+		fprintf(f, "    where this run's samples fell (perf sampling, statistical; not a difference against the baseline):\n");
+	json_array_foreach(rows, i, a) {
+		char est[48];
+
+		pmc__fmt_num(est, sizeof(est), json_number_value(json_object_get(a, "estimate")));
+		fprintf(f,
+			markdown ? "| `%s` | %s | %" JSON_INTEGER_FORMAT " | %.1f%% | %s |\n"
+				 : "      %-36s %-22s %8" JSON_INTEGER_FORMAT " samples %5.1f%%  ~%s per execution\n",
+			pmc__jstr(a, "function"), pmc__file_part(pmc__jstr(a, "object")),
+			json_integer_value(json_object_get(a, "samples")),
+			100.0 * json_number_value(json_object_get(a, "share")), est);
+	}
+}
+
 char *pmc__compare_case_text(json_t *rep, const char *case_name)
 {
 	char *text = NULL;
@@ -408,6 +435,7 @@ char *pmc__compare_case_text(json_t *rep, const char *case_name)
 		fprintf(f, "regression against the baseline: region \"%s\", %s: %s, baseline %s (%s)\n",
 			pmc__jstr(row, "region"), pmc__jstr(row, "event"), n, o, ch);
 		print_attribution(f, json_object_get(row, "attribution"), false);
+		print_samples(f, json_object_get(row, "samples"), false);
 	}
 	if (f)
 		fclose(f);
@@ -435,6 +463,7 @@ void pmc__print_compare(FILE *f, json_t *rep)
 			pmc__jstr(row, "region"), pmc__jstr(row, "event"), n, old, pmc__jstr(row, "verdict"),
 			json_object_get(row, "hint") ? ": " : "", pmc__jstr(row, "hint"));
 		print_attribution(f, json_object_get(row, "attribution"), false);
+		print_samples(f, json_object_get(row, "samples"), false);
 	}
 	fprintf(f, "\n%" JSON_INTEGER_FORMAT " regressions, %" JSON_INTEGER_FORMAT " improvements, %" JSON_INTEGER_FORMAT " tolerated, %" JSON_INTEGER_FORMAT " same, %" JSON_INTEGER_FORMAT " noise, %" JSON_INTEGER_FORMAT " without verdict, %" JSON_INTEGER_FORMAT " new, %" JSON_INTEGER_FORMAT " gone\n",
 		json_integer_value(json_object_get(s, "regression")),
@@ -484,6 +513,12 @@ char *pmc__compare_markdown(json_t *rep)
 				pmc__jstr(row, "case"), pmc__jstr(row, "region"), pmc__jstr(row, "event"),
 				pmc__jstr(row, "verdict"));
 			print_attribution(f, json_object_get(row, "attribution"), true);
+		}
+	json_array_foreach(json_object_get(rep, "rows"), i, row)
+		if (json_object_get(row, "samples")) {
+			fprintf(f, "\n**`%s` %s `%s`: where this run's samples fell** (perf sampling, statistical)\n\n",
+				pmc__jstr(row, "case"), pmc__jstr(row, "region"), pmc__jstr(row, "event"));
+			print_samples(f, json_object_get(row, "samples"), true);
 		}
 	fclose(f);
 	return buf;

@@ -297,6 +297,12 @@ void pmc__sampling_close(struct pmc_test *t);
  * often (0: none); then the re-run's rows moved into the result and each
  * failed check explained by them. */
 size_t pmc__sampling_request(const struct pmc__result *r, struct pmc__sample_request *req);
+/* --baseline on perf: the events of r's regressions in comparison rep. */
+size_t pmc__sampling_request_regressions(json_t *rep, const struct pmc__result *r,
+					 struct pmc__sample_request *req);
+/* The `max` functions with the most samples of `label` in region g
+ * ([{function, object, samples, share, estimate}]), or NULL. */
+json_t *pmc__sampled_rows_json(const struct pmc__region_rec *g, const char *label, size_t max);
 void pmc__sampling_adopt(struct pmc__result *r, struct pmc__result *sampled, double seconds);
 /* record.c: append `why` to a failed check's message, and to the case's
  * reason where the reason quotes that check.  0, or -1 out of memory. */

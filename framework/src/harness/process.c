@@ -445,18 +445,67 @@ out:
  * failed checks with the functions the samples fell in.  The first run's
  * counts and verdict stand; the re-run only adds rows and words.
  */
-static void attribute_by_sampling(struct runner *r, const struct pmc_test_def *d,
-				  const struct pmc_test_options *o, struct pmc__result *res)
+static void sample_again(struct runner *r, const struct pmc_test_def *d,
+			 const struct pmc_test_options *o, const struct pmc__sample_request *req,
+			 struct pmc__result *res)
 {
 	struct pmc__result sampled;
 	double seconds;
 
-	if (r->no_sampling || r->calibrate || !pmc__sampling_request(res, &pmc__sampling))
-		return;
+	pmc__sampling = *req;
 	run_forked(r, d, o, &seconds, &sampled);
 	memset(&pmc__sampling, 0, sizeof(pmc__sampling));
 	pmc__sampling_adopt(res, &sampled, seconds);
 	pmc__result_release(&sampled);
+}
+
+static void attribute_by_sampling(struct runner *r, const struct pmc_test_def *d,
+				  const struct pmc_test_options *o, struct pmc__result *res)
+{
+	struct pmc__sample_request req;
+
+	if (!r->no_sampling && !r->calibrate && pmc__sampling_request(res, &req))
+		sample_again(r, d, o, &req, res);
+}
+
+void pmc__sample_regressions(struct runner *r, json_t *rep, struct pmc__results *run)
+{
+	for (size_t i = 0; i < run->n && !r->no_sampling && r->backend == PMC_BACKEND_PERF; i++) {
+		struct pmc__result *res = &run->cases[i];
+		struct pmc__sample_request req;
+		struct pmc_test_options o;
+		json_t *row;
+		size_t k;
+
+		if (!pmc__sampling_request_regressions(rep, res, &req))
+			continue;
+		for (k = 0; k < pmc__ncases(); k++) {
+			char name[256];
+
+			pmc__full_name(pmc__case(k), name, sizeof(name));
+			if (!strcmp(name, res->name))
+				break;
+		}
+		if (k == pmc__ncases())
+			continue;
+		pmc__effective_options(pmc__case(k), r->repeat, r->timeout, &o);
+		printf("%s regressed: running it once more with %s sampled, for attribution\n",
+		       res->name, req.label[0]);
+		sample_again(r, pmc__case(k), &o, &req, res);
+		json_array_foreach(json_object_get(rep, "rows"), k, row) {
+			const char *v = pmc__jstr(row, "verdict");
+			json_t *rows;
+
+			if (strcmp(pmc__jstr(row, "case"), res->name) || strcmp(v, "regression"))
+				continue;
+			rows = pmc__sampled_rows_json(pmc__result_region(res, pmc__jstr(row, "region")),
+						      pmc__jstr(row, "event"), 5);
+			if (json_array_size(rows))
+				json_object_set_new(row, "samples", rows);
+			else
+				json_decref(rows);
+		}
+	}
 }
 
 void pmc__run_one(struct runner *r, const struct pmc_test_def *d, double *seconds,

@@ -120,6 +120,7 @@ int pmc__run_compare_baseline(struct runner *r, struct pmc__results *run)
 			outside++;
 	}
 	rep = pmc__compare(&kept, run, &r->tolerance, false);
+	pmc__sample_regressions(r, rep, run);
 	printf("\ncompared with baseline %s", r->baseline);
 	if (outside)
 		printf(" (%zu of its cases are outside --filter=%s and were not compared)", outside,

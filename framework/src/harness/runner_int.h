@@ -55,6 +55,11 @@ int pmc__sim_unavailable(struct runner *r);
  * hand its result over (--pmc-request-fd, --pmc-result-fd). */
 int pmc__run_inner_case(struct runner *r);
 
+/* process.c: --baseline on perf: each case of `run` that regressed in
+ * `rep` is run once more with the regressed events sampled; the rows go
+ * to the case's regions and the comparison's rows ("samples"). */
+void pmc__sample_regressions(struct runner *r, json_t *rep, struct pmc__results *run);
+
 /* run_gates.c */
 int pmc__run_calibrate(struct runner *r, size_t total);
 int pmc__run_compare_baseline(struct runner *r, struct pmc__results *run);

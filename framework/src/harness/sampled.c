@@ -329,39 +329,67 @@ static bool samplable(const struct pmc__event_rec *e)
 	       strcmp(e->kind, "breakpoint") && strcmp(e->kind, "sim");
 }
 
+/* Add event `event` of result r to the request, with a period that gives
+ * about PMC__SAMPLE_TARGET samples over its regions (every region counts
+ * it); not when it cannot be sampled, is there already, or counted 0. */
+static void request_add(struct pmc__sample_request *req, const struct pmc__result *r,
+			const char *event)
+{
+	const struct pmc__event_rec *e = pmc__result_event(r, event);
+	double total = 0;
+	size_t k;
+
+	if (req->n >= PMC__SAMPLE_MAX || !samplable(e))
+		return;
+	for (k = 0; k < req->n && strcmp(req->label[k], e->label); k++)
+		;
+	if (k < req->n)
+		return;
+	for (size_t g = 0; g < r->nregions; g++) {
+		const struct pmc__stat_rec *s = pmc__region_event(&r->regions[g], e->label);
+
+		if (s)
+			total += s->mean * (double)s->n;
+	}
+	if (!(total >= 1))
+		return;
+	snprintf(req->label[req->n], sizeof(req->label[0]), "%s", e->label);
+	req->period[req->n] =
+		total <= PMC__SAMPLE_TARGET ? 1 : (uint64_t)ceil(total / PMC__SAMPLE_TARGET);
+	req->n++;
+}
+
+static bool on_perf(const struct pmc__result *r)
+{
+	return r->backend && !strcmp(r->backend, "perf");
+}
+
 size_t pmc__sampling_request(const struct pmc__result *r, struct pmc__sample_request *req)
 {
 	memset(req, 0, sizeof(*req));
-	if (r->verdict != PMC_FAIL || !r->backend || strcmp(r->backend, "perf"))
+	if (r->verdict != PMC_FAIL || !on_perf(r))
 		return 0;
-	for (size_t c = 0; c < r->nchecks && req->n < PMC__SAMPLE_MAX; c++) {
-		const struct pmc__check_rec *cr = &r->checks[c];
-		const struct pmc__event_rec *e = pmc__result_event(r, cr->event);
-		double total = 0;
-		size_t k;
+	for (size_t c = 0; c < r->nchecks; c++)
+		if (r->checks[c].status == PMC__CHECK_FAIL &&
+		    r->checks[c].kind != PMC_EXPECT_KIND_FIGURE)
+			request_add(req, r, r->checks[c].event);
+	return req->n;
+}
 
-		if (cr->status != PMC__CHECK_FAIL || cr->kind == PMC_EXPECT_KIND_FIGURE ||
-		    !samplable(e))
-			continue;
-		for (k = 0; k < req->n && strcmp(req->label[k], e->label); k++)
-			;
-		if (k < req->n)
-			continue;
-		/* Every region counts it; the period spreads the target over all. */
-		for (size_t g = 0; g < r->nregions; g++) {
-			const struct pmc__stat_rec *s = pmc__region_event(&r->regions[g], e->label);
+size_t pmc__sampling_request_regressions(json_t *rep, const struct pmc__result *r,
+					 struct pmc__sample_request *req)
+{
+	json_t *row;
+	size_t i;
 
-			if (s)
-				total += s->mean * (double)s->n;
-		}
-		if (!(total >= 1))
-			continue; /* nothing counted: nothing to sample */
-		snprintf(req->label[req->n], sizeof(req->label[0]), "%s", e->label);
-		req->period[req->n] = total <= PMC__SAMPLE_TARGET
-					      ? 1
-					      : (uint64_t)ceil(total / PMC__SAMPLE_TARGET);
-		req->n++;
-	}
+	memset(req, 0, sizeof(*req));
+	if (!on_perf(r))
+		return 0;
+	json_array_foreach(json_object_get(rep, "rows"), i, row)
+		if (!strcmp(pmc__jstr(row, "case"), r->name) &&
+		    !strcmp(pmc__jstr(row, "verdict"), "regression") &&
+		    !pmc__result_region(r, pmc__jstr(row, "region"))->nsampled)
+			request_add(req, r, pmc__jstr(row, "event"));
 	return req->n;
 }
 
@@ -371,13 +399,53 @@ static int row_by_samples(const struct pmc__fn_rec *a, const struct pmc__fn_rec 
 						   : strcmp(a->name, b->name);
 }
 
+static size_t sort_col;
+
+static int by_col_samples(const void *a, const void *b)
+{
+	const struct pmc__fn_rec *x = *(const struct pmc__fn_rec *const *)a;
+	const struct pmc__fn_rec *y = *(const struct pmc__fn_rec *const *)b;
+
+	return row_by_samples(x, y, sort_col);
+}
+
+json_t *pmc__sampled_rows_json(const struct pmc__region_rec *g, const char *label, size_t max)
+{
+	const struct pmc__sampled_rec *s = NULL;
+	const struct pmc__fn_rec **order;
+	json_t *rows;
+	size_t col = 0;
+
+	for (size_t k = 0; g && k < g->nsampled; k++)
+		if (!strcmp(g->sampled[k].label, label))
+			s = &g->sampled[k];
+	while (s && col < g->nev && strcmp(g->ev[col].label, label))
+		col++;
+	if (!s || col == g->nev || !s->samples || !(order = calloc(g->nfns + 1, sizeof(*order))))
+		return NULL;
+	for (size_t i = 0; i < g->nfns; i++)
+		order[i] = &g->fns[i];
+	sort_col = col;
+	qsort(order, g->nfns, sizeof(*order), by_col_samples);
+	rows = json_array();
+	for (size_t i = 0; i < g->nfns && i < max && order[i]->samples[col]; i++)
+		json_array_append_new(rows, json_pack("{s:s, s:s, s:I, s:f, s:f}", "function",
+						      order[i]->name, "object", order[i]->object,
+						      "samples", (json_int_t)order[i]->samples[col],
+						      "share",
+						      (double)order[i]->samples[col] / (double)s->samples,
+						      "estimate", order[i]->cost[col]));
+	free(order);
+	return rows;
+}
+
 /* The text a failed check on (region g, column col) gets. */
 static char *explain(const struct pmc__region_rec *g, size_t col)
 {
 	const struct pmc__sampled_rec *s = NULL;
-	const struct pmc__fn_rec *top[3] = { NULL };
+	json_t *top, *row;
 	char *text = NULL;
-	size_t cap = 0;
+	size_t cap = 0, i;
 	double asked;
 	FILE *f;
 
@@ -402,29 +470,18 @@ static char *explain(const struct pmc__region_rec *g, size_t col)
 		fprintf(f, "; the PMU delivered %" PRIu64 " of the ~%.0f the period asks for, its overflow interrupts late or throttled, so the shares are coarser",
 			s->samples, asked);
 	fprintf(f, ")");
-	for (size_t i = 0; i < g->nfns; i++) {
-		const struct pmc__fn_rec *fr = &g->fns[i];
-
-		if (!fr->samples || !fr->samples[col])
-			continue;
-		for (size_t p = 0; p < 3; p++) {
-			if (!top[p] || row_by_samples(fr, top[p], col) < 0) {
-				memmove(&top[p + 1], &top[p], (2 - p) * sizeof(top[0]));
-				top[p] = fr;
-				break;
-			}
-		}
-	}
-	if (!top[0])
+	top = pmc__sampled_rows_json(g, s->label, 3);
+	if (!json_array_size(top))
 		fprintf(f, ": none in the region's executions (too short for the period; the estimate needs more work per region)");
-	for (size_t p = 0; p < 3 && top[p]; p++) {
+	json_array_foreach(top, i, row) {
 		char est[48];
 
-		pmc__fmt_num(est, sizeof(est), round(top[p]->cost[col]));
-		fprintf(f, "%s %s %" PRIu64 " (%.0f%%, ~%s per execution)", p ? ";" : ":", top[p]->name,
-			top[p]->samples[col], 100.0 * (double)top[p]->samples[col] / (double)s->samples,
-			est);
+		pmc__fmt_num(est, sizeof(est), json_number_value(json_object_get(row, "estimate")));
+		fprintf(f, "%s %s %" JSON_INTEGER_FORMAT " (%.0f%%, ~%s per execution)", i ? ";" : ":",
+			pmc__jstr(row, "function"), json_integer_value(json_object_get(row, "samples")),
+			100.0 * json_number_value(json_object_get(row, "share")), est);
 	}
+	json_decref(top);
 	fputc('.', f);
 	fclose(f);
 	return text;

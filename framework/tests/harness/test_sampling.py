@@ -107,6 +107,34 @@ with tempfile.TemporaryDirectory() as d:
           "Where the samples fell" not in p.stdout,
           f"--no-sampling: {p.returncode} {case['regions'][0].keys()}\n{p.stdout}")
 
+    # --baseline: the second build regresses against the first's results
+    # (no budget involved); the regressed case is sampled the same way.
+    base, cur = os.path.join(d, "base.json"), os.path.join(d, "cur.json")
+    md, junit2 = os.path.join(d, "cmp.md"), os.path.join(d, "cmp.xml")
+    p = run([BEFORE, "--filter=sample.faults", f"--save-baseline={base}"])
+    check(p.returncode == 0, f"baseline: {p.returncode}\n{p.stdout}")
+    p = run([AFTER, "--filter=sample.faults", f"--baseline={base}", f"--json={cur}",
+             f"--report-md={md}", f"--junit={junit2}"])
+    check(p.returncode == 3, f"--baseline: exit 3 on the regression: {p.returncode}\n{p.stdout}")
+    check("where this run's samples fell" in p.stdout and
+          "sample_touch_middle                  sample_work_after           360 samples  66.7%  ~120 per execution" in p.stdout,
+          f"console comparison:\n{p.stdout}")
+    with open(cur) as f:
+        rows = json.load(f)["comparison"]["rows"]
+    smp = rows[0].get("samples", []) if rows else []
+    check(rows and rows[0]["verdict"] == "regression" and
+          [(r["function"], r["samples"]) for r in smp] ==
+          [("sample_touch_middle", 360), ("sample_touch_first", 120), ("sample_touch_last", 60)],
+          f"the comparison row carries the samples: {rows}")
+    with open(md) as f:
+        text = f.read()
+    check("where this run's samples fell" in text and "| `sample_touch_middle` | sample_work_after | 360 |" in text,
+          f"Markdown:\n{text}")
+    fails = list(ET.parse(junit2).getroot().iter("failure"))
+    check(len(fails) == 1 and fails[0].get("type") == "REGRESSION" and
+          "sample_touch_middle" in (fails[0].text or ""),
+          f"JUnit: {[(f.get('type'), f.text) for f in fails]}")
+
     # Instructions need a hardware PMU: skipped here with the kernel's
     # reason, run in the emulated lane (ci/lane/commands: sampling).
     p = run([AFTER, "--filter=sample.instructions"])
