@@ -3,7 +3,8 @@
  * The ring reader's arithmetic on plain memory (records that wrap, headers
  * that wrap, corrupt sizes, a buffer too small) and the sample decoder on
  * crafted records (field order, read formats, variable-length fields,
- * sample_id trailers, truncation).
+ * sample_id trailers, truncation), and addresses back to functions
+ * (pmc_symtab) in this program and its libc.
  */
 #include <dlfcn.h>
 #include <linux/perf_event.h>
