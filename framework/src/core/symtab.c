@@ -4,13 +4,19 @@
  * loaded object holds an address (its PT_LOAD segments, from
  * dl_iterate_phdr), then which function symbol of that object's file
  * covers it.  An object's functions are read from its file once, at the
- * first address that falls in it, and kept sorted by address.
+ * first address that falls in it, and kept sorted by address.  A stripped
+ * library (Debian's are) keeps only its exported functions; when its
+ * separate debug file is installed (found by the object's GNU build ID
+ * under /usr/lib/debug/.build-id/, as gdb and perf look), its full symbol
+ * table names the rest.
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <pmcheck/sampling.h>
 
@@ -24,6 +30,7 @@ struct sym {
 
 struct object {
 	char *path;
+	char build_id[41];       /* hex, or "" */
 	uint64_t bias, lo, hi;   /* run-time [lo, hi) of its PT_LOAD segments */
 	bool loaded;             /* symbols read (or found unreadable) */
 	struct sym *syms;
@@ -37,10 +44,42 @@ struct pmc_symtab {
 	size_t n;
 };
 
+/* The GNU build ID of a loaded object, from its PT_NOTE segments in
+ * memory, as hex; "" when it has none. */
+static void build_id_of(const struct dl_phdr_info *info, char *hex, size_t size)
+{
+	hex[0] = '\0';
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		const unsigned char *p, *end;
+
+		if (ph->p_type != PT_NOTE)
+			continue;
+		p = (const unsigned char *)(uintptr_t)(info->dlpi_addr + ph->p_vaddr);
+		end = p + ph->p_memsz;
+		while (p + sizeof(ElfW(Nhdr)) <= end) {
+			const ElfW(Nhdr) *nh = (const ElfW(Nhdr) *)(const void *)p;
+			const unsigned char *name = p + sizeof(*nh);
+			const unsigned char *desc = name + ((nh->n_namesz + 3) & ~3u);
+
+			if (desc + nh->n_descsz > end)
+				break;
+			if (nh->n_type == NT_GNU_BUILD_ID && nh->n_namesz == 4 &&
+			    !memcmp(name, "GNU", 4) && nh->n_descsz * 2 < size &&
+			    nh->n_descsz >= 2) {
+				for (size_t k = 0; k < nh->n_descsz; k++)
+					snprintf(hex + 2 * k, 3, "%02x", desc[k]);
+				return;
+			}
+			p = desc + ((nh->n_descsz + 3) & ~3u);
+		}
+	}
+}
+
 static int scan_cb(struct dl_phdr_info *info, size_t size, void *data)
 {
 	struct pmc_symtab *t = data;
-	char path[4096];
+	char path[4096], id[41];
 	uint64_t lo = UINT64_MAX, hi = 0;
 	struct object *grown;
 
@@ -62,6 +101,7 @@ static int scan_cb(struct dl_phdr_info *info, size_t size, void *data)
 	for (size_t i = 0; i < t->n; i++)
 		if (t->obj[i].lo == lo && t->obj[i].bias == info->dlpi_addr)
 			return 0; /* seen at an earlier scan */
+	build_id_of(info, id, sizeof(id));
 	grown = realloc(t->obj, (t->n + 1) * sizeof(*t->obj));
 	if (!grown)
 		return 1;
@@ -71,6 +111,7 @@ static int scan_cb(struct dl_phdr_info *info, size_t size, void *data)
 	t->obj[t->n].bias = info->dlpi_addr;
 	t->obj[t->n].lo = lo;
 	t->obj[t->n].hi = hi;
+	memcpy(t->obj[t->n].build_id, id, sizeof(id));
 	if (t->obj[t->n].path)
 		t->n++;
 	return 0;
@@ -162,7 +203,15 @@ static void load_symbols(struct object *o)
 	size_t n = 0;
 
 	o->loaded = true;
-	if (pmc__elf_symbols(o->path, collect_cb, o) < 0)
+	if (o->build_id[0]) {
+		char debug[128];
+
+		snprintf(debug, sizeof(debug), "/usr/lib/debug/.build-id/%.2s/%s.debug", o->build_id,
+			 o->build_id + 2);
+		if (access(debug, R_OK) == 0 && pmc__elf_symbols(debug, collect_cb, o) < 0)
+			o->nsyms = 0;
+	}
+	if (o->nsyms == 0 && pmc__elf_symbols(o->path, collect_cb, o) < 0)
 		o->nsyms = 0; /* vdso, a deleted file: addresses stay unnamed */
 	for (size_t i = 0; i < o->nsyms; i++)
 		o->syms[i].name = o->names + (uintptr_t)o->syms[i].name;

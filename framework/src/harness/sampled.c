@@ -477,8 +477,13 @@ static char *explain(const struct pmc__region_rec *g, size_t col)
 		char est[48];
 
 		pmc__fmt_num(est, sizeof(est), json_number_value(json_object_get(row, "estimate")));
-		fprintf(f, "%s %s %" JSON_INTEGER_FORMAT " (%.0f%%, ~%s per execution)", i ? ";" : ":",
-			pmc__jstr(row, "function"), json_integer_value(json_object_get(row, "samples")),
+		const char *fn = pmc__jstr(row, "function");
+
+		/* An address names its object, or it says nothing. */
+		fprintf(f, "%s %s%s%s %" JSON_INTEGER_FORMAT " (%.0f%%, ~%s per execution)",
+			i ? ";" : ":", fn, strncmp(fn, "0x", 2) ? "" : " in ",
+			strncmp(fn, "0x", 2) ? "" : pmc__file_part(pmc__jstr(row, "object")),
+			json_integer_value(json_object_get(row, "samples")),
 			100.0 * json_number_value(json_object_get(row, "share")), est);
 	}
 	json_decref(top);
