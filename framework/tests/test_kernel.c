@@ -780,7 +780,8 @@ static void tally_ip(void *ctx, uint64_t ip, uint32_t pid, uint32_t tid)
 	c->other_tid += c->tid && tid != c->tid;
 }
 
-__attribute__((noinline, used)) void sampled_touch(volatile char *p, size_t pages, size_t page)
+/* Not instrumented: ASan's shadow checks would fault shadow pages too. */
+__attribute__((noinline, used, no_sanitize_address)) void sampled_touch(volatile char *p, size_t pages, size_t page)
 {
 	for (size_t i = 0; i < pages; i++)
 		p[i * page] = 1;

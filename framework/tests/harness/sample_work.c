@@ -23,19 +23,19 @@
 
 /* ---- page faults ---- */
 
-__attribute__((noinline, used)) void sample_touch_first(volatile char *p, size_t pages, size_t page)
+__attribute__((noinline, used, no_sanitize_address)) void sample_touch_first(volatile char *p, size_t pages, size_t page)
 {
 	for (size_t i = 0; i < pages; i++)
 		p[i * page] = 1;
 }
 
-__attribute__((noinline, used)) void sample_touch_middle(volatile char *p, size_t pages, size_t page)
+__attribute__((noinline, used, no_sanitize_address)) void sample_touch_middle(volatile char *p, size_t pages, size_t page)
 {
 	for (size_t i = 0; i < pages; i++)
 		p[i * page] = 2;
 }
 
-__attribute__((noinline, used)) void sample_touch_last(volatile char *p, size_t pages, size_t page)
+__attribute__((noinline, used, no_sanitize_address)) void sample_touch_last(volatile char *p, size_t pages, size_t page)
 {
 	for (size_t i = 0; i < pages; i++)
 		p[i * page] = 3;
