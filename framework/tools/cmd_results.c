@@ -20,6 +20,29 @@
 
 /* Read one results file into rs (its cases appended, its environment kept
  * if rs has none yet). */
+/* The kernel each loaded case ran on (its file's environment), in the
+ * order of the merged cases: --by-suite gives one column per kernel. */
+static char **case_kernel;
+static size_t ncase_kernel;
+
+static void note_kernel(size_t upto, json_t *env)
+{
+	json_t *kj = json_object_get(env, "kernel");
+	const char *k = pmc__jstr(kj, "release"), *m = pmc__jstr(kj, "machine");
+	char **grown = realloc(case_kernel, (upto + 1) * sizeof(*case_kernel));
+
+	if (!grown)
+		return;
+	case_kernel = grown;
+	while (ncase_kernel < upto) {
+		char *name = NULL;
+
+		if (asprintf(&name, "%s%s%s%s", *k ? k : "?", *m ? " (" : "", m, *m ? ")" : "") < 0)
+			name = NULL;
+		case_kernel[ncase_kernel++] = name ? name : strdup("?");
+	}
+}
+
 static int load_into(const char *path, struct pmc__results *rs)
 {
 	struct pmc__results one;
@@ -33,6 +56,7 @@ static int load_into(const char *path, struct pmc__results *rs)
 	for (i = 0; i < one.n; i++)
 		if (pmc__results_add(rs, &one.cases[i]))
 			break;
+	note_kernel(rs->n, one.environment);
 	if (!rs->environment)
 		rs->environment = json_incref(one.environment);
 	pmc__results_release(&one);
@@ -82,18 +106,22 @@ static int load_dir(const char *dir, struct pmc__results *rs, size_t *files)
 	return rc;
 }
 
+static const char *const verdicts[] = { "PASS", "FAIL", "SKIP", "ERROR", "KNOWN-ISSUE",
+					"INCONCLUSIVE" };
+
 /* Verdict counts per suite (for a conformance suite: per area of the
- * manual), in the order suites first appear. */
-static json_t *counts_by_suite(const struct pmc__results *rs)
+ * manual), in the order suites first appear; only the cases that ran on
+ * `kernel` when it is not NULL. */
+static json_t *counts_by_suite(const struct pmc__results *rs, const char *kernel)
 {
-	static const char *const verdicts[] = { "PASS", "FAIL", "SKIP", "ERROR", "KNOWN-ISSUE",
-						"INCONCLUSIVE" };
 	json_t *out = json_object();
 
 	for (size_t i = 0; i < rs->n; i++) {
 		const char *suite = rs->cases[i].suite, *v = pmc_verdict_name(rs->cases[i].verdict);
 		json_t *row = json_object_get(out, suite);
 
+		if (kernel && (i >= ncase_kernel || strcmp(case_kernel[i], kernel)))
+			continue;
 		if (!row) {
 			row = json_object();
 			for (size_t k = 0; k < sizeof(verdicts) / sizeof(verdicts[0]); k++)
@@ -103,6 +131,77 @@ static json_t *counts_by_suite(const struct pmc__results *rs)
 		json_object_set_new(row, v, json_integer(json_integer_value(json_object_get(row, v)) + 1));
 	}
 	return out;
+}
+
+/* The kernels the loaded cases ran on, in first-seen order. */
+static json_t *kernels_seen(void)
+{
+	json_t *ks = json_array();
+
+	for (size_t i = 0; i < ncase_kernel; i++) {
+		size_t k;
+
+		for (k = 0; k < json_array_size(ks); k++)
+			if (!strcmp(json_string_value(json_array_get(ks, k)), case_kernel[i]))
+				break;
+		if (k == json_array_size(ks))
+			json_array_append_new(ks, json_string(case_kernel[i]));
+	}
+	return ks;
+}
+
+/* One cell: the nonzero verdict counts ("10 pass, 1 skip"), "-" for none. */
+static void fmt_cell(char *buf, size_t size, json_t *row)
+{
+	static const char *const words[] = { "pass", "fail", "skip", "error", "known issue",
+					      "inconclusive" };
+	size_t used = 0;
+
+	buf[0] = '\0';
+	for (size_t k = 0; k < 6 && used < size; k++) {
+		json_int_t n = json_integer_value(json_object_get(row, verdicts[k]));
+
+		if (n)
+			used += (size_t)snprintf(buf + used, size - used, "%s%" JSON_INTEGER_FORMAT " %s",
+						 used ? ", " : "", n, words[k]);
+	}
+	if (!buf[0])
+		snprintf(buf, size, "-");
+}
+
+/* Several kernels: suites down, one column per kernel. */
+static char *kernel_table(json_t *per_kernel, json_t *suites, bool markdown)
+{
+	const char *kernel, *suite;
+	json_t *by, *row;
+	char *buf = NULL, cell[160];
+	size_t size = 0;
+	FILE *f = open_memstream(&buf, &size);
+
+	if (!f)
+		return NULL;
+	fprintf(f, "%sPer-suite results on %zu kernels\n\n", markdown ? "### " : "",
+		json_object_size(per_kernel));
+	fprintf(f, markdown ? "| suite |" : "  %-10s", markdown ? "" : "suite");
+	json_object_foreach(per_kernel, kernel, by)
+		fprintf(f, markdown ? " %s |" : " | %-34.34s", kernel);
+	fprintf(f, "\n");
+	if (markdown) {
+		fprintf(f, "| --- |");
+		json_object_foreach(per_kernel, kernel, by)
+			fprintf(f, " --- |");
+		fprintf(f, "\n");
+	}
+	json_object_foreach(suites, suite, row) {
+		fprintf(f, markdown ? "| %s |" : "  %-10s", suite);
+		json_object_foreach(per_kernel, kernel, by) {
+			fmt_cell(cell, sizeof(cell), json_object_get(by, suite));
+			fprintf(f, markdown ? " %s |" : " | %-34.34s", cell);
+		}
+		fprintf(f, "\n");
+	}
+	fclose(f);
+	return buf;
 }
 
 static char *suite_table(json_t *by, json_t *env, bool markdown)
@@ -329,9 +428,25 @@ int cmd_results(int argc, char **argv)
 	if (top)
 		print_top(&rs, top);
 	if (by_suite) {
-		json_t *by = counts_by_suite(&rs);
-		char *text = suite_table(by, rs.environment, false);
-		char *md = md_path ? suite_table(by, rs.environment, true) : NULL;
+		json_t *by = counts_by_suite(&rs, NULL), *ks = kernels_seen(), *per = NULL;
+		char *text, *md;
+		size_t k;
+
+		/* Results from several kernels: a column each. */
+		if (json_array_size(ks) > 1) {
+			per = json_object();
+			for (k = 0; k < json_array_size(ks); k++) {
+				const char *name = json_string_value(json_array_get(ks, k));
+
+				json_object_set_new(per, name, counts_by_suite(&rs, name));
+			}
+		}
+		text = per ? kernel_table(per, by, false) : suite_table(by, rs.environment, false);
+		md = !md_path ? NULL : per ? kernel_table(per, by, true)
+					   : suite_table(by, rs.environment, true);
+		if (per)
+			json_object_set_new(json_object_get(doc, "summary"), "by_suite_kernel", per);
+		json_decref(ks);
 
 		if (text)
 			printf("\n%s", text);
@@ -360,5 +475,10 @@ int cmd_results(int argc, char **argv)
 	}
 	json_decref(doc);
 	pmc__results_release(&rs);
+	for (size_t k = 0; k < ncase_kernel; k++)
+		free(case_kernel[k]);
+	free(case_kernel);
+	case_kernel = NULL;
+	ncase_kernel = 0;
 	return status;
 }

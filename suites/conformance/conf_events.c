@@ -290,6 +290,40 @@ CONF_TEST(tp, syscall_entry_exact, .fixture = &with_tracefs)
 	PMC_CHECK_EQ(t, read_u64(t, fd), 100);
 }
 
+/*
+ * PERF_EVENT_IOC_SET_FILTER: "add an ftrace filter to this event": on the
+ * lseek entry tracepoint, "whence == 2" counts the SEEK_END calls only (5
+ * of 12), and a filter nothing matches counts 0.  A filter naming a field
+ * the event does not have is refused (EINVAL), and so is any second filter
+ * on an event that has one (EEXIST, ftrace_profile_set_filter; the manual
+ * does not say).
+ */
+CONF_TEST(tp, set_filter_selects_exactly, .fixture = &with_tracefs)
+{
+	int fd = tracepoint_fd(t, "syscalls/sys_enter_lseek", 0, 0), none;
+
+	ioc(t, fd, PERF_EVENT_IOC_SET_FILTER, (unsigned long)"whence == 2");
+	ioc(t, fd, PERF_EVENT_IOC_ENABLE, 0);
+	for (int i = 0; i < 12; i++)
+		lseek(STDIN_FILENO, 0, i < 5 ? SEEK_END : SEEK_SET);
+	ioc(t, fd, PERF_EVENT_IOC_DISABLE, 0);
+	PMC_CHECK_EQ(t, read_u64(t, fd), 5);
+	none = tracepoint_fd(t, "syscalls/sys_enter_lseek", 0, 0);
+	ioc(t, none, PERF_EVENT_IOC_SET_FILTER, (unsigned long)"whence == 99");
+	ioc(t, none, PERF_EVENT_IOC_ENABLE, 0);
+	for (int i = 0; i < 12; i++)
+		lseek(STDIN_FILENO, 0, SEEK_END);
+	ioc(t, none, PERF_EVENT_IOC_DISABLE, 0);
+	PMC_CHECK_EQ(t, read_u64(t, none), 0);
+	EXPECT_ERRNO(t, ioctl(none, PERF_EVENT_IOC_SET_FILTER, (unsigned long)"whence == 1"), EEXIST);
+	close(none);
+	none = tracepoint_fd(t, "syscalls/sys_enter_lseek", 0, 0);
+	EXPECT_ERRNO(t, ioctl(none, PERF_EVENT_IOC_SET_FILTER, (unsigned long)"no_such_field == 1"),
+		     EINVAL);
+	close(none);
+	close(fd);
+}
+
 /* PERF_SAMPLE_RAW on a tracepoint: "raw record data", which begins with the
  * event's common_type (its id); one sample per hit with period 1. */
 CONF_TEST(tp, sample_raw_data, .fixture = &with_tracefs)

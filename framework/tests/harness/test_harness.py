@@ -434,6 +434,30 @@ def t_results():
         run("--filter=fail.over_budget", env={"PMCHECK_RESULTS_DIR": res})
         p = cli(res)
         check(p.returncode == 1, "a failed case fails the merge")
+        # --by-suite over results of two kernels: one column each.
+        one, two = os.path.join(d, "k1.json"), os.path.join(d, "k2.json")
+        run("--filter=skip.explicit", f"--json={one}")
+        with open(one) as f:
+            doc = json.load(f)
+        doc["environment"]["kernel"]["release"] = "5.10.0-test"
+        doc["environment"]["kernel"]["machine"] = "aarch64"
+        with open(two, "w") as f:
+            json.dump(doc, f)
+        md, js = os.path.join(d, "k.md"), os.path.join(d, "k.json")
+        p = cli("--by-suite", f"--markdown={md}", f"--json={js}", one, two)
+        with open(md) as f:
+            table = f.read()
+        here = json.load(open(one))["environment"]["kernel"]
+        head = f"| suite | {here['release']} ({here['machine']}) | 5.10.0-test (aarch64) |"
+        check(p.returncode == 0 and head in table and "| skip | 1 skip | 1 skip |" in table,
+              f"a column per kernel:\n{table}")
+        with open(js) as f:
+            per = json.load(f)["summary"].get("by_suite_kernel", {})
+        check(per.get("5.10.0-test (aarch64)", {}).get("skip", {}).get("SKIP") == 1,
+              f"JSON by_suite_kernel: {per}")
+        p = cli("--by-suite", f"--markdown={md}", one)
+        with open(md) as f:
+            check("Per-suite results: kernel" in f.read(), "one kernel: the single-column table")
         with open(os.path.join(res, "bad.json"), "w") as f:
             f.write("{not json")
         p = cli(res)
