@@ -94,6 +94,10 @@ static inline void ioc(struct pmc_test *t, int fd, unsigned long req, unsigned l
 #define CONF_NO_ASAN
 #endif
 
+/* Declare known kernel bug `id` (conf_events.c's table) when this kernel
+ * is between the release that broke it and the one that fixed it. */
+void conf_known_issue(struct pmc_test *t, const char *id);
+
 /* Kernel version as major * 1000 + minor, from uname -r. */
 int conf_kernel_version(void);
 

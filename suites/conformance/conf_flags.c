@@ -228,6 +228,10 @@ CONF_TEST(flags, pid_cgroup, .fixture = &with_cgroup2, .timeout = 60)
 		if (e == EACCES || e == EPERM)
 			pmc_test_skip(t, "a cgroup event on a CPU needs CAP_PERFMON or perf_event_paranoid <= 0 (%s)",
 				      strerror(e));
+		/* css_tryget_online_from_dir found no perf_event state for
+		 * the directory: the controller is not on this hierarchy. */
+		if (e == ENOENT)
+			pmc_test_skip(t, "this kernel keeps no perf_event controller state for cgroup v2 directories here (ENOENT from perf_cgroup_connect); measured on Debian's 5.10 arm64 kernel");
 		pmc_test_fail(t, "cgroup event on CPU 0: %s", strerror(e));
 	}
 	if (pipe(go) != 0)
@@ -395,7 +399,8 @@ static void *ten_writes(void *arg)
  * when an inherited copy's task exits, its own count comes back as a
  * PERF_RECORD_READ for that thread (redirected to a holder's ring: the
  * inherited event cannot be mapped itself).  Two threads, 10 writes each:
- * two READ records of 10, and the parent's event reads 20 in all.
+ * two READ records of 10, and the parent's event reads 20 in all.  Broken
+ * from Linux 5.13 until 6.19 (KNOWN-ISSUE there, unless backported).
  */
 CONF_TEST(records, inherit_stat_read_per_thread)
 {
@@ -407,6 +412,7 @@ CONF_TEST(records, inherit_stat_read_per_thread)
 	int holder, fd, reads = 0;
 	size_t len;
 
+	conf_known_issue(t, "exit_read");
 	sw_attr(&h, PERF_COUNT_SW_DUMMY);
 	h.exclude_kernel = 1;
 	holder = OPEN(t, &h, 0, -1, -1, 0);
@@ -442,42 +448,6 @@ CONF_TEST(records, inherit_stat_read_per_thread)
 	pmc_ring_unmap(ring);
 	close(fd);
 	close(holder);
-}
-
-/* ---- signals -------------------------------------------------------------------------------- */
-
-static volatile sig_atomic_t io_signals;
-
-static void on_io(int sig)
-{
-	(void)sig;
-	io_signals++;
-}
-
-/* Overflow signals (O_ASYNC, F_SETOWN) stop with the descriptor: after
- * close, overflows of the same address raise none (the event is gone). */
-CONF_TEST(signal, none_after_close)
-{
-	struct perf_event_attr a;
-	struct sigaction sa = { 0 }, old;
-	int fd;
-
-	sa.sa_handler = on_io;
-	sigaction(SIGIO, &sa, &old);
-	flag_bp(&a, 1);
-	a.wakeup_events = 1;
-	fd = OPEN(t, &a, 0, -1, -1, 0);
-	PMC_CHECK(t, fcntl(fd, F_SETFL, O_ASYNC) == 0);
-	PMC_CHECK(t, fcntl(fd, F_SETOWN, getpid()) == 0);
-	ioc(t, fd, PERF_EVENT_IOC_ENABLE, 0);
-	flag_writes(5);
-	ioc(t, fd, PERF_EVENT_IOC_DISABLE, 0);
-	PMC_CHECK_EQ(t, io_signals, 5);
-	ioc(t, fd, PERF_EVENT_IOC_ENABLE, 0);
-	close(fd);
-	flag_writes(5);
-	PMC_CHECK_EQ(t, io_signals, 5);
-	sigaction(SIGIO, &old, NULL);
 }
 
 /* PERF_EVENT_IOC_REFRESH: the manual calls an argument of 0 "undefined

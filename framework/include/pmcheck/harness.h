@@ -377,11 +377,12 @@ struct pmc__region {
  * of a repetition when it was the first of the last one), with room for
  * its sample, in a measured repetition, while the process has one thread
  * (or the set counts every thread; the check is made at the end of the
- * previous region, see pmc__test_end), on a set read from user space
- * (pmc_counters_fast), runs inline: the core region's reads (the library's
- * lean read, see region.h) and the row's stores.  Anything else (a new region, another order, the
- * warm-up, a full sample store, other threads to watch, read(2) and sim
- * sets, whose reads cost far more than a call, an error) takes
+ * previous region, see pmc__test_end), on a set of one kernel group, runs
+ * inline: one out-of-line read each side (pmc__region_read_call: the
+ * library's lean user read, or read(2) where the kernel offers none) and
+ * the row's stores.  Anything else (a new region, another order, the
+ * warm-up, a full sample store, other threads to watch, sets of several
+ * groups and sim sets, an error) takes
  * pmc_test_region_begin_n()/pmc_test_region_end(), whose code inside the
  * counted window is the same at every call site.  Each path's own cost is
  * measured and subtracted from its samples.
@@ -392,6 +393,7 @@ struct pmc__hot {
 	struct pmc__region *inline_open;  /* the region open on the inline path */
 	struct pmc__region *open;         /* the region open on the general path */
 	int watch_threads;                /* counting this thread only */
+	int one_group;                    /* the set is one kernel group: inline reads */
 	struct pmc__region *first;        /* the region begun first, last repetition */
 	struct pmc__region *last;         /* the region begun most recently (this repetition) */
 	int recording;                    /* a measured repetition: keep samples */
@@ -420,14 +422,16 @@ static PMC__ALWAYS_INLINE int pmc__test_begin(struct pmc_test *t, const char *na
 	struct pmc__region *r = h->expect;
 	int rc;
 
+	/* A thread made since the path was armed: the general path, which
+	 * tells an idle thread from one that ran by the CPU clocks. */
 	if (__builtin_expect(!r || r->name != name || r->iterations != iterations ||
-				     r->n >= r->cap,
+				     r->n >= r->cap || (h->watch_threads && !pmc__one_thread()),
 			     0))
 		return pmc_test_region_begin_n(t, name, iterations);
 	h->inline_open = r;
 	h->expect = 0;
 	PMC_BARRIER();
-	rc = pmc__fast_read_or_read(&h->core, &h->core.start);
+	rc = pmc__region_read_call(&h->core, &h->core.start);
 	PMC_BARRIER();
 	if (__builtin_expect(rc != 0, 0))
 		pmc__test_read_failed(t, rc);
@@ -447,7 +451,7 @@ static PMC__ALWAYS_INLINE int pmc__test_end(struct pmc_test *t)
 	/* The inline path runs on one-group sets only (h->expect stays NULL
 	 * otherwise): store the raw row, settled between repetitions. */
 	PMC_BARRIER();
-	rc = pmc__fast_read_or_read(&h->core, &h->core.end);
+	rc = pmc__region_read_call(&h->core, &h->core.end);
 	PMC_BARRIER();
 	if (__builtin_expect(rc != 0, 0))
 		pmc__test_read_failed(t, rc);

@@ -60,6 +60,18 @@ static PMC__ALWAYS_INLINE int pmc__fast_read_or_read(struct pmc_region *r, struc
 	return pmc_counters_read(r->set, x);
 }
 
+/*
+ * One reading for PMC_REGION's inline path, out of line: the lean user
+ * read when the set has one (and its counters are on their registers),
+ * else read(2).  Every call site then runs the same caller-side code
+ * inside the counted window whichever way the kernel lets the set be
+ * read, so a budget recorded where user reads exist holds to the
+ * instruction where they do not (measured in the lane: Linux 5.10, which
+ * predates arm64 user reads, counted one instruction more per region
+ * when such sets took the general path instead).
+ */
+PMC_API int pmc__region_read_call(struct pmc_region *r, struct pmc_reading *x);
+
 /* A reading of any region. */
 static PMC__ALWAYS_INLINE int pmc__region_read(struct pmc_region *r, struct pmc_reading *x)
 {

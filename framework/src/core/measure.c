@@ -82,6 +82,15 @@ __attribute__((noinline)) int pmc__fast_read_call(const struct pmc_fast *f, stru
 #endif
 }
 
+__attribute__((noinline)) int pmc__region_read_call(struct pmc_region *r, struct pmc_reading *x)
+{
+#if PMC__HAVE_USER_READ
+	if (r->fast && pmc__fast_read(r->fast, x) == 0)
+		return 0;
+#endif
+	return pmc_counters_read(r->set, x);
+}
+
 const struct pmc_fast *pmc_counters_fast(const struct pmc_counters *set)
 {
 	return set && set->fast.n ? &set->fast : NULL;

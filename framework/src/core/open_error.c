@@ -70,15 +70,19 @@ int pmc__open_error(int rc, const struct pmc_counters *set,
 	/* Breakpoints opened before this one (s is the last event tried). */
 	for (size_t i = 0; set && i < set->n; i++)
 		bps += set->ev[i].spec.kind == PMC_KIND_BREAKPOINT && &set->ev[i].spec != s;
+	/* A generic event with a PMU type in config's upper bits: kernels
+	 * before the extension refuse it, with ENOENT (arm64 6.1) or EINVAL
+	 * (arm64 5.10, measured in the lane). */
+	if ((rc == -ENOENT || rc == -ENODEV || rc == -EINVAL) &&
+	    (s->kind == PMC_KIND_HARDWARE || s->kind == PMC_KIND_CACHE) &&
+	    (s->config >> PERF_PMU_TYPE_SHIFT) != 0)
+		return pmc__fail(err, PMC_E_UNSUPPORTED, s->name, -1,
+				 "cannot open \"%s\": this CPU has several core PMUs, so a generic event is opened on each with the PMU's type (%u) in config bits 32-63, and this kernel's %s PMU refuses that (%s; x86 takes it from Linux 5.13, arm64 from Linux 6.6); name one core PMU's own event (%s/event=.../) and pin the task to its CPUs",
+				 s->name, (unsigned)(s->config >> PERF_PMU_TYPE_SHIFT), s->pmu,
+				 strerror(-rc), s->pmu);
 	switch (rc) {
 	case -ENOENT:
 	case -ENODEV:
-		if ((s->kind == PMC_KIND_HARDWARE || s->kind == PMC_KIND_CACHE) &&
-		    (s->config >> PERF_PMU_TYPE_SHIFT) != 0)
-			return pmc__fail(err, PMC_E_UNSUPPORTED, s->name, -1,
-					 "cannot open \"%s\": this CPU has several core PMUs, so a generic event is opened on each with the PMU's type (%u) in config bits 32-63, and this kernel's %s PMU refuses that (%s; x86 takes it from Linux 5.13, arm64 from Linux 6.6); name one core PMU's own event (%s/event=.../) and pin the task to its CPUs",
-					 s->name, (unsigned)(s->config >> PERF_PMU_TYPE_SHIFT), s->pmu,
-					 strerror(-rc), s->pmu);
 		if (s->uses_hw_counter && !s->pmu[0] && !pmc__has_hw_pmu()) {
 			char pmus[256];
 

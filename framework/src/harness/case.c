@@ -294,6 +294,8 @@ static void open_counters(struct pmc_test *t)
 	if (rc)
 		pmc_test_error(t, "cannot enable the counters: %s", pmc_strerror(rc));
 	pmc_region_init(&t->hot.core, t->set);
+	t->hot.one_group = t->backend == PMC_BACKEND_PERF && pmc_counters_groups(t->set) == 1 &&
+			   pmc_counters_path(t->set) != PMC_PATH_SIM;
 	/* Counting this thread only on the kernel: watch for the others. */
 	t->hot.watch_threads = t->backend == PMC_BACKEND_PERF && !t->opt.inherit;
 	if ((t->opt.requires & PMC_REQ_USER_READ) && pmc_counters_path(t->set) != PMC_PATH_USER)

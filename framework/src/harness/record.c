@@ -346,7 +346,7 @@ int pmc__result_record(struct pmc_test *t, struct pmc__result *r)
 		e->group = t->set ? pmc_counters_group_of(t->set, i) : -1;
 		e->hardware = t->spec[i].uses_hw_counter;
 		e->has_overhead = t->set != NULL;
-		e->overhead = (t->hot.core.fast ? &t->hot.overhead : &t->overhead_general)->d[i].value;
+		e->overhead = (t->hot.one_group ? &t->hot.overhead : &t->overhead_general)->d[i].value;
 		if (!e->label || !e->name || !e->kind)
 			goto oom;
 	}

@@ -35,11 +35,11 @@ static struct pmc__region *open_region(const struct pmc_test *t)
 	return t->hot.open ? t->hot.open : t->hot.inline_open;
 }
 
-/* May PMC_REGION's inline path take the next region?  Recording, a set
- * read inline from user space, and nobody else to watch (harness.h). */
+/* May PMC_REGION's inline path take the next region?  Recording, a set of
+ * one kernel group, and nobody else to watch (harness.h). */
 static bool inline_allowed(const struct pmc_test *t)
 {
-	return t->hot.recording && t->hot.core.fast && !t->sampling &&
+	return t->hot.recording && t->hot.one_group && !t->sampling &&
 	       (!t->hot.watch_threads || pmc__one_thread());
 }
 
