@@ -409,6 +409,11 @@ CONF_TEST(hw, user_page_capabilities)
 	PMC_CHECK(t, pg != MAP_FAILED);
 	ioc(t, fd, PERF_EVENT_IOC_ENABLE, 0);
 	conf_spin(1000);
+#if defined(__aarch64__)
+	/* arm64 user-space counter access (the perf_user_access sysctl and
+	 * config1 bit 1) arrived in Linux 5.17. */
+	conf_require_kernel(t, 5, 17, "arm64 user-space counter access");
+#endif
 	if (!pg->cap_user_rdpmc)
 		pmc_test_skip(t, "cap_user_rdpmc is 0 (arm64: perf_user_access is 0)");
 	PMC_CHECK(t, pg->index != 0);
