@@ -48,6 +48,23 @@ if(NOT EXISTS ${WORK_DIR}/build/pmcheck-results.json)
   message(FATAL_ERROR "the guard wrote no merged results")
 endif()
 
+# CDash: `ctest -T Test` keeps each case's figures as NamedMeasurement in
+# Testing/<tag>/Test.xml (from the <CTestMeasurement> lines the discovered
+# tests print), so a dashboard plots them without pmcheck on the server.
+execute_process(COMMAND ${CMAKE_CTEST_COMMAND} -T Test -R one_call_per_token
+                WORKING_DIRECTORY ${WORK_DIR}/build OUTPUT_VARIABLE out ERROR_VARIABLE out
+                RESULT_VARIABLE rc)
+file(GLOB test_xml ${WORK_DIR}/build/Testing/*/Test.xml)
+if(rc OR NOT test_xml)
+  message(FATAL_ERROR "ctest -T Test failed or wrote no Test.xml (rc ${rc}):\n${out}")
+endif()
+file(READ "${test_xml}" xml)
+foreach(m "tokenize.calls:next_token" "tokenize.calls:malloc")
+  if(NOT xml MATCHES "<NamedMeasurement type=\"numeric/double\" name=\"${m}\">[ \t\r\n]*<Value>[0-9]+</Value>")
+    message(FATAL_ERROR "Test.xml holds no measurement ${m}:\n${xml}")
+  endif()
+endforeach()
+
 # The guard fails when every measuring case is skipped: run only the
 # skipping case (ctest adds the fixture's setup and cleanup by itself).
 if(NOT HAS_HW_PMU)
