@@ -47,6 +47,7 @@ int cli_usage(const char *name, const char *fmt, ...) CLI_PRINTF(2, 3);
 int cli_positive(const char *name, const char *option, const char *arg, unsigned *out);
 
 int cmd_probe(int argc, char **argv);
+int cmd_history(int argc, char **argv);
 int cmd_events(int argc, char **argv);
 int cmd_results(int argc, char **argv);
 int cmd_compare(int argc, char **argv);

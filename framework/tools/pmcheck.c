@@ -49,6 +49,16 @@ static const struct cli_command commands[] = {
 	  "skipped is 0), 1 when --require-measured finds nothing measured, 2 for an\n"
 	  "unreadable file, 64 usage.\n",
 	  cmd_results },
+	{ "history", "history [--db=FILE] add FILE|DIR... | show CASE [EVENT]",
+	  "results across commits and machines in an SQLite database: add results\n"
+	  "files (each once, by content; concurrent writers wait for each other), show\n"
+	  "a case's series, oldest first, per CPU and backend",
+	  "  --db=FILE   the database (default $PMCHECK_HISTORY_DB, else\n"
+	  "              pmcheck-history.sqlite here); made on first use, versioned\n"
+	  "\n"
+	  "exit status: 0, 1 no figures of that case, 2 an unreadable file or database\n"
+	  "(nothing of that file is added), 64 usage.\n",
+	  cmd_history },
 	{ "compare", "compare OLD.json NEW.json [options]",
 	  "regression report between two result files, region by region and event by\n"
 	  "event",

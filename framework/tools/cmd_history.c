@@ -1,0 +1,452 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * pmcheck history: results files across commits and machines, in an
+ * SQLite database.
+ *
+ *   history add [--db=FILE] FILE|DIR...   each results file once (by content)
+ *   history show [--db=FILE] CASE [EVENT] the series of a case, oldest first
+ *
+ * The database is versioned (PRAGMA user_version); a newer one is refused
+ * rather than misread.  Writers wait for each other (busy timeout, one
+ * IMMEDIATE transaction per file, WAL journal), so CI jobs may add at once:
+ * a file is either wholly in or not at all, and a file already in (the
+ * same bytes) is skipped.
+ */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "cli.h"
+#include "harness_int.h"
+#include "util/util_int.h"
+
+#if PMCHECK_HAVE_SQLITE
+#include <sqlite3.h>
+
+#define HISTORY_SCHEMA 1
+#define HISTORY_DEFAULT "pmcheck-history.sqlite"
+
+static const char schema_sql[] =
+	"CREATE TABLE files (id INTEGER PRIMARY KEY, digest TEXT NOT NULL UNIQUE,"
+	"  path TEXT NOT NULL, added TEXT NOT NULL);"
+	"CREATE TABLE runs (id INTEGER PRIMARY KEY, file_id INTEGER NOT NULL REFERENCES files(id),"
+	"  date TEXT, git_commit TEXT, cpu_signature TEXT, cpu_model TEXT, kernel TEXT,"
+	"  backend TEXT, compiler TEXT, hostname TEXT, pmcheck_version TEXT);"
+	"CREATE TABLE figures (run_id INTEGER NOT NULL REFERENCES runs(id),"
+	"  case_name TEXT NOT NULL, verdict TEXT NOT NULL, region TEXT NOT NULL,"
+	"  event TEXT NOT NULL, samples INTEGER NOT NULL, min INTEGER, median REAL,"
+	"  max INTEGER, mean REAL, partial INTEGER NOT NULL, budget_lo REAL, budget_hi REAL);"
+	"CREATE INDEX figures_case ON figures(case_name, event);"
+	"PRAGMA user_version = 1;";
+
+static int db_fail(sqlite3 *db, const char *path, const char *what)
+{
+	fprintf(stderr, "pmcheck history: %s: %s: %s\n", path, what, db ? sqlite3_errmsg(db) : "");
+	return PMC_EXIT_ERROR;
+}
+
+/* Open (creating when new) and check the schema version. */
+static int db_open(const char *path, sqlite3 **out)
+{
+	sqlite3 *db = NULL;
+	sqlite3_stmt *st;
+	int version = -1;
+
+	*out = NULL;
+	if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL) != SQLITE_OK)
+		return db_fail(db, path, "cannot open the history database");
+	sqlite3_busy_timeout(db, 120000);
+	/* WAL: readers do not block the writer; set once, kept in the file. */
+	sqlite3_exec(db, "PRAGMA journal_mode = WAL", NULL, NULL, NULL);
+	if (sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK) {
+		db_fail(db, path, "cannot lock the history database");
+		sqlite3_close(db);
+		return PMC_EXIT_ERROR;
+	}
+	if (sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &st, NULL) == SQLITE_OK &&
+	    sqlite3_step(st) == SQLITE_ROW)
+		version = sqlite3_column_int(st, 0);
+	sqlite3_finalize(st);
+	if (version == 0) {
+		/* New, or a file that is not a history database. */
+		int tables = 0;
+
+		if (sqlite3_prepare_v2(db, "SELECT count(*) FROM sqlite_master", -1, &st, NULL) ==
+			    SQLITE_OK &&
+		    sqlite3_step(st) == SQLITE_ROW)
+			tables = sqlite3_column_int(st, 0);
+		sqlite3_finalize(st);
+		if (tables) {
+			fprintf(stderr, "pmcheck history: %s: an SQLite database, but not a pmcheck history (no schema version); give another --db\n",
+				path);
+			sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+			sqlite3_close(db);
+			return PMC_EXIT_ERROR;
+		}
+		if (sqlite3_exec(db, schema_sql, NULL, NULL, NULL) != SQLITE_OK) {
+			db_fail(db, path, "cannot create the history tables");
+			sqlite3_close(db);
+			return PMC_EXIT_ERROR;
+		}
+	} else if (version != HISTORY_SCHEMA) {
+		fprintf(stderr, "pmcheck history: %s: schema version %d, and this pmcheck knows %d: %s\n",
+			path, version, HISTORY_SCHEMA,
+			version > HISTORY_SCHEMA ? "a newer pmcheck made it; use that one"
+						 : "not a pmcheck history");
+		sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+		sqlite3_close(db);
+		return PMC_EXIT_ERROR;
+	}
+	if (sqlite3_exec(db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK) {
+		db_fail(db, path, "cannot create the history tables");
+		sqlite3_close(db);
+		return PMC_EXIT_ERROR;
+	}
+	*out = db;
+	return 0;
+}
+
+/* The file's identity: its length and two 64-bit FNV-1a hashes of its
+ * bytes (different offsets), as hex. */
+static void digest_of(const char *text, size_t len, char *out, size_t size)
+{
+	uint64_t a = 0xcbf29ce484222325ull, b = 0x84222325cbf29ce4ull;
+
+	for (size_t i = 0; i < len; i++) {
+		a = (a ^ (unsigned char)text[i]) * 0x100000001b3ull;
+		b = (b ^ (unsigned char)text[len - 1 - i]) * 0x100000001b3ull;
+	}
+	snprintf(out, size, "%zx-%016" PRIx64 "%016" PRIx64, len, a, b);
+}
+
+static void bind_text(sqlite3_stmt *st, int i, const char *s)
+{
+	if (s && *s)
+		sqlite3_bind_text(st, i, s, -1, SQLITE_TRANSIENT);
+	else
+		sqlite3_bind_null(st, i);
+}
+
+static const char *env_str(json_t *env, const char *obj, const char *key)
+{
+	json_t *o = obj ? json_object_get(env, obj) : env;
+
+	return json_string_value(json_object_get(o, key));
+}
+
+/* The budget bounds of (region, event) in a case's checks, if any. */
+static void budget_of(const struct pmc__result *c, const char *region, const char *label,
+		      double *lo, double *hi)
+{
+	*lo = *hi = NAN;
+	for (size_t k = 0; k < c->nchecks; k++) {
+		const struct pmc__check_rec *cr = &c->checks[k];
+		const struct pmc__event_rec *e = pmc__result_event(c, cr->event);
+
+		if (cr->kind == PMC_EXPECT_KIND_BUDGET && !strcmp(cr->region, region) && e &&
+		    !strcmp(e->label, label)) {
+			*lo = cr->lo;
+			*hi = cr->hi;
+		}
+	}
+}
+
+static void bind_real(sqlite3_stmt *st, int i, double v)
+{
+	if (isnan(v))
+		sqlite3_bind_null(st, i);
+	else
+		sqlite3_bind_double(st, i, v);
+}
+
+/* One results file, in one transaction: 1 added, 0 already there, or an
+ * exit status. */
+static int add_file(sqlite3 *db, const char *dbpath, const char *path)
+{
+	struct pmc__results rs;
+	char *text = NULL, digest[64], why[1024];
+	size_t len = 0;
+	sqlite3_stmt *st = NULL;
+	sqlite3_int64 file_id, run_id;
+	int rc = pmc__read_file(path, &text, &len), status = PMC_EXIT_ERROR, exists = 0;
+	json_t *env;
+
+	if (rc) {
+		fprintf(stderr, "pmcheck history: %s: %s\n", path, strerror(-rc));
+		return PMC_EXIT_ERROR;
+	}
+	digest_of(text, len, digest, sizeof(digest));
+	free(text);
+	if (pmc__results_load(path, &rs, why, sizeof(why))) {
+		fprintf(stderr, "pmcheck history: %s\n", why);
+		return PMC_EXIT_ERROR;
+	}
+	env = rs.environment;
+	if (sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK) {
+		pmc__results_release(&rs);
+		return db_fail(db, dbpath, "cannot lock the history database");
+	}
+	if (sqlite3_prepare_v2(db, "SELECT 1 FROM files WHERE digest = ?", -1, &st, NULL) != SQLITE_OK)
+		goto fail;
+	sqlite3_bind_text(st, 1, digest, -1, SQLITE_STATIC);
+	exists = sqlite3_step(st) == SQLITE_ROW;
+	sqlite3_finalize(st);
+	st = NULL;
+	if (exists) {
+		sqlite3_exec(db, "COMMIT", NULL, NULL, NULL);
+		pmc__results_release(&rs);
+		return 0;
+	}
+	if (sqlite3_prepare_v2(db, "INSERT INTO files (digest, path, added) VALUES (?, ?, datetime('now'))",
+			       -1, &st, NULL) != SQLITE_OK)
+		goto fail;
+	sqlite3_bind_text(st, 1, digest, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 2, path, -1, SQLITE_STATIC);
+	if (sqlite3_step(st) != SQLITE_DONE)
+		goto fail;
+	sqlite3_finalize(st);
+	file_id = sqlite3_last_insert_rowid(db);
+	if (sqlite3_prepare_v2(db,
+			       "INSERT INTO runs (file_id, date, git_commit, cpu_signature, cpu_model,"
+			       " kernel, backend, compiler, hostname, pmcheck_version)"
+			       " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+			       -1, &st, NULL) != SQLITE_OK)
+		goto fail;
+	sqlite3_bind_int64(st, 1, file_id);
+	bind_text(st, 2, env_str(env, NULL, "date"));
+	bind_text(st, 3, env_str(env, NULL, "git_commit"));
+	bind_text(st, 4, pmc__results_signature(&rs));
+	bind_text(st, 5, env_str(env, "cpu", "brand"));
+	bind_text(st, 6, env_str(env, "kernel", "release"));
+	bind_text(st, 7, pmc__results_backend(&rs));
+	bind_text(st, 8, env_str(env, NULL, "compiler"));
+	bind_text(st, 9, env_str(env, NULL, "hostname"));
+	bind_text(st, 10, env_str(env, NULL, "pmcheck_version"));
+	if (sqlite3_step(st) != SQLITE_DONE)
+		goto fail;
+	sqlite3_finalize(st);
+	run_id = sqlite3_last_insert_rowid(db);
+	if (sqlite3_prepare_v2(db,
+			       "INSERT INTO figures (run_id, case_name, verdict, region, event, samples,"
+			       " min, median, max, mean, partial, budget_lo, budget_hi)"
+			       " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+			       -1, &st, NULL) != SQLITE_OK)
+		goto fail;
+	for (size_t i = 0; i < rs.n; i++) {
+		const struct pmc__result *c = &rs.cases[i];
+
+		for (size_t g = 0; g < c->nregions; g++)
+			for (size_t e = 0; e < c->regions[g].nev; e++) {
+				const struct pmc__stat_rec *s = &c->regions[g].ev[e];
+				double lo, hi;
+
+				budget_of(c, c->regions[g].name, s->label, &lo, &hi);
+				sqlite3_reset(st);
+				sqlite3_bind_int64(st, 1, run_id);
+				sqlite3_bind_text(st, 2, c->name, -1, SQLITE_STATIC);
+				sqlite3_bind_text(st, 3, pmc_verdict_name(c->verdict), -1, SQLITE_STATIC);
+				sqlite3_bind_text(st, 4, c->regions[g].name, -1, SQLITE_STATIC);
+				sqlite3_bind_text(st, 5, s->label, -1, SQLITE_STATIC);
+				sqlite3_bind_int64(st, 6, (sqlite3_int64)s->n);
+				if (s->n) {
+					sqlite3_bind_int64(st, 7, (sqlite3_int64)s->min);
+					sqlite3_bind_double(st, 8, s->median);
+					sqlite3_bind_int64(st, 9, (sqlite3_int64)s->max);
+					sqlite3_bind_double(st, 10, s->mean);
+				} else {
+					for (int k = 7; k <= 10; k++)
+						sqlite3_bind_null(st, k);
+				}
+				sqlite3_bind_int(st, 11, s->multiplexed || s->not_counted ||
+								 s->other_threads);
+				bind_real(st, 12, lo);
+				bind_real(st, 13, hi);
+				if (sqlite3_step(st) != SQLITE_DONE)
+					goto fail;
+			}
+	}
+	sqlite3_finalize(st);
+	st = NULL;
+	if (sqlite3_exec(db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK)
+		goto fail;
+	pmc__results_release(&rs);
+	return 1;
+fail:
+	status = db_fail(db, dbpath, path);
+	sqlite3_finalize(st);
+	sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+	pmc__results_release(&rs);
+	return status;
+}
+
+/* FILE, or every *.json of DIR (sorted). */
+static int add_path(sqlite3 *db, const char *dbpath, const char *path, size_t *added,
+		    size_t *present)
+{
+	struct stat sb;
+	struct dirent **names;
+	int n, rc = 0;
+
+	if (stat(path, &sb) != 0) {
+		fprintf(stderr, "pmcheck history: %s: %s\n", path, strerror(errno));
+		return PMC_EXIT_ERROR;
+	}
+	if (!S_ISDIR(sb.st_mode)) {
+		rc = add_file(db, dbpath, path);
+		if (rc == 1)
+			(*added)++;
+		else if (rc == 0)
+			(*present)++;
+		return rc > 1 ? rc : 0;
+	}
+	n = scandir(path, &names, NULL, alphasort);
+	for (int i = 0; i < n; i++) {
+		size_t len = strlen(names[i]->d_name);
+		char *full = NULL;
+
+		if (len > 5 && !strcmp(names[i]->d_name + len - 5, ".json") &&
+		    asprintf(&full, "%s/%s", path, names[i]->d_name) >= 0) {
+			int r = add_path(db, dbpath, full, added, present);
+
+			rc = rc ? rc : r;
+			free(full);
+		}
+		free(names[i]);
+	}
+	if (n >= 0)
+		free(names);
+	return rc;
+}
+
+static int show(sqlite3 *db, const char *dbpath, const char *name, const char *event)
+{
+	sqlite3_stmt *st;
+	int rows = 0;
+
+	if (sqlite3_prepare_v2(db,
+			       "SELECT r.date, r.git_commit, r.cpu_signature, r.backend, f.region, f.event,"
+			       " f.min, f.median, f.max, f.verdict, f.partial, f.budget_lo, f.budget_hi"
+			       " FROM figures f JOIN runs r ON r.id = f.run_id"
+			       " WHERE f.case_name = ?1 AND (?2 IS NULL OR f.event = ?2)"
+			       " ORDER BY f.region, f.event, r.cpu_signature, r.backend, r.date, r.id",
+			       -1, &st, NULL) != SQLITE_OK)
+		return db_fail(db, dbpath, "cannot read the history");
+	sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
+	if (event)
+		sqlite3_bind_text(st, 2, event, -1, SQLITE_STATIC);
+	else
+		sqlite3_bind_null(st, 2);
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		const char *commit = (const char *)sqlite3_column_text(st, 1);
+		char bounds[64] = "";
+
+		if (rows++ == 0)
+			printf("%-20s %-12s %-22s %-5s %-12s %-22s %12s %12s %12s %-8s %s\n", "date",
+			       "commit", "cpu", "backend", "region", "event", "min", "median", "max",
+			       "verdict", "budget");
+		{
+			bool has_lo = sqlite3_column_type(st, 11) != SQLITE_NULL;
+			bool has_hi = sqlite3_column_type(st, 12) != SQLITE_NULL;
+			double lo = sqlite3_column_double(st, 11), hi = sqlite3_column_double(st, 12);
+
+			if (has_lo && has_hi && lo == hi)
+				snprintf(bounds, sizeof(bounds), "= %.0f", lo);
+			else if (has_lo && has_hi)
+				snprintf(bounds, sizeof(bounds), "%.0f..%.0f", lo, hi);
+			else if (has_hi)
+				snprintf(bounds, sizeof(bounds), "<= %.0f", hi);
+			else if (has_lo)
+				snprintf(bounds, sizeof(bounds), ">= %.0f", lo);
+		}
+		printf("%-20.20s %-12.12s %-22.22s %-5.5s %-12.12s %-22.22s %12lld %12.1f %12lld %-8s %s%s\n",
+		       (const char *)sqlite3_column_text(st, 0), commit ? commit : "-",
+		       (const char *)sqlite3_column_text(st, 2), (const char *)sqlite3_column_text(st, 3),
+		       (const char *)sqlite3_column_text(st, 4), (const char *)sqlite3_column_text(st, 5),
+		       sqlite3_column_int64(st, 6), sqlite3_column_double(st, 7),
+		       sqlite3_column_int64(st, 8), (const char *)sqlite3_column_text(st, 9), bounds,
+		       sqlite3_column_int(st, 10) ? " (partial)" : "");
+	}
+	sqlite3_finalize(st);
+	if (!rows) {
+		fprintf(stderr, "pmcheck history: %s: no figures of case %s%s%s\n", dbpath, name,
+			event ? ", event " : "", event ? event : "");
+		return PMC_EXIT_FAIL;
+	}
+	return 0;
+}
+
+int cmd_history(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "db", required_argument, NULL, 'd' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 },
+	};
+	const char *dbpath = getenv("PMCHECK_HISTORY_DB"), *sub;
+	int c, status = 0;
+	sqlite3 *db;
+
+	if (!dbpath || !*dbpath)
+		dbpath = HISTORY_DEFAULT;
+	while ((c = cli_next("history", argc, argv, "+h", opts, &status)) != -1) {
+		if (c == -2)
+			return status;
+		if (c == 'd')
+			dbpath = optarg;
+	}
+	if (optind >= argc)
+		return cli_usage("history", "say what to do: add FILE|DIR... or show CASE [EVENT]");
+	sub = argv[optind++];
+	/* Options may follow the subcommand too. */
+	while ((c = cli_next("history", argc, argv, "h", opts, &status)) != -1) {
+		if (c == -2)
+			return status;
+		if (c == 'd')
+			dbpath = optarg;
+	}
+	if (!strcmp(sub, "add")) {
+		size_t added = 0, present = 0;
+		int rc = 0;
+
+		if (optind >= argc)
+			return cli_usage("history", "add needs results files or directories");
+		if ((status = db_open(dbpath, &db)) != 0)
+			return status;
+		for (int i = optind; i < argc; i++) {
+			int r = add_path(db, dbpath, argv[i], &added, &present);
+
+			rc = rc ? rc : r;
+		}
+		sqlite3_close(db);
+		printf("%s: %zu results file(s) added, %zu already there\n", dbpath, added, present);
+		return rc;
+	}
+	if (!strcmp(sub, "show")) {
+		if (optind >= argc || argc - optind > 2)
+			return cli_usage("history", "show takes a case name and, optionally, an event");
+		if ((status = db_open(dbpath, &db)) != 0)
+			return status;
+		status = show(db, dbpath, argv[optind], optind + 1 < argc ? argv[optind + 1] : NULL);
+		sqlite3_close(db);
+		return status;
+	}
+	return cli_usage("history", "unknown subcommand \"%s\" (add, show)", sub);
+}
+
+#else
+
+int cmd_history(int argc, char **argv)
+{
+	(void)argc;
+	(void)argv;
+	fprintf(stderr, "pmcheck history: this pmcheck was built without SQLite (libsqlite3-dev); install it and rebuild\n");
+	return PMC_EXIT_ERROR;
+}
+
+#endif
