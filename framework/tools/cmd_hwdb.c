@@ -1,18 +1,23 @@
 /* SPDX-License-Identifier: MIT */
-/* `pmcheck hwdb lookup | budget | check`: the hardware database by hand. */
+/* `pmcheck hwdb lookup | budget | check | merge`: the hardware database by hand. */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
 #include "cli.h"
+#include "harness_int.h"
+#include "util/util_int.h"
 
 struct hwdb_args {
 	const char *dirs[PMC_HWDB_MAX_DIRS];
 	size_t ndirs;
 	const char *signature, *backend;
+	double tolerance;  /* merge: noisy ranges widened by it, percent */
+	bool tolerance_set;
 	char *env_copy; /* PMCHECK_HWDB, split in place */
 };
 
@@ -158,6 +163,7 @@ int cmd_hwdb(int argc, char **argv)
 		{ "hwdb", required_argument, NULL, 'd' },
 		{ "signature", required_argument, NULL, 's' },
 		{ "backend", required_argument, NULL, 'b' },
+		{ "tolerance", required_argument, NULL, 't' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
@@ -185,6 +191,17 @@ int cmd_hwdb(int argc, char **argv)
 				return cli_usage("hwdb", "--backend=%s: expected perf or sim", optarg);
 			a.backend = optarg;
 			break;
+		case 't': {
+			char *end;
+
+			errno = 0;
+			a.tolerance = strtod(optarg, &end);
+			if (errno || end == optarg || *end || !(a.tolerance >= 0) || a.tolerance > 1000)
+				return cli_usage("hwdb", "--tolerance=%s: expected a percentage, 0 to 1000",
+						 optarg);
+			a.tolerance_set = true;
+			break;
+		}
 		}
 	}
 	op = argv + optind;
@@ -192,9 +209,13 @@ int cmd_hwdb(int argc, char **argv)
 	if (nop < 1)
 		return cli_usage("hwdb", "expected lookup, budget or check");
 	if (!((!strcmp(op[0], "lookup") && nop <= 2) || (!strcmp(op[0], "budget") && nop == 4) ||
-	      (!strcmp(op[0], "check") && nop == 1)))
-		return cli_usage("hwdb", "unknown or incomplete subcommand \"%s\" (lookup [SIGNATURE], budget SUITE.TEST REGION EVENT, check)",
+	      (!strcmp(op[0], "check") && nop == 1) || (!strcmp(op[0], "merge") && nop >= 2)))
+		return cli_usage("hwdb", "unknown or incomplete subcommand \"%s\" (lookup [SIGNATURE], budget SUITE.TEST REGION EVENT, check, merge RESULTS...)",
 				 op[0]);
+	if (!strcmp(op[0], "merge") && a.ndirs == 0)
+		return cli_usage("hwdb", "merge writes into the first --hwdb=DIR: give one");
+	if (a.tolerance_set && strcmp(op[0], "merge"))
+		return cli_usage("hwdb", "--tolerance belongs to merge");
 	if ((a.signature || a.backend) && strcmp(op[0], "budget"))
 		return cli_usage("hwdb", "--signature and --backend belong to budget");
 	a.env_copy = getenv("PMCHECK_HWDB") ? strdup(getenv("PMCHECK_HWDB")) : NULL;
@@ -205,6 +226,12 @@ int cmd_hwdb(int argc, char **argv)
 		     d = strtok_r(NULL, ":", &save))
 			a.dirs[a.ndirs++] = d;
 	}
+	/* merge makes its target directory, as calibration does. */
+	if (!strcmp(op[0], "merge") && (rc = pmc__mkdir_p(a.dirs[0])) != 0) {
+		fprintf(stderr, "pmcheck hwdb merge: cannot make %s: %s\n", a.dirs[0], strerror(-rc));
+		free(a.env_copy);
+		return PMC_EXIT_ERROR;
+	}
 	if (pmc_hwdb_open(&db, a.dirs, a.ndirs, &err)) {
 		fprintf(stderr, "pmcheck hwdb: %s\n", err.message);
 		free(a.env_copy);
@@ -214,6 +241,10 @@ int cmd_hwdb(int argc, char **argv)
 		rc = lookup(db, nop > 1 ? op[1] : NULL);
 	else if (!strcmp(op[0], "budget"))
 		rc = budget(db, &a, op + 1);
+	else if (!strcmp(op[0], "merge"))
+		rc = pmc__hwdb_merge(&(struct pmc__merge){ a.dirs[0], db,
+							   a.tolerance_set ? a.tolerance : 10.0 },
+				     op + 1, (size_t)nop - 1, stdout);
 	else
 		rc = check(db);
 	pmc_hwdb_free(db);

@@ -154,12 +154,24 @@ static bool sim_event_deterministic(const struct pmc__event_rec *e)
 	return true;
 }
 
+bool pmc__event_deterministic(const struct pmc__result *r, const struct pmc__event_rec *ev,
+			      const char *spelling, const struct pmc_hwdb_model *model)
+{
+	const char *kind = ev && ev->kind ? ev->kind : "";
+
+	if (r->backend && !strcmp(r->backend, "sim"))
+		return sim_event_deterministic(ev);
+	return !strcmp(kind, "breakpoint") || !strcmp(kind, "uprobe") ||
+	       (model && pmc_hwdb_model_deterministic(model, spelling)) ||
+	       (model && ev && ev->name && pmc_hwdb_model_deterministic(model, ev->name));
+}
+
 /*
  * Counts that do not depend on the CPU model: function calls (uprobes),
  * breakpoint hits, page faults.  Their budgets are filed under "any" unless
  * the user chose a key.  The record's canonical name and kind say which.
  */
-static bool cpu_independent(const struct pmc__event_rec *e)
+bool pmc__cpu_independent(const struct pmc__event_rec *e)
 {
 	static const char *const faults[] = { "page-faults", "minor-faults", "major-faults" };
 
@@ -257,7 +269,7 @@ int pmc__calibrate_case(const struct pmc__result *runs, size_t nruns,
 		const struct pmc__check_rec *chk = &first->checks[i];
 		const char *region = chk->region, *event = chk->event;
 		const struct pmc__event_rec *ev = pmc__result_event(first, event);
-		const char *kind = ev && ev->kind ? ev->kind : "", *key = cal->key;
+		const char *key = cal->key;
 		double lo = INFINITY, hi = -INFINITY, tol = cal->tolerance_pct;
 		bool det, usable = true;
 		char bound[256], old[1024];
@@ -289,15 +301,9 @@ int pmc__calibrate_case(const struct pmc__result *runs, size_t nruns,
 		}
 		if (!usable)
 			continue;
-		if (first->backend && !strcmp(first->backend, "sim"))
-			det = sim_event_deterministic(ev);
-		else
-			det = !strcmp(kind, "breakpoint") || !strcmp(kind, "uprobe") ||
-			      (have_model && pmc_hwdb_model_deterministic(&model, event)) ||
-			      (have_model && ev && ev->name &&
-			       pmc_hwdb_model_deterministic(&model, ev->name));
+		det = pmc__event_deterministic(first, ev, event, have_model ? &model : NULL);
 		if (!cal->key_chosen && !(first->backend && !strcmp(first->backend, "sim")) &&
-		    cpu_independent(ev))
+		    pmc__cpu_independent(ev))
 			key = "any";
 		if (det && lo == hi && tol > 0) {
 			snprintf(bound, sizeof(bound), "%.0f +-%g%% ; calibrated: %zu equal runs, tolerance %g%%",

@@ -470,6 +470,22 @@ struct pmc__calibration {
 };
 int pmc__calibrate_case(const struct pmc__result *runs, size_t nruns,
 			const struct pmc__calibration *cal, FILE *out);
+/* gate.c: does the event of result r (spelled as its check spells it)
+ * repeat exactly: on sim, executed-work columns; on perf, breakpoint and
+ * uprobe counts and the model's deterministic list (model may be NULL). */
+bool pmc__event_deterministic(const struct pmc__result *r, const struct pmc__event_rec *ev,
+			      const char *spelling, const struct pmc_hwdb_model *model);
+/* gate.c: calls, breakpoint hits and page faults: the same on any CPU
+ * model, so budgets go under "any". */
+bool pmc__cpu_independent(const struct pmc__event_rec *e);
+/* merge.c: pool results files from many machines into budgets per CPU
+ * model, in dir (pmcheck hwdb merge).  Returns an exit status. */
+struct pmc__merge {
+	const char *dir;
+	struct pmc_hwdb *db;   /* the map that decides each signature's model */
+	double tolerance_pct;  /* noisy events: the range seen, widened by it */
+};
+int pmc__hwdb_merge(const struct pmc__merge *m, char *const *files, size_t nfiles, FILE *out);
 /* After a whole-suite run: budgets (under this run's keys) naming a test that
  * is no case of the program, or a case that was skipped, are gate holes.
  * Prints each with its file:line; returns how many. */

@@ -53,6 +53,6 @@ int pmc__read_u64(const char *path, uint64_t *out);
 PMC_API int pmc__read_file(const char *path, char **text, size_t *len);
 
 /* mkdir -p with mode 0755: 0 or -errno. */
-int pmc__mkdir_p(const char *path);
+PMC_API int pmc__mkdir_p(const char *path);
 
 #endif

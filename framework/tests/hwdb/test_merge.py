@@ -1,0 +1,107 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""pmcheck hwdb merge: real runs of the gate suite, filed as machines of
+two CPU models (their signatures and host names set in the results, as
+a fleet's files would carry them).  Agreeing machines give an exact
+budget with its provenance; a machine that counts differently is named,
+not averaged; noisy counts get the range seen, widened."""
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+SUITE, CLI = sys.argv[1:3]
+failures = 0
+
+
+def check(ok, what):
+    global failures
+    if not ok:
+        failures += 1
+        print("FAIL:", what)
+
+
+def machine(d, name, signature, extra=None):
+    path = os.path.join(d, name + ".json")
+    env = dict(os.environ)
+    env.pop("GATE_EXTRA", None)
+    if extra:
+        env["GATE_EXTRA"] = extra
+    p = subprocess.run([SUITE, "--filter=gate.budgeted", f"--json={path}"], env=env,
+                       capture_output=True, text=True, timeout=120)
+    if "uprobe" in p.stdout and "SKIP" in p.stdout:
+        print("SKIP: the gate suite's calls: event needs uprobes:", p.stdout.strip())
+        sys.exit(77)
+    with open(path) as f:
+        doc = json.load(f)
+    doc["environment"]["hostname"] = name
+    doc["environment"]["cpu"]["signature"] = signature
+    with open(path, "w") as f:
+        json.dump(doc, f)
+    return path
+
+
+def merge(d, *files, args=()):
+    return subprocess.run([CLI, "hwdb", "merge", f"--hwdb={d}", *args, *files], capture_output=True,
+                          text=True, timeout=60)
+
+
+def line(d, key, name):
+    path = os.path.join(d, "budgets", key, "gate.ini")
+    if not os.path.exists(path):
+        return None
+    with open(path) as f:
+        for l in f:
+            if l.startswith("work = " + name):
+                return l.strip()
+    return None
+
+
+with tempfile.TemporaryDirectory() as d:
+    a = machine(d, "a", "AuthenticAMD-25-11-1")    # zen4
+    b = machine(d, "b", "AuthenticAMD-25-11-2")    # zen4, another stepping
+    c = machine(d, "c", "GenuineIntel-6-55-7")     # cascadelake-x
+    odd = machine(d, "odd", "AuthenticAMD-25-11-1", extra="1")  # one more call
+
+    agree = os.path.join(d, "agree")
+    p = merge(agree, a, b, c)
+    check(p.returncode == 0, f"agreeing machines merge: {p.returncode}\n{p.stdout}{p.stderr}")
+    calls = line(agree, "any", "calls:gate_step")
+    check(calls and re.search(r"= 20 ; merged: exact, 3 runs on 3 machines \(a, b, c\), kernel", calls),
+          f"calls (any CPU): exact with provenance: {calls}")
+    zen4 = line(agree, "zen4", "task-clock")
+    check(zen4 and re.search(r"= task-clock \d+\.\.\d+ ; merged: noisy, 2 runs on 2 machines \(a, b\) saw \d+\.\.\d+, widened by 10%", zen4),
+          f"task-clock on zen4: the range of a and b: {zen4}")
+    cl = line(agree, "cascadelake-x", "task-clock")
+    check(cl and "1 runs on 1 machine (c)" in cl, f"task-clock on cascadelake-x: machine c alone: {cl}")
+    if zen4:
+        lo, hi, seen_lo, seen_hi = map(int, re.search(r"(\d+)\.\.(\d+) ; .* saw (\d+)\.\.(\d+)", zen4).groups())
+        check(lo <= seen_lo * 0.9 + 1 and hi >= seen_hi * 1.1 - 1 and lo <= seen_lo <= seen_hi <= hi,
+              f"the range covers what was seen, widened: {zen4}")
+    p = subprocess.run([CLI, "hwdb", "check", f"--hwdb={agree}"], capture_output=True, text=True)
+    check(p.returncode == 0, f"the merged hwdb parses: {p.stdout}{p.stderr}")
+
+    split = os.path.join(d, "split")
+    p = merge(split, a, b, odd)
+    check(p.returncode == 1, f"a machine that disagrees fails the merge: {p.returncode}\n{p.stdout}")
+    check("NOT MERGED any gate.budgeted work calls:gate_step" in p.stdout and
+          re.search(r"\n +20 +a, kernel", p.stdout) and re.search(r"\n +21 +odd, kernel", p.stdout),
+          f"the disagreeing machines are listed with their figures:\n{p.stdout}")
+    check(line(split, "any", "calls:gate_step") is None, "no averaged budget is written for it")
+    check(line(split, "zen4", "task-clock") is not None, "the other budgets are still written")
+
+    p = merge(os.path.join(d, "x"), a, args=("--tolerance=abc",))
+    check(p.returncode == 64, f"a bad tolerance is a usage error: {p.stderr}")
+    p = subprocess.run([CLI, "hwdb", "merge", a], capture_output=True, text=True)
+    check(p.returncode == 64 and "--hwdb" in p.stderr, f"merge needs a target: {p.stderr}")
+    bad = os.path.join(d, "bad.json")
+    with open(bad, "w") as f:
+        f.write("[]")
+    p = merge(os.path.join(d, "y"), a, bad)
+    check(p.returncode == 2 and "bad.json" in p.stderr, f"a bad results file is named: {p.stderr}")
+    print(open(os.path.join(agree, "budgets", "any", "gate.ini")).read())
+
+print("merge:", "FAILED" if failures else "ok")
+sys.exit(1 if failures else 0)
