@@ -49,12 +49,15 @@ static const struct cli_command commands[] = {
 	  "skipped is 0), 1 when --require-measured finds nothing measured, 2 for an\n"
 	  "unreadable file, 64 usage.\n",
 	  cmd_results },
-	{ "history", "history [--db=FILE] add FILE|DIR... | show CASE [EVENT]",
+	{ "history", "history [--db=FILE] add FILE|DIR... | show CASE [EVENT] | report --html=DIR",
 	  "results across commits and machines in an SQLite database: add results\n"
 	  "files (each once, by content; concurrent writers wait for each other), show\n"
-	  "a case's series, oldest first, per CPU and backend",
+	  "a case's series, oldest first, per CPU and backend; report: a static page\n"
+	  "(DIR/index.html, everything inline) with a plot per case and event, a line\n"
+	  "per CPU and backend, budgets dashed, changes marked, failing cases first",
 	  "  --db=FILE   the database (default $PMCHECK_HISTORY_DB, else\n"
 	  "              pmcheck-history.sqlite here); made on first use, versioned\n"
+	  "  --html=DIR  report: where index.html goes\n"
 	  "\n"
 	  "exit status: 0, 1 no figures of that case, 2 an unreadable file or database\n"
 	  "(nothing of that file is added), 64 usage.\n",

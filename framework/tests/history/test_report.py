@@ -1,0 +1,181 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""pmcheck history report, end to end: a small project whose one source
+file changes over 22 commits, built and run on the sim backend at each
+commit (real runs: the commit comes from the project's git), its results
+filed for two CPU signatures, added to a history, rendered as a page, and
+the page opened in headless Chromium: the plots its script draws are
+counted in the DOM (series paths, points, marked changes, failing runs,
+budget lines), and the failing case comes first."""
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+
+CLI, INCLUDE, LIBDIR, MAIN_LIB = sys.argv[1:5]
+SHOT = os.environ.get("PMCHECK_REPORT_SCREENSHOT")
+failures = 0
+
+
+def check(ok, what):
+    global failures
+    if not ok:
+        failures += 1
+        print("FAIL:", what)
+
+
+if os.environ.get("PMCHECK_TEST_SANITIZED") == "1":
+    print("SKIP: the sim backend does not run sanitized builds")
+    sys.exit(77)
+browser = shutil.which("chromium") or shutil.which("chromium-browser")
+if not browser:
+    print("SKIP: no chromium on PATH (ci/setup installs Debian's chromium)")
+    sys.exit(77)
+
+# Iterations of the loop at each commit: steps up (regressions) and down
+# (improvements); the last three exceed the bound (FAIL).
+SIZES = [1000] * 4 + [1100] * 4 + [1000] * 3 + [1000, 1200, 1200, 1200, 900, 900, 900, 950,
+                                                 1500, 1500, 1500]
+BOUND = 12000
+SOURCE = """/* revision %d */
+#include <pmcheck/harness.h>
+
+__attribute__((noinline, used)) unsigned spin(unsigned n)
+{
+	unsigned s = 0;
+
+	for (unsigned i = 0; i < n; i++) {
+		s += i ^ (s >> 3);
+		PMC_DO_NOT_OPTIMIZE(s);
+	}
+	return s;
+}
+
+PMC_TEST(trend, loop, .events = "instructions:u", .reps = 1)
+{
+	unsigned s = 0;
+
+	PMC_REGION(t, "loop") {
+		s += spin(%d);
+	}
+	PMC_DO_NOT_OPTIMIZE(s);
+	PMC_EXPECT_LE(t, "loop", "instructions:u", %d);
+}
+
+PMC_TEST(trend, steady, .events = "instructions:u", .reps = 1)
+{
+	unsigned s = 0;
+
+	PMC_REGION(t, "fixed") {
+		s += spin(500);
+	}
+	PMC_DO_NOT_OPTIMIZE(s);
+}
+"""
+
+
+def git(*args, cwd):
+    subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True,
+                   env=dict(os.environ, GIT_AUTHOR_NAME="t", GIT_AUTHOR_EMAIL="t@t",
+                            GIT_COMMITTER_NAME="t", GIT_COMMITTER_EMAIL="t@t"))
+
+
+with tempfile.TemporaryDirectory() as d:
+    proj, res = os.path.join(d, "proj"), os.path.join(d, "results")
+    os.makedirs(proj)
+    os.makedirs(res)
+    git("init", "-q", cwd=proj)
+    values = []
+    for i, n in enumerate(SIZES):
+        with open(os.path.join(proj, "work.c"), "w") as f:
+            f.write(SOURCE % (i, n, BOUND))
+        git("add", "work.c", cwd=proj)
+        git("commit", "-q", "-m", f"loop of {n}", cwd=proj)
+        exe = os.path.join(proj, "work")
+        p = subprocess.run(["cc", "-O1", "-o", exe, "work.c", f"-I{INCLUDE}", MAIN_LIB, f"-L{LIBDIR}",
+                            "-lpmcheck_harness", "-lpmcheck", f"-Wl,-rpath,{LIBDIR}"], cwd=proj,
+                           capture_output=True, text=True)
+        if p.returncode:
+            print("FAIL: build:", p.stderr)
+            sys.exit(1)
+        out = os.path.join(res, "run-%02d.json" % i)
+        p = subprocess.run([exe, "--backend=sim", f"--json={out}"], cwd=proj, capture_output=True,
+                           text=True, timeout=120)
+        check(p.returncode in (0, 1), f"commit {i}: {p.returncode} {p.stdout[-300:]}")
+        with open(out) as f:
+            doc = json.load(f)
+        case = [c for c in doc["cases"] if c["name"] == "trend.loop"][0]
+        values.append(case["regions"][0]["events"]["instructions:u"]["min"])
+        check(re.fullmatch(r"[0-9a-f]{40}", doc["environment"]["git_commit"] or ""),
+              f"commit {i}: the project's commit recorded: {doc['environment']['git_commit']}")
+        # The same figures from a second machine of another CPU.
+        doc["environment"]["cpu"]["signature"] = "GenuineIntel-6-55-7"
+        doc["environment"]["hostname"] = "intel-ci"
+        with open(os.path.join(res, "intel-%02d.json" % i), "w") as f:
+            json.dump(doc, f)
+    print("instructions per commit:", values)
+
+    db, html = os.path.join(d, "h.sqlite"), os.path.join(d, "report")
+    p = subprocess.run([CLI, "history", f"--db={db}", "add", res], capture_output=True, text=True)
+    check(p.returncode == 0 and "44 results file(s) added" in p.stdout, p.stdout + p.stderr)
+    p = subprocess.run([CLI, "history", f"--db={db}", "report", f"--html={html}"], capture_output=True,
+                       text=True)
+    check(p.returncode == 0, p.stdout + p.stderr)
+    page = os.path.join(html, "index.html")
+    with open(page) as f:
+        text = f.read()
+    check("http://" not in text.replace("http://www.w3.org/2000/svg", "") and "https://" not in text
+          and "<script src" not in text and "<link" not in text, "everything inline, no network")
+
+    # What the page must show, from the figures themselves.
+    def marks(vals):
+        up = down = 0
+        steady = True
+        for a, b in zip(vals, vals[1:]):
+            if b != a and (steady or abs(b - a) > 0.005 * abs(a)):
+                up += b > a
+                down += b < a
+            steady = steady and a == b
+        return up, down
+    up, down = marks(values)
+    fails = sum(v > BOUND for v in values)
+    check(up >= 3 and down >= 2 and fails == 3, f"the project has regressions, improvements, failures: {up} {down} {fails}")
+
+    p = subprocess.run([browser, "--headless", "--no-sandbox", "--disable-gpu", "--dump-dom",
+                        "file://" + page], capture_output=True, text=True, timeout=120)
+    dom = p.stdout
+    check(p.returncode == 0 and "<svg" in dom, f"chromium rendered the page: {p.returncode} {p.stderr[-300:]}")
+    n_plots = len(re.findall(r'<svg[^>]*class="plot"', dom))
+    n_series = len(re.findall(r'<path[^>]*class="series"', dom))
+    n_points = len(re.findall(r'<circle[^>]*class="point', dom))
+    n_up = len(re.findall(r'class="point regression', dom))
+    n_down = len(re.findall(r'class="point improvement', dom))
+    n_fail = len(re.findall(r'class="point[^"]* fail"', dom))
+    n_budget = len(re.findall(r'<line[^>]*class="budget"', dom))
+    print(f"DOM: {n_plots} plots, {n_series} series, {n_points} points, {n_up} regressions, "
+          f"{n_down} improvements, {n_fail} failing, {n_budget} budget lines")
+    check(n_plots == 2, f"a plot per case and event: {n_plots}")
+    check(n_series == 4, f"a line per CPU and backend in each plot: {n_series}")
+    check(n_points == 2 * 2 * len(SIZES), f"every run's point: {n_points}")
+    # Both machines' runs of one commit share an x position.
+    xs = {}
+    for m in re.finditer(r'<circle cx="([0-9.]+)"[^>]*>\s*<title>[^ ]+ ([0-9a-f]{12})', dom):
+        xs.setdefault(m.group(2), set()).add(m.group(1))
+    check(len(xs) == len(SIZES) and all(len(v) == 1 for v in xs.values()),
+          f"one x position per commit: {len(xs)} commits, {sorted(len(v) for v in xs.values())[-3:]}")
+    check(n_up == 2 * up and n_down == 2 * down, f"changes marked: {n_up}/{2 * up} up, {n_down}/{2 * down} down")
+    check(n_fail == 2 * fails, f"failing runs ringed: {n_fail}")
+    check(n_budget == 2, f"the bound drawn once per series of the bounded case: {n_budget}")
+    h2 = re.findall(r"<h2>([^<]*)</h2>", dom)
+    check(h2 and h2[0].startswith("trend.loop") and "failing" in h2[0] and len(h2) == 2,
+          f"the failing case first: {h2}")
+    if SHOT:
+        subprocess.run([browser, "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
+                        "--window-size=960,720", f"--screenshot={SHOT}", "file://" + page],
+                       capture_output=True, timeout=120)
+
+print("report:", "FAILED" if failures else "ok")
+sys.exit(1 if failures else 0)
