@@ -421,14 +421,14 @@ static const char report_js[] =
 	"   el('path',{d:d,stroke:col,'class':'series'},svg);\n"
 	"   s.points.forEach(function(q){var cl='point'+(q.mark?' '+q.mark:'')+(q.verdict==='FAIL'?' fail':'');\n"
 	"    var pt=el('circle',{cx:X(q.date),cy:Y(q.value),r:q.mark||q.verdict==='FAIL'?5:3,fill:col,'class':cl},svg);\n"
-	"    var ti=el('title',{},pt);ti.textContent=q.date.split('#')[0]+' '+(q.commit||'').slice(0,12)+': '+q.value+' '+q.verdict+(q.mark?' ('+q.mark+')':'');});\n"
+	"    var ti=el('title',{},pt);ti.textContent=q.date.split('#')[0]+' '+(q.commit||'').slice(0,12)+' '+q.cpu+': '+q.value+' '+q.verdict+(q.mark?' ('+q.mark+')':'');});\n"
 	"   var lg=el('text',{x:W-R+8,y:T+14+i*16,fill:col,'class':'legend'},svg);lg.textContent=s.label;\n"
 	"  });\n"
 	"  sec.appendChild(svg);\n"
 	" });\n"
 	" root.appendChild(sec);\n"
 	"});\n"
-	"document.getElementById('status').textContent=data.cases.length+' cases, drawn '+new Date().toISOString();\n"
+	"document.getElementById('status').textContent='Drawn '+new Date().toISOString()+'.';\n"
 	"})();\n";
 
 static const char report_css[] =
@@ -490,6 +490,54 @@ static int by_failing(const void *a, const void *b)
 	return fx != fy ? fy - fx : strcmp(pmc__jstr(x, "name"), pmc__jstr(y, "name"));
 }
 
+/*
+ * A line per CPU model and backend: each signature the history holds is
+ * mapped to its hwdb model (the built-in map and PMCHECK_HWDB's), into a
+ * temporary table the report's query joins; a signature no model matches
+ * stands for itself.
+ */
+static int map_models(sqlite3 *db)
+{
+	const char *dirs[PMC_HWDB_MAX_DIRS];
+	char *env = getenv("PMCHECK_HWDB") ? strdup(getenv("PMCHECK_HWDB")) : NULL, *save = NULL, *d;
+	size_t ndirs = 0;
+	struct pmc_hwdb *hw = NULL;
+	struct pmc_error err;
+	sqlite3_stmt *sel = NULL, *ins = NULL;
+	int rc = 0;
+
+	for (d = env ? strtok_r(env, ":", &save) : NULL; d && ndirs < PMC_HWDB_MAX_DIRS;
+	     d = strtok_r(NULL, ":", &save))
+		dirs[ndirs++] = d;
+	if (pmc_hwdb_open(&hw, dirs, ndirs, &err))
+		fprintf(stderr, "pmcheck history: lines per signature, not per model: %s\n", err.message);
+	if (sqlite3_exec(db, "CREATE TEMP TABLE models (signature TEXT PRIMARY KEY, model TEXT)", NULL,
+			 NULL, NULL) != SQLITE_OK ||
+	    sqlite3_prepare_v2(db, "SELECT DISTINCT cpu_signature FROM runs WHERE cpu_signature IS NOT NULL",
+			       -1, &sel, NULL) != SQLITE_OK ||
+	    sqlite3_prepare_v2(db, "INSERT INTO models VALUES (?, ?)", -1, &ins, NULL) != SQLITE_OK)
+		rc = -1;
+	while (rc == 0 && sqlite3_step(sel) == SQLITE_ROW) {
+		const char *sig = (const char *)sqlite3_column_text(sel, 0);
+		struct pmc_hwdb_match m;
+		struct pmc_hwdb_model model;
+
+		sqlite3_reset(ins);
+		sqlite3_bind_text(ins, 1, sig, -1, SQLITE_TRANSIENT);
+		if (hw && pmc_hwdb_match(hw, sig, &m, &model) == 0)
+			sqlite3_bind_text(ins, 2, m.model, -1, SQLITE_TRANSIENT);
+		else
+			sqlite3_bind_text(ins, 2, sig, -1, SQLITE_TRANSIENT);
+		if (sqlite3_step(ins) != SQLITE_DONE)
+			rc = -1;
+	}
+	sqlite3_finalize(sel);
+	sqlite3_finalize(ins);
+	pmc_hwdb_free(hw);
+	free(env);
+	return rc;
+}
+
 static int report(sqlite3 *db, const char *dbpath, const char *dir)
 {
 	sqlite3_stmt *st;
@@ -503,8 +551,11 @@ static int report(sqlite3 *db, const char *dbpath, const char *dir)
 	FILE *f;
 	int rc;
 
+	if (map_models(db))
+		return db_fail(db, dbpath, "cannot map CPU signatures to models");
 	if (sqlite3_prepare_v2(db,
-			       "SELECT f.case_name, f.region, f.event, r.cpu_signature || ' \u00b7 ' || r.backend,"
+			       "SELECT f.case_name, f.region, f.event,"
+			       " coalesce(m.model, r.cpu_signature, '?') || ' \u00b7 ' || r.backend AS line,"
 			       /* The x position: the commit (ordered by its first run), so
 				* every machine's run of one commit lines up; without a commit,
 				* the run itself. */
@@ -512,9 +563,10 @@ static int report(sqlite3 *db, const char *dbpath, const char *dir)
 			       " ELSE (SELECT min(r2.date || '#' || printf('%08d', r2.id)) FROM runs r2"
 			       "  WHERE r2.git_commit = r.git_commit) || ' ' || r.git_commit END,"
 			       " r.git_commit, f.min, f.verdict,"
-			       " f.budget_lo, f.budget_hi"
-			       " FROM figures f JOIN runs r ON r.id = f.run_id WHERE f.min IS NOT NULL"
-			       " ORDER BY f.case_name, f.region, f.event, r.cpu_signature, r.backend, r.date, r.id",
+			       " f.budget_lo, f.budget_hi, r.cpu_signature"
+			       " FROM figures f JOIN runs r ON r.id = f.run_id"
+			       " LEFT JOIN models m ON m.signature = r.cpu_signature WHERE f.min IS NOT NULL"
+			       " ORDER BY f.case_name, f.region, f.event, line, 5, r.id",
 			       -1, &st, NULL) != SQLITE_OK)
 		return db_fail(db, dbpath, "cannot read the history");
 	while (sqlite3_step(st) == SQLITE_ROW) {
@@ -543,8 +595,8 @@ static int report(sqlite3 *db, const char *dbpath, const char *dir)
 		}
 		json_array_append_new(
 			json_object_get(series, "points"),
-			json_pack("{s:s, s:s, s:f, s:s, s:o, s:o, s:s?}", "date", COL(4), "commit",
-				  COL(5), "value", v, "verdict", COL(7), "lo",
+			json_pack("{s:s, s:s, s:s, s:f, s:s, s:o, s:o, s:s?}", "date", COL(4), "commit",
+				  COL(5), "cpu", COL(10), "value", v, "verdict", COL(7), "lo",
 				  sqlite3_column_type(st, 8) == SQLITE_NULL
 					  ? json_null()
 					  : json_real(sqlite3_column_double(st, 8)),

@@ -54,7 +54,7 @@ static const struct cli_command commands[] = {
 	  "files (each once, by content; concurrent writers wait for each other), show\n"
 	  "a case's series, oldest first, per CPU and backend; report: a static page\n"
 	  "(DIR/index.html, everything inline) with a plot per case and event, a line\n"
-	  "per CPU and backend, budgets dashed, changes marked, failing cases first",
+	  "per CPU model and backend, budgets dashed, changes marked, failing cases first",
 	  "  --db=FILE   the database (default $PMCHECK_HISTORY_DB, else\n"
 	  "              pmcheck-history.sqlite here); made on first use, versioned\n"
 	  "  --html=DIR  report: where index.html goes\n"
