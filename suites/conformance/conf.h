@@ -110,6 +110,13 @@ void conf_require_kernel(struct pmc_test *t, int major, int minor, const char *f
 /* A PMU's type from sysfs, or SKIP naming the PMU. */
 uint32_t conf_pmu_type(struct pmc_test *t, const char *pmu);
 
+/* A variable for write breakpoints, and n writes to it (each a hit). */
+extern volatile long conf_target;
+void conf_writes(long n);
+
+/* Map fd's ring (1 + pages pages) or fail the case with the reason. */
+struct pmc_ring *conf_map_ring(struct pmc_test *t, int fd, size_t pages);
+
 /* Busy work the compiler cannot remove. */
 void conf_spin(long iterations);
 

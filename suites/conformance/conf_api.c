@@ -60,6 +60,24 @@ uint32_t conf_pmu_type(struct pmc_test *t, const char *pmu)
 	return type;
 }
 
+volatile long conf_target;
+
+void conf_writes(long n)
+{
+	for (long i = 0; i < n; i++)
+		conf_target = i;
+}
+
+struct pmc_ring *conf_map_ring(struct pmc_test *t, int fd, size_t pages)
+{
+	struct pmc_ring *ring;
+	struct pmc_error err;
+
+	if (pmc_ring_map(&ring, fd, pages, &err))
+		pmc_test_fail(t, "%s", err.message);
+	return ring;
+}
+
 void conf_spin(long iterations)
 {
 	volatile long x = 0;
@@ -482,27 +500,19 @@ CONF_TEST(read, small_buffer_enospc)
 /* ENABLE/DISABLE: "Enables/Disables the individual event"; a disabled event
  * does not count.  Exact: a write breakpoint counts the writes made while
  * enabled and none made while disabled. */
-static volatile long ioctl_target;
-
-static void writes(long n)
-{
-	for (long i = 0; i < n; i++)
-		ioctl_target = i;
-}
-
 CONF_TEST(ioctl, enable_disable)
 {
 	struct perf_event_attr a;
 	int fd;
 
-	bp_attr(&a, (const void *)&ioctl_target, sizeof(ioctl_target), HW_BREAKPOINT_W);
+	bp_attr(&a, (const void *)&conf_target, sizeof(conf_target), HW_BREAKPOINT_W);
 	fd = OPEN(t, &a, 0, -1, -1, 0);
-	writes(100);
+	conf_writes(100);
 	PMC_CHECK_EQ(t, read_u64(t, fd), 0);
 	ioc(t, fd, PERF_EVENT_IOC_ENABLE, 0);
-	writes(250);
+	conf_writes(250);
 	ioc(t, fd, PERF_EVENT_IOC_DISABLE, 0);
-	writes(100);
+	conf_writes(100);
 	PMC_CHECK_EQ(t, read_u64(t, fd), 250);
 }
 
@@ -512,12 +522,12 @@ CONF_TEST(ioctl, reset)
 	struct perf_event_attr a;
 	int fd;
 
-	bp_attr(&a, (const void *)&ioctl_target, sizeof(ioctl_target), HW_BREAKPOINT_W);
+	bp_attr(&a, (const void *)&conf_target, sizeof(conf_target), HW_BREAKPOINT_W);
 	a.disabled = 0;
 	fd = OPEN(t, &a, 0, -1, -1, 0);
-	writes(40);
+	conf_writes(40);
 	ioc(t, fd, PERF_EVENT_IOC_RESET, 0);
-	writes(7);
+	conf_writes(7);
 	PMC_CHECK_EQ(t, read_u64(t, fd), 7);
 }
 
@@ -531,17 +541,17 @@ CONF_TEST(ioctl, group_flag_enable)
 	uint64_t buf[8];
 	int leader, member;
 
-	bp_attr(&a, (const void *)&ioctl_target, sizeof(ioctl_target), HW_BREAKPOINT_W);
+	bp_attr(&a, (const void *)&conf_target, sizeof(conf_target), HW_BREAKPOINT_W);
 	a.read_format = PERF_FORMAT_GROUP;
 	leader = OPEN(t, &a, 0, -1, -1, 0);
-	bp_attr(&a, (const void *)&ioctl_target, sizeof(ioctl_target), HW_BREAKPOINT_RW);
+	bp_attr(&a, (const void *)&conf_target, sizeof(conf_target), HW_BREAKPOINT_RW);
 	a.read_format = PERF_FORMAT_GROUP;
 	member = OPEN(t, &a, 0, -1, leader, 0);
 	ioc(t, leader, PERF_EVENT_IOC_ENABLE, 0);
-	writes(10);
+	conf_writes(10);
 	PMC_CHECK(t, read(leader, buf, sizeof(buf)) == 24 && buf[2] == 0); /* member still off */
 	ioc(t, leader, PERF_EVENT_IOC_ENABLE, PERF_IOC_FLAG_GROUP);
-	writes(10);
+	conf_writes(10);
 	PMC_CHECK(t, read(leader, buf, sizeof(buf)) == 24);
 	PMC_CHECK_EQ(t, buf[1], 20);
 	PMC_CHECK_EQ(t, buf[2], 10);
@@ -558,13 +568,13 @@ CONF_TEST(ioctl, group_flag_disable)
 	sw_attr(&a, PERF_COUNT_SW_TASK_CLOCK);
 	a.read_format = PERF_FORMAT_GROUP;
 	leader = OPEN(t, &a, 0, -1, -1, 0);
-	bp_attr(&a, (const void *)&ioctl_target, sizeof(ioctl_target), HW_BREAKPOINT_W);
+	bp_attr(&a, (const void *)&conf_target, sizeof(conf_target), HW_BREAKPOINT_W);
 	a.disabled = 0;
 	OPEN(t, &a, 0, -1, leader, 0);
 	ioc(t, leader, PERF_EVENT_IOC_ENABLE, PERF_IOC_FLAG_GROUP);
-	writes(5);
+	conf_writes(5);
 	ioc(t, leader, PERF_EVENT_IOC_DISABLE, PERF_IOC_FLAG_GROUP);
-	writes(50);
+	conf_writes(50);
 	PMC_CHECK(t, read(leader, buf, sizeof(buf)) == 24);
 	PMC_CHECK_EQ(t, buf[2], 5);
 }

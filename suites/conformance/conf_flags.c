@@ -3,7 +3,7 @@
  * Conformance: perf_event_open's flags (FD_OUTPUT, FD_NO_GROUP,
  * PID_CGROUP), descriptors that travel (over a UNIX socket) and who
  * controls an attached event (prctl), per-thread counts at exit
- * (inherit_stat), signals after close, REFRESH with 0, the PMUs sysfs
+ * (inherit_stat), REFRESH with 0, the PMUs sysfs
  * publishes, and how many events a process can open.
  */
 #include "conf.h"
@@ -13,7 +13,6 @@
 #include <inttypes.h>
 #include <pthread.h>
 #include <sched.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/mman.h>
@@ -26,18 +25,10 @@
 
 #include <pmcheck/event.h>
 
-static volatile long flag_target;
-
-static void flag_writes(long n)
-{
-	for (long i = 0; i < n; i++)
-		flag_target = i;
-}
-
-/* A write breakpoint on flag_target, sampling every write when `sample`. */
+/* A write breakpoint on conf_target, sampling every write when `sample`. */
 static void flag_bp(struct perf_event_attr *a, int sample)
 {
-	bp_attr(a, (const void *)&flag_target, sizeof(flag_target), HW_BREAKPOINT_W);
+	bp_attr(a, (const void *)&conf_target, sizeof(conf_target), HW_BREAKPOINT_W);
 	if (sample) {
 		a->sample_period = 1;
 		a->sample_type = PERF_SAMPLE_IP;
@@ -83,7 +74,7 @@ CONF_TEST(flags, fd_output)
 	p = flag_map(t, target);
 	fd = OPEN(t, &b, 0, -1, target, PERF_FLAG_FD_OUTPUT | PERF_FLAG_FD_NO_GROUP);
 	ioc(t, fd, PERF_EVENT_IOC_ENABLE, 0);
-	flag_writes(10);
+	conf_writes(10);
 	ioc(t, fd, PERF_EVENT_IOC_DISABLE, 0);
 	PMC_CHECK_EQ(t, p->data_head, 10 * (sizeof(struct perf_event_header) + 8));
 	close(fd);
@@ -115,14 +106,14 @@ CONF_TEST(flags, fd_no_group)
 	flag_bp(&b, 0);
 	b.disabled = 0;
 	fd = OPEN(t, &b, 0, -1, leader, PERF_FLAG_FD_NO_GROUP);
-	flag_writes(25);
+	conf_writes(25);
 	PMC_CHECK_EQ(t, read_u64(t, fd), 25);
 	PMC_CHECK(t, read(leader, group, sizeof(group)) == 2 * sizeof(uint64_t));
 	PMC_CHECK_EQ(t, group[0], 1); /* nr: the leader alone */
 	/* The same open without the flag joins the disabled group: 0. */
 	close(fd);
 	fd = OPEN(t, &b, 0, -1, leader, 0);
-	flag_writes(25);
+	conf_writes(25);
 	PMC_CHECK_EQ(t, read_u64(t, fd), 0);
 	close(fd);
 	close(leader);
@@ -326,7 +317,7 @@ CONF_TEST(ioctl, fd_over_unix_socket)
 	flag_bp(&a, 0);
 	a.disabled = 0;
 	fd = OPEN(t, &a, 0, -1, -1, 0);
-	flag_writes(33);
+	conf_writes(33);
 	if (socketpair(AF_UNIX, SOCK_STREAM, 0, sv) != 0)
 		pmc_test_fail(t, "socketpair: %s", strerror(errno));
 	pid = fork();
@@ -367,7 +358,7 @@ CONF_TEST(ioctl, fd_over_unix_socket)
 	close(fd);
 }
 
-/* A child that writes `n` times to flag_target when told (a byte on
+/* A child that writes `n` times to conf_target when told (a byte on
  * `cmd`), and says it did (a byte on `done`); exits on 'q'. */
 static void writer_child(int cmd, int done)
 {
@@ -377,7 +368,7 @@ static void writer_child(int cmd, int done)
 		if (c == 'p')
 			prctl(PR_TASK_PERF_EVENTS_DISABLE, 0, 0, 0, 0);
 		else
-			flag_writes(c == 'w' ? 10 : 0);
+			conf_writes(c == 'w' ? 10 : 0);
 		if (write(done, "d", 1) != 1)
 			break;
 	}
@@ -430,7 +421,7 @@ CONF_TEST(prctl, owner_controls_attached_events)
 static void *ten_writes(void *arg)
 {
 	(void)arg;
-	flag_writes(10);
+	conf_writes(10);
 	return NULL;
 }
 
@@ -507,7 +498,7 @@ CONF_TEST(ioctl, refresh_zero)
 	flag_bp(&a, 1);
 	fd = OPEN(t, &a, 0, -1, -1, 0);
 	PMC_CHECK(t, ioctl(fd, PERF_EVENT_IOC_REFRESH, 0) == 0);
-	flag_writes(3);
+	conf_writes(3);
 	pmc_test_note(t, "after REFRESH 0 the event counted %" PRIu64 " of 3 writes", read_u64(t, fd));
 	close(fd);
 	flag_bp(&a, 1);

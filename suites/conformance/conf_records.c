@@ -20,24 +20,6 @@
 #include <sys/sysmacros.h>
 #include <sys/wait.h>
 
-static volatile long rec_target;
-
-static void rec_writes(long n)
-{
-	for (long i = 0; i < n; i++)
-		rec_target = i;
-}
-
-static struct pmc_ring *rec_ring(struct pmc_test *t, int fd, size_t pages)
-{
-	struct pmc_ring *ring;
-	struct pmc_error err;
-
-	if (pmc_ring_map(&ring, fd, pages, &err))
-		pmc_test_fail(t, "%s", err.message);
-	return ring;
-}
-
 /* A dummy event of this thread, enabled, whose records (flags: attr.task,
  * comm, mmap...) go to a ring; inherited to children when `inherit` (its
  * output then redirected to a holder's ring: an inherited per-task event
@@ -64,13 +46,13 @@ static void watch(struct pmc_test *t, struct watcher *w, void (*set)(struct perf
 		sw_attr(&h, PERF_COUNT_SW_DUMMY);
 		h.exclude_kernel = 1;
 		w->holder = OPEN(t, &h, 0, -1, -1, 0);
-		w->ring = rec_ring(t, w->holder, 16);
+		w->ring = conf_map_ring(t, w->holder, 16);
 		a.inherit = 1;
 		w->fd = OPEN(t, &a, 0, -1, -1, 0);
 		ioc(t, w->fd, PERF_EVENT_IOC_SET_OUTPUT, (unsigned long)w->holder);
 	} else {
 		w->fd = OPEN(t, &a, 0, -1, -1, 0);
-		w->ring = rec_ring(t, w->fd, 16);
+		w->ring = conf_map_ring(t, w->fd, 16);
 	}
 	ioc(t, w->fd, PERF_EVENT_IOC_ENABLE, 0);
 }
@@ -425,9 +407,9 @@ static void one_sample(struct pmc_test *t, struct perf_event_attr *a, struct pmc
 	size_t len;
 	int fd = OPEN(t, a, 0, -1, -1, 0);
 
-	ring = rec_ring(t, fd, 8);
+	ring = conf_map_ring(t, fd, 8);
 	ioc(t, fd, PERF_EVENT_IOC_ENABLE, 0);
-	rec_writes(1);
+	conf_writes(1);
 	ioc(t, fd, PERF_EVENT_IOC_DISABLE, 0);
 	len = next_of(ring, PERF_RECORD_SAMPLE, buf, size);
 	if (!len)
@@ -440,7 +422,7 @@ static void one_sample(struct pmc_test *t, struct perf_event_attr *a, struct pmc
 
 static void sample_bp(struct perf_event_attr *a, uint64_t type)
 {
-	bp_attr(a, (const void *)&rec_target, sizeof(rec_target), HW_BREAKPOINT_W);
+	bp_attr(a, (const void *)&conf_target, sizeof(conf_target), HW_BREAKPOINT_W);
 	a->sample_period = 1;
 	a->sample_type = type;
 }
@@ -606,7 +588,7 @@ CONF_TEST(ring, map_twice)
 	if (p1 == MAP_FAILED || p2 == MAP_FAILED)
 		return;
 	ioc(t, fd, PERF_EVENT_IOC_ENABLE, 0);
-	rec_writes(7);
+	conf_writes(7);
 	ioc(t, fd, PERF_EVENT_IOC_DISABLE, 0);
 	PMC_CHECK(t, p1->data_head > 0);
 	PMC_CHECK_EQ(t, p2->data_head, p1->data_head);
@@ -672,7 +654,7 @@ CONF_TEST(ring, write_backward)
 	if (p == MAP_FAILED)
 		pmc_test_fail(t, "read-only map: %s", strerror(errno));
 	ioc(t, fd, PERF_EVENT_IOC_ENABLE, 0);
-	rec_writes(10);
+	conf_writes(10);
 	ioc(t, fd, PERF_EVENT_IOC_DISABLE, 0);
 	head = __atomic_load_n(&p->data_head, __ATOMIC_ACQUIRE);
 	size = p->data_size;

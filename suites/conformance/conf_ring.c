@@ -24,20 +24,12 @@
 
 /* ---- the mmap ring buffer ------------------------------------------------------------------- */
 
-static volatile long ring_target;
-
-static void ring_writes(long n)
-{
-	for (long i = 0; i < n; i++)
-		ring_target = i;
-}
-
 /* A write-breakpoint sampling event: one sample per write, exactly. */
 static int sampling_bp(struct pmc_test *t, uint64_t sample_type, int extra_flags)
 {
 	struct perf_event_attr a;
 
-	bp_attr(&a, (const void *)&ring_target, sizeof(ring_target), HW_BREAKPOINT_W);
+	bp_attr(&a, (const void *)&conf_target, sizeof(conf_target), HW_BREAKPOINT_W);
 	a.sample_period = 1;
 	a.sample_type = sample_type;
 	a.sample_id_all = !!(extra_flags & 1);
@@ -47,22 +39,12 @@ static int sampling_bp(struct pmc_test *t, uint64_t sample_type, int extra_flags
 	return OPEN(t, &a, 0, -1, -1, 0);
 }
 
-static struct pmc_ring *map_ring(struct pmc_test *t, int fd, size_t pages)
-{
-	struct pmc_ring *ring;
-	struct pmc_error err;
-
-	if (pmc_ring_map(&ring, fd, pages, &err))
-		pmc_test_fail(t, "%s", err.message);
-	return ring;
-}
-
 /* The mmap layout: "data_offset ... data_size" (Linux 4.1) locate the data
  * area right after the control page, 2^n pages long; nothing written yet. */
 CONF_TEST(ring, mmap_layout)
 {
 	int fd = sampling_bp(t, PERF_SAMPLE_IP, 0);
-	struct pmc_ring *ring = map_ring(t, fd, 8);
+	struct pmc_ring *ring = conf_map_ring(t, fd, 8);
 	struct perf_event_mmap_page *pg = pmc_ring_page(ring);
 	long psize = sysconf(_SC_PAGESIZE);
 
@@ -88,7 +70,7 @@ CONF_TEST(ring, sample_fields_in_order)
 			       PERF_SAMPLE_STREAM_ID | PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD,
 	};
 	int fd = sampling_bp(t, lay.sample_type, 0);
-	struct pmc_ring *ring = map_ring(t, fd, 8);
+	struct pmc_ring *ring = conf_map_ring(t, fd, 8);
 	unsigned char buf[512];
 	uint64_t id = 0, last_time = 0;
 	struct pmc_error err;
@@ -98,7 +80,7 @@ CONF_TEST(ring, sample_fields_in_order)
 
 	ioc(t, fd, PERF_EVENT_IOC_ID, (unsigned long)&id);
 	ioc(t, fd, PERF_EVENT_IOC_ENABLE, 0);
-	ring_writes(20);
+	conf_writes(20);
 	ioc(t, fd, PERF_EVENT_IOC_DISABLE, 0);
 	while (pmc_ring_next(ring, buf, sizeof(buf), &len) == 1) {
 		if (((struct perf_event_header *)buf)->type != PERF_RECORD_SAMPLE)
@@ -110,7 +92,7 @@ CONF_TEST(ring, sample_fields_in_order)
 		PMC_CHECK_EQ(t, s.id, id);
 		PMC_CHECK_EQ(t, s.pid, getpid());
 		PMC_CHECK_EQ(t, s.tid, gettid());
-		PMC_CHECK_EQ(t, s.addr, (uintptr_t)&ring_target);
+		PMC_CHECK_EQ(t, s.addr, (uintptr_t)&conf_target);
 		PMC_CHECK_EQ(t, s.period, 1);
 		PMC_CHECK(t, s.ip != 0 && s.time >= last_time);
 		last_time = s.time;
@@ -134,7 +116,7 @@ CONF_TEST(ring, sample_read_group)
 	int leader, n = 0;
 	size_t len;
 
-	bp_attr(&a, (const void *)&ring_target, sizeof(ring_target), HW_BREAKPOINT_W);
+	bp_attr(&a, (const void *)&conf_target, sizeof(conf_target), HW_BREAKPOINT_W);
 	a.sample_period = 1;
 	a.sample_type = lay.sample_type;
 	a.read_format = lay.read_format;
@@ -143,9 +125,9 @@ CONF_TEST(ring, sample_read_group)
 	a.disabled = 0;
 	a.read_format = lay.read_format;
 	OPEN(t, &a, 0, -1, leader, 0);
-	ring = map_ring(t, leader, 8);
+	ring = conf_map_ring(t, leader, 8);
 	ioc(t, leader, PERF_EVENT_IOC_ENABLE, PERF_IOC_FLAG_GROUP);
-	ring_writes(4);
+	conf_writes(4);
 	ioc(t, leader, PERF_EVENT_IOC_DISABLE, PERF_IOC_FLAG_GROUP);
 	while (pmc_ring_next(ring, buf, sizeof(buf), &len) == 1) {
 		if (((struct perf_event_header *)buf)->type != PERF_RECORD_SAMPLE)
@@ -169,7 +151,7 @@ CONF_TEST(ring, sample_id_all_trailer)
 							PERF_SAMPLE_IDENTIFIER,
 					 .sample_id_all = 1 };
 	int fd = sampling_bp(t, lay.sample_type, 1 | 2);
-	struct pmc_ring *ring = map_ring(t, fd, 8);
+	struct pmc_ring *ring = conf_map_ring(t, fd, 8);
 	unsigned char buf[512];
 	uint64_t id = 0;
 	struct pmc_error err;
@@ -203,7 +185,7 @@ CONF_TEST(ring, sample_id_all_trailer)
 CONF_TEST(ring, mmap_records)
 {
 	int fd = sampling_bp(t, PERF_SAMPLE_IP, 4);
-	struct pmc_ring *ring = map_ring(t, fd, 8);
+	struct pmc_ring *ring = conf_map_ring(t, fd, 8);
 	unsigned char buf[4096];
 	int file = open("/proc/self/exe", O_RDONLY), found = 0;
 	size_t len;
@@ -265,18 +247,18 @@ CONF_TEST(ring, lost_records_when_full)
 	struct pmc_sample_layout lay = { .sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TIME |
 							PERF_SAMPLE_ID };
 	int fd = sampling_bp(t, lay.sample_type, 0);
-	struct pmc_ring *ring = map_ring(t, fd, 1);
+	struct pmc_ring *ring = conf_map_ring(t, fd, 1);
 	uint64_t id = 0, lost = 0, kept = 0, last = 0;
 
 	ioc(t, fd, PERF_EVENT_IOC_ID, (unsigned long)&id);
 	ioc(t, fd, PERF_EVENT_IOC_ENABLE, 0);
-	ring_writes(2000); /* 2000 x 32-byte samples into one page */
+	conf_writes(2000); /* 2000 x 32-byte samples into one page */
 	ioc(t, fd, PERF_EVENT_IOC_DISABLE, 0);
 	drain(t, ring, &lay, id, &kept, &lost, &last);
 	PMC_CHECK(t, kept > 0 && kept < 2000);
 	PMC_CHECK_EQ(t, lost, 0); /* not yet: the LOST record waits for room */
 	ioc(t, fd, PERF_EVENT_IOC_ENABLE, 0);
-	ring_writes(1);
+	conf_writes(1);
 	ioc(t, fd, PERF_EVENT_IOC_DISABLE, 0);
 	drain(t, ring, &lay, id, &kept, &lost, &last);
 	PMC_CHECK(t, lost > 0);
@@ -294,17 +276,17 @@ CONF_TEST(ring, wakeup_events)
 	struct pmc_ring *ring;
 	int fd;
 
-	bp_attr(&a, (const void *)&ring_target, sizeof(ring_target), HW_BREAKPOINT_W);
+	bp_attr(&a, (const void *)&conf_target, sizeof(conf_target), HW_BREAKPOINT_W);
 	a.sample_period = 1;
 	a.sample_type = PERF_SAMPLE_IP;
 	a.wakeup_events = 5;
 	fd = OPEN(t, &a, 0, -1, -1, 0);
-	ring = map_ring(t, fd, 8);
+	ring = conf_map_ring(t, fd, 8);
 	p = (struct pollfd){ fd, POLLIN, 0 };
 	ioc(t, fd, PERF_EVENT_IOC_ENABLE, 0);
-	ring_writes(4);
+	conf_writes(4);
 	PMC_CHECK_EQ(t, poll(&p, 1, 0), 0);
-	ring_writes(1);
+	conf_writes(1);
 	PMC_CHECK_EQ(t, poll(&p, 1, 1000), 1);
 	pmc_ring_unmap(ring);
 }
@@ -317,18 +299,18 @@ CONF_TEST(ring, wakeup_watermark)
 	struct pmc_ring *ring;
 	int fd;
 
-	bp_attr(&a, (const void *)&ring_target, sizeof(ring_target), HW_BREAKPOINT_W);
+	bp_attr(&a, (const void *)&conf_target, sizeof(conf_target), HW_BREAKPOINT_W);
 	a.sample_period = 1;
 	a.sample_type = PERF_SAMPLE_IP; /* 16-byte records */
 	a.watermark = 1;
 	a.wakeup_watermark = 16 * 20;
 	fd = OPEN(t, &a, 0, -1, -1, 0);
-	ring = map_ring(t, fd, 8);
+	ring = conf_map_ring(t, fd, 8);
 	p = (struct pollfd){ fd, POLLIN, 0 };
 	ioc(t, fd, PERF_EVENT_IOC_ENABLE, 0);
-	ring_writes(10);
+	conf_writes(10);
 	PMC_CHECK_EQ(t, poll(&p, 1, 0), 0);
-	ring_writes(15);
+	conf_writes(15);
 	PMC_CHECK_EQ(t, poll(&p, 1, 1000), 1);
 	PMC_CHECK(t, pmc_ring_unread(ring) >= 16 * 20);
 	pmc_ring_unmap(ring);
@@ -339,18 +321,18 @@ CONF_TEST(ring, wakeup_watermark)
 CONF_TEST(ring, pause_output)
 {
 	int fd = sampling_bp(t, PERF_SAMPLE_IP, 0);
-	struct pmc_ring *ring = map_ring(t, fd, 8);
+	struct pmc_ring *ring = conf_map_ring(t, fd, 8);
 	unsigned char buf[256];
 	int samples = 0;
 	size_t len;
 
 	conf_require_kernel(t, 4, 7, "PERF_EVENT_IOC_PAUSE_OUTPUT");
 	ioc(t, fd, PERF_EVENT_IOC_ENABLE, 0);
-	ring_writes(3);
+	conf_writes(3);
 	ioc(t, fd, PERF_EVENT_IOC_PAUSE_OUTPUT, 1);
-	ring_writes(50);
+	conf_writes(50);
 	ioc(t, fd, PERF_EVENT_IOC_PAUSE_OUTPUT, 0);
-	ring_writes(2);
+	conf_writes(2);
 	ioc(t, fd, PERF_EVENT_IOC_DISABLE, 0);
 	while (pmc_ring_next(ring, buf, sizeof(buf), &len) == 1)
 		samples += ((struct perf_event_header *)buf)->type == PERF_RECORD_SAMPLE;
@@ -365,7 +347,7 @@ CONF_TEST(ring, set_output)
 	struct pmc_sample_layout lay = { .sample_type = PERF_SAMPLE_ID };
 	int a_fd = sampling_bp(t, lay.sample_type, 0), b_fd;
 	struct perf_event_attr a;
-	struct pmc_ring *ring = map_ring(t, a_fd, 8);
+	struct pmc_ring *ring = conf_map_ring(t, a_fd, 8);
 	unsigned char buf[256];
 	uint64_t id_a = 0, id_b = 0, from_a = 0, from_b = 0;
 	struct pmc_error err;
@@ -382,7 +364,7 @@ CONF_TEST(ring, set_output)
 	ioc(t, b_fd, PERF_EVENT_IOC_ID, (unsigned long)&id_b);
 	ioc(t, a_fd, PERF_EVENT_IOC_ENABLE, 0);
 	ioc(t, b_fd, PERF_EVENT_IOC_ENABLE, 0);
-	ring_writes(3);
+	conf_writes(3);
 	{
 		char *m = mmap(NULL, 4096 * 4, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 
@@ -427,7 +409,7 @@ CONF_TEST(ring, frequency_sampling_rate)
 	a.sample_freq = 1000;
 	a.sample_type = lay.sample_type;
 	fd = OPEN(t, &a, 0, -1, -1, 0);
-	ring = map_ring(t, fd, 16);
+	ring = conf_map_ring(t, fd, 16);
 	t0 = conf_thread_cpu_ns();
 	ioc(t, fd, PERF_EVENT_IOC_ENABLE, 0);
 	while (conf_thread_cpu_ns() - t0 < 100000000)

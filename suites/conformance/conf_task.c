@@ -14,19 +14,11 @@
 #include <sys/prctl.h>
 #include <sys/wait.h>
 
-static volatile long target;
-
-static void writes(long n)
-{
-	for (long i = 0; i < n; i++)
-		target = i;
-}
-
 static int write_bp(struct pmc_test *t, int disabled, int inherit)
 {
 	struct perf_event_attr a;
 
-	bp_attr(&a, (const void *)&target, sizeof(target), HW_BREAKPOINT_W);
+	bp_attr(&a, (const void *)&conf_target, sizeof(conf_target), HW_BREAKPOINT_W);
 	a.disabled = disabled;
 	a.inherit = inherit;
 	return OPEN(t, &a, 0, -1, -1, 0);
@@ -40,11 +32,11 @@ CONF_TEST(prctl, disable_enable_exact)
 {
 	int fd = write_bp(t, 0, 0);
 
-	writes(30);
+	conf_writes(30);
 	PMC_CHECK(t, prctl(PR_TASK_PERF_EVENTS_DISABLE, 0, 0, 0, 0) == 0);
-	writes(1000);
+	conf_writes(1000);
 	PMC_CHECK(t, prctl(PR_TASK_PERF_EVENTS_ENABLE, 0, 0, 0, 0) == 0);
-	writes(12);
+	conf_writes(12);
 	PMC_CHECK_EQ(t, read_u64(t, fd), 42);
 }
 
@@ -78,11 +70,11 @@ static uint64_t child_then_parent_writes(struct pmc_test *t, int inherit)
 	pid_t pid = fork();
 
 	if (pid == 0) {
-		writes(1000);
+		conf_writes(1000);
 		_exit(0);
 	}
 	waitpid(pid, &status, 0);
-	writes(5);
+	conf_writes(5);
 	return read_u64(t, fd);
 }
 
@@ -542,7 +534,7 @@ CONF_TEST(signal, sigtrap_needs_remove_on_exec)
 	struct perf_event_attr a;
 
 	conf_require_kernel(t, 5, 13, "sigtrap");
-	bp_attr(&a, (const void *)&target, sizeof(target), HW_BREAKPOINT_W);
+	bp_attr(&a, (const void *)&conf_target, sizeof(conf_target), HW_BREAKPOINT_W);
 	a.sample_period = 1;
 	a.sigtrap = 1;
 	EXPECT_ERRNO(t, peo(&a, 0, -1, -1, 0), EINVAL);
@@ -558,7 +550,7 @@ CONF_TEST(signal, poll_in_on_overflow)
 	struct pollfd p;
 	int fd;
 
-	bp_attr(&a, (const void *)&target, sizeof(target), HW_BREAKPOINT_W);
+	bp_attr(&a, (const void *)&conf_target, sizeof(conf_target), HW_BREAKPOINT_W);
 	a.sample_period = 1;
 	a.wakeup_events = 1;
 	a.sample_type = PERF_SAMPLE_IP;
@@ -568,7 +560,7 @@ CONF_TEST(signal, poll_in_on_overflow)
 	p = (struct pollfd){ fd, POLLIN, 0 };
 	PMC_CHECK_EQ(t, poll(&p, 1, 0), 0);
 	ioc(t, fd, PERF_EVENT_IOC_ENABLE, 0);
-	writes(1);
+	conf_writes(1);
 	PMC_CHECK_EQ(t, poll(&p, 1, 1000), 1);
 	PMC_CHECK(t, p.revents & POLLIN);
 	pmc_ring_unmap(ring);

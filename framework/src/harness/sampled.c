@@ -42,10 +42,8 @@ struct pmc__sampling_state {
 	struct ipvec ips[PMC__MAX_REGIONS][PMC__SAMPLE_MAX];
 	uint64_t lost[PMC__MAX_REGIONS][PMC__SAMPLE_MAX];
 	uint64_t executions[PMC__MAX_REGIONS];
-	struct pmc__sampling_state_open {
-		bool on;
-		size_t region;
-	} cur;
+	bool on;          /* enabled: a measured region is open */
+	size_t region;    /* which */
 	bool oom;
 };
 
@@ -89,9 +87,9 @@ void pmc__sampling_begin(struct pmc_test *t, const struct pmc__region *r)
 
 	if (!st || !t->hot.recording || t->measuring_overhead)
 		return;
-	st->cur.on = true;
-	st->cur.region = (size_t)(r - t->region);
-	st->executions[st->cur.region]++;
+	st->on = true;
+	st->region = (size_t)(r - t->region);
+	st->executions[st->region]++;
 	for (size_t k = 0; k < st->n; k++)
 		pmc_sampler_enable(st->s[k]);
 }
@@ -126,16 +124,16 @@ void pmc__sampling_end(struct pmc_test *t)
 {
 	struct pmc__sampling_state *st = t->sampling;
 
-	if (!st || !st->cur.on)
+	if (!st || !st->on)
 		return;
 	for (size_t k = 0; k < st->n; k++)
 		pmc_sampler_disable(st->s[k]);
 	for (size_t k = 0; k < st->n; k++) {
-		struct drain_ctx c = { &st->ips[st->cur.region][k], &st->oom };
+		struct drain_ctx c = { &st->ips[st->region][k], &st->oom };
 
-		pmc_sampler_drain(st->s[k], keep_ip, &c, &st->lost[st->cur.region][k]);
+		pmc_sampler_drain(st->s[k], keep_ip, &c, &st->lost[st->region][k]);
 	}
-	st->cur.on = false;
+	st->on = false;
 }
 
 /* ---- the record's rows ------------------------------------------------------------ */
@@ -385,11 +383,14 @@ size_t pmc__sampling_request_regressions(json_t *rep, const struct pmc__result *
 	memset(req, 0, sizeof(*req));
 	if (!on_perf(r))
 		return 0;
-	json_array_foreach(json_object_get(rep, "rows"), i, row)
-		if (!strcmp(pmc__jstr(row, "case"), r->name) &&
-		    !strcmp(pmc__jstr(row, "verdict"), "regression") &&
-		    !pmc__result_region(r, pmc__jstr(row, "region"))->nsampled)
+	json_array_foreach(json_object_get(rep, "rows"), i, row) {
+		const struct pmc__region_rec *g = pmc__result_region(r, pmc__jstr(row, "region"));
+
+		/* A region sampled already (the case failed, too) is not again. */
+		if (g && !g->nsampled && !strcmp(pmc__jstr(row, "case"), r->name) &&
+		    !strcmp(pmc__jstr(row, "verdict"), "regression"))
 			request_add(req, r, pmc__jstr(row, "event"));
+	}
 	return req->n;
 }
 
