@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Sampling: the perf_event ring buffer and the records the kernel writes
- * into it (PERF_RECORD_SAMPLE, LOST, MMAP, COMM, ...).
+ * into it (PERF_RECORD_SAMPLE, LOST, MMAP, COMM, ...), one event sampled on
+ * the calling thread (pmc_sampler), and sampled addresses back to
+ * functions (pmc_symtab); both are described further down.
  *
  *   int fd = perf_event_open(...sample_period, sample_type...);
  *   struct pmc_ring *ring;

@@ -226,7 +226,11 @@ int pmc__hwdb_merge(const struct pmc__merge *m, char *const *files, size_t nfile
 		else
 			written++;
 	}
-	if (status == 0) {
+	if (status == 0 && ps.n == 0) {
+		/* Nothing to pool is not a merge that worked. */
+		fprintf(stderr, "pmcheck hwdb merge: nothing to merge: no budget expectation was measured in these files (cases skipped, or without PMC_EXPECT_BUDGET)\n");
+		status = PMC_EXIT_FAIL;
+	} else if (status == 0) {
 		fprintf(out, "%zu budget(s) written, %zu not merged (machines disagree on a deterministic count); review with git diff before committing\n",
 			written, disagree);
 		if (disagree)

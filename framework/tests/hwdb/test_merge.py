@@ -96,6 +96,11 @@ with tempfile.TemporaryDirectory() as d:
     check(p.returncode == 64, f"a bad tolerance is a usage error: {p.stderr}")
     p = subprocess.run([CLI, "hwdb", "merge", a], capture_output=True, text=True)
     check(p.returncode == 64 and "--hwdb" in p.stderr, f"merge needs a target: {p.stderr}")
+    # Results without a measured budget expectation: nothing to merge is an error.
+    none = os.path.join(d, "none.json")
+    subprocess.run([SUITE, "--filter=gate.baseline_only", f"--json={none}"], capture_output=True, timeout=120)
+    p = merge(os.path.join(d, "z"), none)
+    check(p.returncode == 1 and "nothing to merge" in p.stderr, f"an empty merge fails: {p.returncode} {p.stderr}")
     bad = os.path.join(d, "bad.json")
     with open(bad, "w") as f:
         f.write("[]")
