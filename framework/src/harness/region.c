@@ -85,7 +85,8 @@ int pmc_test_region_begin_n(struct pmc_test *t, const char *name, uint64_t itera
 		clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t->thread_cpu0);
 		clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t->process_cpu0);
 	}
-	pmc__sampling_begin(t, r);
+	if (t->sampling)
+		pmc__sampling_begin(t, r);
 	rc = pmc_region_begin(&t->hot.core);
 	if (rc)
 		pmc__test_read_failed(t, rc);
@@ -158,7 +159,8 @@ int pmc_test_region_end(struct pmc_test *t)
 	if (t->hot.inline_open) /* begun by PMC_REGION inline: one thread then */
 		t->threaded_at_begin = false;
 	rc = pmc_region_end(&t->hot.core, &m);
-	pmc__sampling_end(t);
+	if (t->sampling)
+		pmc__sampling_end(t);
 	others = t->hot.watch_threads && !t->measuring_overhead && other_threads_ran(t);
 	if (rc)
 		pmc__test_read_failed(t, rc);
