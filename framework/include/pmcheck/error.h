@@ -49,7 +49,8 @@ extern "C" {
 	X(PMC_E_TOO_LONG, -10015, 0, "name or path too long")                                \
 	X(PMC_E_NO_SIM, -10016, 0, "the sim backend needs valgrind callgrind")               \
 	X(PMC_E_SIM, -10017, 0, "callgrind dump missing or unreadable")                      \
-	X(PMC_E_RING, -10018, 0, "corrupt perf ring buffer record")
+	X(PMC_E_RING, -10018, 0, "corrupt perf ring buffer record")                         \
+	X(PMC_E_NOT_COUNTING, -10019, 1, "the counter opens but does not count on this machine")
 
 #define PMC__ERRCODE_ENUM(name, value, capability, text) name = value,
 enum pmc_errcode { PMC_ERRORS(PMC__ERRCODE_ENUM) };
@@ -83,7 +84,9 @@ PMC_API const char *pmc_error_name(int code);
 /*
  * Does `code` mean that this machine cannot count it (no such PMU or
  * hardware PMU, not permitted, no breakpoint slot, not supported or never
- * scheduled, and the errnos the kernel gives for those: ENOENT, EOPNOTSUPP,
+ * scheduled, a kind of counter that opens but failed its check on known
+ * work (PMC_E_NOT_COUNTING, see pmc_kind_check() in machine.h), and the
+ * errnos the kernel gives for those: ENOENT, EOPNOTSUPP,
  * EACCES, EPERM), rather than that the request is wrong?  A test harness
  * skips on these and errs on the rest.
  */

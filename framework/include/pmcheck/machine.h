@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <pmcheck/event.h>
 #include <pmcheck/export.h>
 
 #ifdef __cplusplus
@@ -75,6 +76,78 @@ PMC_API int pmc_machine_has_pmu(const char *pmu);
 
 /* /proc/sys/kernel/perf_event_paranoid, or INT32_MIN when unreadable. */
 PMC_API int pmc_machine_paranoid(void);
+
+/*
+ * Counter kinds checked on known work.  A kind of counter can open without
+ * error and still not count: on some hypervisors' guests every hardware
+ * breakpoint opens and never fires.  Before a verdict rests on a kind,
+ * pmcheck counts a known amount of work with it once per process; a kind
+ * that opens but miscounts is refused with PMC_E_NOT_COUNTING (a capability
+ * error), so a harness skips instead of judging zeros.
+ *
+ * pmc_counters_open() runs the check of every kind in the set that has one,
+ * except PMC_KIND_CHECK_UPROBE: a uprobe's removal costs ~50 ms in the
+ * kernel per process (measured on 6.18), and a uprobe is a software trap
+ * that no hypervisor intercepts; pmcheck probe runs it.
+ *
+ * For tests, PMCHECK_FAULT_CHECKS (a comma-separated list of kind names,
+ * "breakpoint" for the three breakpoint kinds, or "all") makes the named
+ * checks fail on a machine where they pass: the check runs, its count is
+ * replaced by 0, and its summary says the fault was injected.
+ */
+enum pmc_kind_check_id {
+	PMC_KIND_CHECK_BP_WRITE = 0, /* write breakpoint: 64 stores */
+	PMC_KIND_CHECK_BP_RW,        /* read-write breakpoint: 32 stores, 32 loads */
+	PMC_KIND_CHECK_BP_EXEC,      /* execute breakpoint: 64 calls */
+	PMC_KIND_CHECK_UPROBE,       /* uprobe (calls:): 64 calls */
+	PMC_KIND_CHECK_TRACEPOINT,   /* syscalls:sys_enter_getppid: 64 getppid(2) */
+	PMC_KIND_CHECK_PAGE_FAULTS,  /* page-faults:u: 64 first writes to fresh pages */
+	PMC_KIND_CHECK_INSTRUCTIONS, /* instructions:u: at least 1 per loop iteration */
+	PMC_KIND_CHECK_BRANCHES,     /* branches:u: at least 1 per loop iteration */
+	PMC_KIND_CHECK_CYCLES,       /* cycles:u: more than 0 over the loop */
+	PMC_KIND_CHECKS              /* how many */
+};
+
+enum pmc_kind_status {
+	PMC_KIND_COUNTS = 1,       /* counted the known work as expected */
+	PMC_KIND_NOT_COUNTING = 2, /* opened, but miscounted the known work */
+	PMC_KIND_UNAVAILABLE = 3,  /* could not be opened here (reason in summary) */
+};
+
+struct pmc_kind_check {
+	enum pmc_kind_check_id id;
+	enum pmc_kind_status status;
+	uint64_t work;    /* the known work: stores, calls, syscalls, pages, iterations */
+	uint64_t counted; /* what the counter said (0 when the fault was injected) */
+	uint64_t cost_ns; /* wall time of the check: open, work, read, close */
+	int injected;     /* 1 when PMCHECK_FAULT_CHECKS named this kind */
+	int error;        /* PMC_KIND_UNAVAILABLE: the open's code */
+	/* One sentence for a person, the same words everywhere (skip reasons,
+	 * pmcheck probe, pmcheck stat): "write breakpoints open but never fire
+	 * on this machine: a check of 64 stores counted 0 (...)". */
+	char summary[512];
+};
+
+/* The kind's name: "breakpoint-write", "page-faults", ...; "?" outside
+ * the enum.  The names PMCHECK_FAULT_CHECKS takes. */
+PMC_API const char *pmc_kind_check_name(enum pmc_kind_check_id id);
+
+/*
+ * Check a kind on this machine (once per process: later calls return the
+ * first answer, except an unavailable one, which is tried again since its
+ * cause, such as every breakpoint slot taken, may pass).  Fills *out (may
+ * be NULL).  Returns 0 when the kind counts, PMC_E_NOT_COUNTING when it
+ * opens but miscounts, or the open's negative code when it is unavailable.
+ * The check opens, counts and closes its own event; call it outside any
+ * counted window.  Thread-safe.
+ */
+PMC_API int pmc_kind_check(enum pmc_kind_check_id id, struct pmc_kind_check *out);
+
+/* Which check vouches for an event spec: breakpoints by access, uprobes,
+ * tracepoints, page faults, and hardware events (instructions, branches
+ * and cycles by name; any other hardware-counter event by instructions).
+ * -1 for a kind with no check (other software events, msr/, sim:). */
+PMC_API int pmc_kind_check_of(const struct pmc_event_spec *spec);
 
 /*
  * Write `len` bytes to `path` atomically: a temporary file in the same

@@ -311,6 +311,9 @@ static int open_set(struct pmc_counters **out, const struct pmc_event_spec *spec
 		return pmc__fail(err, PMC_E_TOO_MANY, "", -1,
 				 "%zu events requested; a set holds at most %d (split the list)",
 				 n, PMC_MAX_EVENTS);
+	/* Before anything opens: a check may need a breakpoint slot. */
+	if (!(flags & (PMC_OPEN_SIM | PMC__OPEN_UNCHECKED)) && (rc = pmc__kinds_vouch(specs, n, err)))
+		return rc;
 	set = calloc(1, sizeof(*set));
 	if (!set)
 		return pmc__fail(err, -ENOMEM, "", -1, "out of memory");

@@ -16,6 +16,13 @@
 	(PERF_FORMAT_GROUP | PERF_FORMAT_ID | PERF_FORMAT_TOTAL_TIME_ENABLED | \
 	 PERF_FORMAT_TOTAL_TIME_RUNNING)
 
+/* pmc_counters_open without the kinds' checks: the checks' own sets. */
+#define PMC__OPEN_UNCHECKED (1u << 30)
+
+/* kinds.c: refuse a set with an event whose kind opens but failed its check
+ * on known work (PMC_E_NOT_COUNTING, the check's words in *err). */
+int pmc__kinds_vouch(const struct pmc_event_spec *specs, size_t n, struct pmc_error *err);
+
 struct pmc__event {
 	struct pmc_event_spec spec;
 	int fd;
