@@ -118,7 +118,7 @@ enum pmc_requirement {
 	PMC_REQ_ROOT = 1u << 0,        /* effective uid 0 */
 	PMC_REQ_HW_PMU = 1u << 1,      /* a CPU PMU (hardware/cache events) */
 	PMC_REQ_USER_READ = 1u << 2,   /* counters readable with rdpmc / mrs */
-	PMC_REQ_BREAKPOINT = 1u << 3,  /* the breakpoint PMU */
+	PMC_REQ_BREAKPOINT = 1u << 3,  /* write breakpoints that count (pmc_kind_check) */
 	PMC_REQ_UPROBE = 1u << 4,      /* the uprobe PMU */
 	PMC_REQ_TRACEFS = 1u << 5,     /* tracefs mounted (tracepoint ids) */
 };

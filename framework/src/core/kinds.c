@@ -59,6 +59,14 @@ int pmc_kind_check_of(const struct pmc_event_spec *s)
 {
 	switch (s->kind) {
 	case PMC_KIND_BREAKPOINT:
+#if defined(__x86_64__) || defined(__i386__)
+		/* x86 has no read-only breakpoint: the open explains that. */
+		if (s->bp_type == HW_BREAKPOINT_R)
+			return -1;
+#endif
+		/* A length no debug register takes: the open says so. */
+		if (s->bp_type != HW_BREAKPOINT_X && (s->bp_len < 1 || s->bp_len > 8))
+			return -1;
 		return s->bp_type == HW_BREAKPOINT_X   ? PMC_KIND_CHECK_BP_EXEC
 		       : s->bp_type == HW_BREAKPOINT_W ? PMC_KIND_CHECK_BP_WRITE
 						       : PMC_KIND_CHECK_BP_RW;

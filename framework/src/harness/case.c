@@ -260,6 +260,14 @@ static const char *missing_requirement(unsigned req, enum pmc_backend backend, c
 		snprintf(buf, size, "needs the breakpoint PMU (CONFIG_HAVE_HW_BREAKPOINT)");
 		return buf;
 	}
+	if (req & PMC_REQ_BREAKPOINT) {
+		struct pmc_kind_check c;
+
+		if (pmc_kind_check(PMC_KIND_CHECK_BP_WRITE, &c) == PMC_E_NOT_COUNTING) {
+			snprintf(buf, size, "%s", c.summary);
+			return buf;
+		}
+	}
 	if ((req & PMC_REQ_UPROBE) && !pmc_machine_has_pmu("uprobe")) {
 		snprintf(buf, size, "needs the uprobe PMU (CONFIG_UPROBE_EVENTS)");
 		return buf;
