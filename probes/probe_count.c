@@ -9,7 +9,9 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <linux/hw_breakpoint.h>
 #include <linux/perf_event.h>
+#include <sched.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -116,55 +118,89 @@ json_t *pmc__probe_hardware(void)
 	return o;
 }
 
+/* One kind's check as the probe record has it. */
+static json_t *kind_json(const struct pmc_kind_check *c)
+{
+	return json_pack("{s:s, s:I, s:I, s:f, s:b, s:s}", "status", pmc_kind_status_name(c->status),
+			 "work", (json_int_t)c->work, "counted", (json_int_t)c->counted, "cost_us",
+			 c->cost_ns / 1e3, "injected", c->injected, "how", c->summary);
+}
+
+json_t *pmc__probe_kinds(void)
+{
+	json_t *o = json_object();
+	struct pmc_event_spec spec;
+	struct pmc_error err;
+
+	/* The tracepoint check needs tracefs: mounted in this probe's own
+	 * mount namespace when nobody has (root only), so nothing outlives it. */
+	if (pmc_event_parse("syscalls:sys_enter_getppid", &spec, &err) != 0 && geteuid() == 0 &&
+	    unshare(CLONE_NEWNS) == 0 && mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) == 0)
+		mount("nodev", "/sys/kernel/tracing", "tracefs", 0, NULL);
+	for (int id = 0; id < PMC_KIND_CHECKS; id++) {
+		struct pmc_kind_check c;
+
+		pmc_kind_check((enum pmc_kind_check_id)id, &c);
+		json_object_set_new(o, pmc_kind_check_name((enum pmc_kind_check_id)id), kind_json(&c));
+	}
+	return o;
+}
+
 static volatile long bp_vars[16];
+
+/* Debug registers free for this process: write breakpoints opened with the
+ * raw system call (whether they count is the checks' business) until the
+ * kernel refuses one. */
+static size_t breakpoint_slots(int *user_only, char *limit, size_t size)
+{
+	int fds[16];
+	size_t n = 0;
+
+	*user_only = 0;
+	snprintf(limit, size, "none below 16");
+	for (; n < 16; n++) {
+		struct perf_event_attr a;
+
+		memset(&a, 0, sizeof(a));
+		a.type = PERF_TYPE_BREAKPOINT;
+		a.size = sizeof(a);
+		a.bp_type = HW_BREAKPOINT_W;
+		a.bp_addr = (uintptr_t)&bp_vars[n];
+		a.bp_len = sizeof(long);
+		a.disabled = 1;
+		a.exclude_kernel = a.exclude_hv = *user_only;
+		fds[n] = (int)syscall(SYS_perf_event_open, &a, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
+		if (fds[n] < 0 && n == 0 && (errno == EACCES || errno == EPERM) && !*user_only) {
+			*user_only = 1;
+			n--;
+			continue;
+		}
+		if (fds[n] < 0) {
+			snprintf(limit, size, "breakpoint %zu refused: %s%s", n + 1, strerror(errno),
+				 errno == ENOSPC ? " (no free breakpoint slot)" : "");
+			break;
+		}
+	}
+	for (size_t i = 0; i < n; i++)
+		close(fds[i]);
+	return n;
+}
 
 json_t *pmc__probe_breakpoints(void)
 {
-	struct pmc_event_spec s[16];
-	struct pmc_counters *set = NULL;
-	struct pmc_error err;
-	size_t slots = 0;
-	int rc = 0;
+	static const enum pmc_kind_check_id ids[] = { PMC_KIND_CHECK_BP_WRITE, PMC_KIND_CHECK_BP_RW,
+						      PMC_KIND_CHECK_BP_EXEC };
+	struct pmc_kind_check c[3];
+	char limit[256];
+	int user_only;
+	size_t slots;
 
-	int user_only = 0;
-
-	for (size_t i = 0; i < 16; i++)
-		pmc_event_breakpoint(&s[i], (const void *)&bp_vars[i], sizeof(long), PMC_BP_W, &err);
-	/* Not permitted to watch kernel accesses: user space alone (:u)? */
-	if (pmc_counters_open(&set, s, 1, 0, &err) == PMC_E_PRIVILEGE) {
-		for (size_t i = 0; i < 16; i++)
-			s[i].exclude_kernel = s[i].exclude_hv = 1;
-		user_only = 1;
-	}
-	pmc_counters_close(set);
-	set = NULL;
-	for (size_t n = 1; n <= 16; n++) {
-		rc = pmc_counters_open(&set, s, n, 0, &err);
-		if (rc)
-			break;
-		if (n == 1) {
-			struct pmc_reading a, b;
-
-			pmc_counters_enable(set);
-			pmc_counters_read(set, &a);
-			for (int k = 0; k < 1000; k++)
-				bp_vars[0] = k;
-			pmc_counters_read(set, &b);
-			if (b.c[0].value - a.c[0].value != 1000) {
-				pmc_counters_close(set);
-				return json_pack("{s:b, s:i, s:s}", "available", 0, "slots", 0, "how",
-						 "a write breakpoint miscounted 1000 writes");
-			}
-		}
-		pmc_counters_close(set);
-		slots = n;
-	}
-	if (slots == 0)
-		return json_pack("{s:b, s:i, s:s}", "available", 0, "slots", 0, "how", err.message);
-	return json_pack("{s:b, s:I, s:b, s:s, s:s}", "available", 1, "slots", (json_int_t)slots,
-			 "user_only", user_only, "limit", rc ? err.message : "none below 16", "how",
-			 user_only ? "opened write breakpoints with :u (watching kernel accesses was refused) until the kernel refused more; 1000 writes counted exactly"
-				   : "opened write breakpoints until the kernel refused more; 1000 writes counted exactly");
+	for (int i = 0; i < 3; i++)
+		pmc_kind_check(ids[i], &c[i]);
+	slots = breakpoint_slots(&user_only, limit, sizeof(limit));
+	return json_pack("{s:b, s:s, s:I, s:b, s:s, s:s}", "available", c[0].status == PMC_KIND_COUNTS,
+			 "status", pmc_kind_status_name(c[0].status), "slots", (json_int_t)slots,
+			 "user_only", user_only, "limit", limit, "how", c[0].summary);
 }
 
 static __attribute__((noipa)) int probe_uprobe_target(int x)

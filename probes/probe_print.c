@@ -153,11 +153,16 @@ void pmc_probe_print(const json_t *rec, FILE *out)
 			fprintf(out, "  %-13s %s\n", "", first);
 	}
 	if (json_is_true(json_object_get(bp, "available")))
-		fprintf(out, "  %-13s available: %" JSON_INTEGER_FORMAT " slots%s\n", "Breakpoints",
+		fprintf(out, "  %-13s available: %" JSON_INTEGER_FORMAT " slots%s; %s\n", "Breakpoints",
 			json_integer_value(json_object_get(bp, "slots")),
 			json_is_true(json_object_get(bp, "user_only"))
 				? ", user-space accesses only (:u): watching the kernel's is refused to this user"
-				: "");
+				: "",
+			(s = str_at(bp, "how")) ? s : "?");
+	else if ((s = str_at(bp, "status")) && !strcmp(s, pmc_kind_status_name(PMC_KIND_NOT_COUNTING)))
+		fprintf(out, "  %-13s OPEN BUT DO NOT COUNT (%" JSON_INTEGER_FORMAT " slots): %s\n",
+			"Breakpoints", json_integer_value(json_object_get(bp, "slots")),
+			(s = str_at(bp, "how")) ? s : "?");
 	else
 		fprintf(out, "  %-13s UNAVAILABLE: %s\n", "Breakpoints",
 			(s = str_at(bp, "how")) ? s : (s = str_at(bp, "error")) ? s : "?");
@@ -177,6 +182,19 @@ void pmc_probe_print(const json_t *rec, FILE *out)
 	fprintf(out, "  %-13s %s\n", "QEMU lane",
 		(s = json_string_value(value_of(tools, "qemu_system_aarch64"))) ? s
 		: (s = how_of(tools, "qemu_system_aarch64")) ? s : "?");
+	/* Every kind a verdict may rest on, checked on known work. */
+	v = json_object_get(rec, "kinds");
+	if (json_is_object(v) && !str_at(v, "error")) {
+		const char *key;
+		json_t *k;
+
+		fprintf(out, "  Checked on known work (a verdict rests only on what is available):\n");
+		json_object_foreach((json_t *)v, key, k) {
+			const char *status = str_at(k, "status"), *how = str_at(k, "how");
+
+			fprintf(out, "    %-17s %s: %s\n", key, status ? status : "?", how ? how : "?");
+		}
+	}
 	/* Probes that failed outright. */
 	{
 		const char *key;

@@ -5,6 +5,7 @@ independently of the probe code (sysfs, the architecture, the PATH).
 usage: test_probe.py PMCHECK SCHEMA
 """
 import json
+import re
 import os
 import platform
 import shutil
@@ -55,14 +56,58 @@ def unprivileged(pmcheck, schema_path):
             fail("software events as nobody at paranoid %d: %s" % (paranoid, sw))
         if "user space only (:u)" not in table:
             fail("table does not say the software events count user space only:\n" + table)
-        if "breakpoint" in os.listdir(PMU_ROOT) and not (bp["available"] and bp.get("user_only")):
-            fail("breakpoints as nobody should work with :u: %s" % bp)
+        if "breakpoint" in os.listdir(PMU_ROOT) and not (bp["status"] != "unavailable" and bp.get("user_only")):
+            fail("breakpoints as nobody should open with :u: %s" % bp)
     if "uprobe" in os.listdir(PMU_ROOT) and not rec["uprobes"]["value"] and \
             "CAP_PERFMON" not in rec["uprobes"]["how"]:
         fail("uprobes refused without naming the privilege: %s" % rec["uprobes"]["how"])
     if not rec["tracepoints"]["available"] and "root" not in rec["tracepoints"]["how"]:
         fail("tracepoints refused without saying what would help: %s" % rec["tracepoints"]["how"])
     print("PASS probe.unprivileged (paranoid %d):\n%s" % (paranoid, table))
+
+
+def check_kinds(pmcheck, rec, schema):
+    """Every kind's check: its status agrees with its figures, page faults
+    count on every machine, and the fault switch turns the breakpoint kinds
+    into 'opens but does not count' with the same words as a machine whose
+    breakpoints never fire, leaving the other kinds as they were."""
+    kinds = rec["kinds"]
+    for name, k in kinds.items():
+        exact = name not in ("instructions", "branches", "cycles")
+        if k["status"] == "available" and exact and k["counted"] != k["work"]:
+            fail("%s available but counted %d of %d" % (name, k["counted"], k["work"]))
+        if k["status"] == "opens but does not count" and \
+                ("counted %d" % k["counted"]) not in k["how"]:
+            fail("%s: the finding must give the figures: %s" % (name, k["how"]))
+        if k["injected"]:
+            fail("%s: fault injected without PMCHECK_FAULT_CHECKS" % name)
+    if kinds["page-faults"]["status"] != "available":
+        fail("page faults must count on every machine: %s" % kinds["page-faults"])
+    env = dict(os.environ, PMCHECK_FAULT_CHECKS="breakpoint")
+    run = subprocess.run([pmcheck, "probe", "--json", "--timeout=5"], capture_output=True,
+                         text=True, timeout=60, env=env)
+    bad = json.loads(run.stdout)
+    jsonschema.validate(bad, schema)
+    for name in ("breakpoint-write", "breakpoint-rw", "breakpoint-exec"):
+        k = bad["kinds"][name]
+        if kinds[name]["status"] == "unavailable":
+            continue
+        if k["status"] != "opens but does not count" or not k["injected"] or k["counted"] != 0 \
+                or "open but never fire on this machine: a check of 64" not in k["how"] \
+                or "fault injected: PMCHECK_FAULT_CHECKS" not in k["how"]:
+            fail("fault switch on %s: %s" % (name, k))
+    for name in ("uprobe", "tracepoint", "page-faults"):
+        if bad["kinds"][name]["status"] != kinds[name]["status"]:
+            fail("the breakpoint fault disturbed %s: %s" % (name, bad["kinds"][name]))
+    table = subprocess.run([pmcheck, "probe", "--timeout=5"], capture_output=True, text=True,
+                           timeout=60, env=env).stdout
+    if "breakpoint" in os.listdir(PMU_ROOT) and \
+            "Breakpoints   OPEN BUT DO NOT COUNT (" not in table:
+        fail("table with the fault switch:\n" + table)
+    for name in kinds:
+        if not re.search(r"^    %s +(available|opens but does not count|unavailable): " % re.escape(name),
+                         table, re.M):
+            fail("table lacks the %s check:\n%s" % (name, table))
 
 
 def main():
@@ -115,8 +160,13 @@ def main():
     # Breakpoints: x86 has four debug address registers.
     bp = rec["breakpoints"]
     if "breakpoint" in names:
-        if not bp["available"]:
+        # They open here; whether they count is the check's finding.
+        if bp["status"] == "unavailable":
             fail("breakpoint PMU present but probe says unavailable: " + bp["how"])
+        if bp["status"] != rec["kinds"]["breakpoint-write"]["status"] or \
+                bp["available"] != (bp["status"] == "available"):
+            fail("breakpoints and the write-breakpoint check disagree: %s / %s"
+                 % (bp, rec["kinds"]["breakpoint-write"]))
         if platform.machine() in ("x86_64", "i686") and bp["slots"] != 4:
             fail("x86 breakpoint slots %d, expected 4" % bp["slots"])
         if "breakpoint slot" not in bp["limit"]:
@@ -188,6 +238,8 @@ def main():
                                timeout=60, env=env).stdout
         if words not in table:
             fail("table hides the failed probe %s:\n%s" % (key, table))
+
+    check_kinds(pmcheck, rec, schema)
 
     print("PASS probe.record: %d PMUs, hardware=%s, %d breakpoint slots, uprobes=%s, tracepoints=%s"
           % (len(names), hw, bp["slots"], rec["uprobes"]["value"], rec["tracepoints"]["available"]))

@@ -143,6 +143,10 @@ PMC_API const char *pmc_kind_check_name(enum pmc_kind_check_id id);
  */
 PMC_API int pmc_kind_check(enum pmc_kind_check_id id, struct pmc_kind_check *out);
 
+/* The status in the words pmcheck uses everywhere: "available", "opens
+ * but does not count", "unavailable"; "?" outside the enum. */
+PMC_API const char *pmc_kind_status_name(enum pmc_kind_status status);
+
 /* Which check vouches for an event spec: breakpoints by access, uprobes,
  * tracepoints, page faults, and hardware events (instructions, branches
  * and cycles by name; any other hardware-counter event by instructions).

@@ -362,9 +362,14 @@ static int open_set(struct pmc_counters **out, const struct pmc_event_spec *spec
 		if (e->spec.kind == PMC_KIND_UPROBE && (flags & PMC_OPEN_INHERIT)) {
 			const char *sym = strchr(e->spec.name, ':') ? strchr(e->spec.name, ':') + 1 : e->spec.name;
 
+			struct pmc_kind_check bp;
+			int bp_counts = pmc_kind_check(PMC_KIND_CHECK_BP_EXEC, &bp) == 0;
+
 			rc = pmc__fail(err, PMC_E_UNSUPPORTED, e->spec.name, -1,
-				       "cannot count \"%s\" with inherit: a uprobe counter loses counts once an inherited thread or process exits (measured on Linux 6.18: 4 threads x 50 calls plus 10 read 210, then 150, then 100; a child process's calls read 0); count the function with an execute breakpoint, which is inherited exactly: mem:%.*s:x",
-				       e->spec.name, (int)strcspn(sym, "@"), sym);
+				       "cannot count \"%s\" with inherit: a uprobe counter loses counts once an inherited thread or process exits (measured on Linux 6.18: 4 threads x 50 calls plus 10 read 210, then 150, then 100; a child process's calls read 0); count the function with an execute breakpoint, which is inherited exactly: mem:%.*s:x%s%.200s%s",
+				       e->spec.name, (int)strcspn(sym, "@"), sym,
+				       bp_counts ? "" : " (not on this machine: ",
+				       bp_counts ? "" : bp.summary, bp_counts ? "" : ")");
 			goto fail;
 		}
 		if (e->spec.kind == PMC_KIND_SIM) {

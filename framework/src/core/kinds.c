@@ -55,6 +55,19 @@ const char *pmc_kind_check_name(enum pmc_kind_check_id id)
 	return (unsigned)id < PMC_KIND_CHECKS ? kinds[id].name : "?";
 }
 
+const char *pmc_kind_status_name(enum pmc_kind_status status)
+{
+	switch (status) {
+	case PMC_KIND_COUNTS:
+		return "available";
+	case PMC_KIND_NOT_COUNTING:
+		return "opens but does not count";
+	case PMC_KIND_UNAVAILABLE:
+		return "unavailable";
+	}
+	return "?";
+}
+
 int pmc_kind_check_of(const struct pmc_event_spec *s)
 {
 	switch (s->kind) {
@@ -231,8 +244,10 @@ static void run_check(enum pmc_kind_check_id id, struct pmc_kind_check *c)
 	c->id = id;
 	c->work = work;
 	rc = check_spec(id, &spec, &err);
-	if (!rc && id == PMC_KIND_CHECK_TRACEPOINT)
-		spec.exclude_kernel = spec.exclude_hv = 1; /* counts unprivileged */
+	/* User space only: it is what a verdict rests on, and it opens for
+	 * users that may not watch the kernel. */
+	if (!rc)
+		spec.exclude_kernel = spec.exclude_hv = 1;
 	if (!rc)
 		rc = pmc_counters_open(&set, &spec, 1, PMC__OPEN_UNCHECKED | PMC_OPEN_NO_USER_READ,
 				       &err);

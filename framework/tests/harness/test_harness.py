@@ -361,11 +361,11 @@ def t_strict():
 def t_threads():
     # 4 threads x 50 calls + 10 on the calling thread, per sample.
     p, doc = run_json("--filter=threads.inherit_sum")
-    st = case(doc, "threads.inherit_sum")["regions"][0]["events"]["mem:selftest_fn:x"]
+    st = case(doc, "threads.inherit_sum")["regions"][0]["events"]["calls"]
     check(p.returncode == 0 and st["values"] == [210] * 3, f"inherit sums the threads: {st}")
     p, doc = run_json("--filter=threads.own_only")
     c = case(doc, "threads.own_only")
-    st = c["regions"][0]["events"]["mem:selftest_fn:x"]
+    st = c["regions"][0]["events"]["calls"]
     check(p.returncode == 4 and c["verdict"] == "INCONCLUSIVE" and st["values"] == [10] * 3
           and st.get("other_threads") == 3 and "set .inherit = 1" in c["checks"][0]["message"],
           f"own thread only: flagged, upper bound inconclusive: {p.returncode} {c['checks']} {st}")
