@@ -5,6 +5,7 @@
 
 #define _GNU_SOURCE
 #include <errno.h>
+#include <pthread.h>
 #include <linux/hw_breakpoint.h>
 #include <linux/perf_event.h>
 #include <stdint.h>
@@ -14,6 +15,7 @@
 #include <unistd.h>
 
 #include <pmcheck/harness.h>
+#include <pmcheck/pmcheck.h>
 #include <pmcheck/sampling.h>
 
 /* A conformance case runs once, without warm-up: it opens descriptors and
@@ -110,9 +112,28 @@ void conf_require_kernel(struct pmc_test *t, int major, int minor, const char *f
 /* A PMU's type from sysfs, or SKIP naming the PMU. */
 uint32_t conf_pmu_type(struct pmc_test *t, const char *pmu);
 
-/* A variable for write breakpoints, and n writes to it (each a hit). */
-extern volatile long conf_target;
-void conf_writes(long n);
+/* SKIP unless this kind counts on this machine (pmc_kind_check), with the
+ * check's words. */
+void conf_require_kind(struct pmc_test *t, enum pmc_kind_check_id id);
+
+/*
+ * The suite's exact event source for behaviours that are not about an event
+ * kind (ioctls, prctl, inheritance, rings, samples, signals): user-space
+ * page faults, which count on every machine this suite runs on, where a
+ * breakpoint may open and never fire.  conf_source_attr fills a disabled
+ * event (or SKIPs where page faults failed their check); conf_fire(n) makes
+ * exactly n of them in the calling thread (first writes to n fresh pages;
+ * conf_fire_base is the first page of the last call's, unmapped after).
+ */
+void conf_source_attr(struct pmc_test *t, struct perf_event_attr *a);
+void conf_fire(long n);
+extern char *conf_fire_base;
+
+/* Another task whose only page faults are conf_fire's: a stack mapped and
+ * touched before counting starts (NULL when mmap fails), and a thread on
+ * it (its TLS lies there too): 0 or an errno. */
+void *conf_prefaulted_stack(size_t size);
+int conf_thread_prefaulted(pthread_t *th, void *stack, size_t size, void *(*fn)(void *), void *arg);
 
 /* Map fd's ring (1 + pages pages) or fail the case with the reason. */
 struct pmc_ring *conf_map_ring(struct pmc_test *t, int fd, size_t pages);

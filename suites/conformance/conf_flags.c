@@ -25,10 +25,10 @@
 
 #include <pmcheck/event.h>
 
-/* A write breakpoint on conf_target, sampling every write when `sample`. */
-static void flag_bp(struct perf_event_attr *a, int sample)
+/* The exact source (page faults), sampling every one when `sample`. */
+static void flag_bp(struct pmc_test *t, struct perf_event_attr *a, int sample)
 {
-	bp_attr(a, (const void *)&conf_target, sizeof(conf_target), HW_BREAKPOINT_W);
+	conf_source_attr(t, a);
 	if (sample) {
 		a->sample_period = 1;
 		a->sample_type = PERF_SAMPLE_IP;
@@ -69,12 +69,12 @@ CONF_TEST(flags, fd_output)
 	sw_attr(&a, PERF_COUNT_SW_DUMMY);
 	a.sample_period = 1;
 	target = OPEN(t, &a, 0, -1, -1, 0);
-	flag_bp(&b, 1);
+	flag_bp(t, &b, 1);
 	/* With the target mapped first: the documented redirection. */
 	p = flag_map(t, target);
 	fd = OPEN(t, &b, 0, -1, target, PERF_FLAG_FD_OUTPUT | PERF_FLAG_FD_NO_GROUP);
 	ioc(t, fd, PERF_EVENT_IOC_ENABLE, 0);
-	conf_writes(10);
+	conf_fire(10);
 	ioc(t, fd, PERF_EVENT_IOC_DISABLE, 0);
 	PMC_CHECK_EQ(t, p->data_head, 10 * (sizeof(struct perf_event_header) + 8));
 	close(fd);
@@ -103,17 +103,17 @@ CONF_TEST(flags, fd_no_group)
 	sw_attr(&a, PERF_COUNT_SW_DUMMY);
 	a.read_format = PERF_FORMAT_GROUP;
 	leader = OPEN(t, &a, 0, -1, -1, 0);
-	flag_bp(&b, 0);
+	flag_bp(t, &b, 0);
 	b.disabled = 0;
 	fd = OPEN(t, &b, 0, -1, leader, PERF_FLAG_FD_NO_GROUP);
-	conf_writes(25);
+	conf_fire(25);
 	PMC_CHECK_EQ(t, read_u64(t, fd), 25);
 	PMC_CHECK(t, read(leader, group, sizeof(group)) == 2 * sizeof(uint64_t));
 	PMC_CHECK_EQ(t, group[0], 1); /* nr: the leader alone */
 	/* The same open without the flag joins the disabled group: 0. */
 	close(fd);
 	fd = OPEN(t, &b, 0, -1, leader, 0);
-	conf_writes(25);
+	conf_fire(25);
 	PMC_CHECK_EQ(t, read_u64(t, fd), 0);
 	close(fd);
 	close(leader);
@@ -314,10 +314,12 @@ CONF_TEST(ioctl, fd_over_unix_socket)
 	uint64_t got = 0;
 	pid_t pid;
 
-	flag_bp(&a, 0);
+	flag_bp(t, &a, 0);
 	a.disabled = 0;
 	fd = OPEN(t, &a, 0, -1, -1, 0);
-	conf_writes(33);
+	conf_fire(33);
+	/* Frozen at 33: the fork below faults copy-on-write pages. */
+	ioc(t, fd, PERF_EVENT_IOC_DISABLE, 0);
 	if (socketpair(AF_UNIX, SOCK_STREAM, 0, sv) != 0)
 		pmc_test_fail(t, "socketpair: %s", strerror(errno));
 	pid = fork();
@@ -358,7 +360,7 @@ CONF_TEST(ioctl, fd_over_unix_socket)
 	close(fd);
 }
 
-/* A child that writes `n` times to conf_target when told (a byte on
+/* A child that makes 10 page faults when told (a byte on
  * `cmd`), and says it did (a byte on `done`); exits on 'q'. */
 static void writer_child(int cmd, int done)
 {
@@ -368,7 +370,7 @@ static void writer_child(int cmd, int done)
 		if (c == 'p')
 			prctl(PR_TASK_PERF_EVENTS_DISABLE, 0, 0, 0, 0);
 		else
-			conf_writes(c == 'w' ? 10 : 0);
+			conf_fire(c == 'w' ? 10 : 0);
 		if (write(done, "d", 1) != 1)
 			break;
 	}
@@ -401,7 +403,11 @@ CONF_TEST(prctl, owner_controls_attached_events)
 	pid = fork();
 	if (pid == 0)
 		writer_child(cmd[0], done[1]);
-	flag_bp(&a, 0);
+	/* The child's first round faults in its copy-on-write pages before
+	 * anything counts it: then its only faults are conf_fire's. */
+	tell(t, cmd[1], done[0], 'w');
+	tell(t, cmd[1], done[0], 'p');
+	flag_bp(t, &a, 0);
 	a.disabled = 0;
 	fd = OPEN(t, &a, pid, -1, -1, 0);
 	tell(t, cmd[1], done[0], 'w');                 /* counted: 10 */
@@ -421,7 +427,7 @@ CONF_TEST(prctl, owner_controls_attached_events)
 static void *ten_writes(void *arg)
 {
 	(void)arg;
-	conf_writes(10);
+	conf_fire(10);
 	return NULL;
 }
 
@@ -449,7 +455,16 @@ CONF_TEST(records, inherit_stat_read_per_thread)
 	holder = OPEN(t, &h, 0, -1, -1, 0);
 	if (pmc_ring_map(&ring, holder, 8, &err))
 		pmc_test_fail(t, "%s", err.message);
-	flag_bp(&a, 0);
+	/* Warm-up: pthread_create's own allocations fault their pages in
+	 * before the count starts. */
+	enum { STACK = 256 * 1024 };
+	void *stacks[2] = { conf_prefaulted_stack(STACK), conf_prefaulted_stack(STACK) };
+
+	for (int i = 0; i < 2; i++)
+		PMC_CHECK(t, conf_thread_prefaulted(&th[i], stacks[i], STACK, ten_writes, NULL) == 0);
+	for (int i = 0; i < 2; i++)
+		pthread_join(th[i], NULL);
+	flag_bp(t, &a, 0);
 	a.disabled = 0;
 	a.inherit = 1;
 	a.inherit_stat = 1;
@@ -458,9 +473,10 @@ CONF_TEST(records, inherit_stat_read_per_thread)
 	fd = OPEN(t, &a, 0, -1, -1, 0);
 	ioc(t, fd, PERF_EVENT_IOC_SET_OUTPUT, (unsigned long)holder);
 	for (int i = 0; i < 2; i++)
-		pthread_create(&th[i], NULL, ten_writes, NULL);
+		PMC_CHECK(t, conf_thread_prefaulted(&th[i], stacks[i], STACK, ten_writes, NULL) == 0);
 	for (int i = 0; i < 2; i++)
 		pthread_join(th[i], NULL);
+	ioc(t, fd, PERF_EVENT_IOC_DISABLE, 0); /* the parent's own work below is not the case's */
 	/* The copies' exits have been accounted once the threads are gone. */
 	for (int tries = 0; tries < 100 && pmc_ring_unread(ring) < 2 * 40; tries++)
 		usleep(1000);
@@ -491,17 +507,17 @@ CONF_TEST(ioctl, refresh_zero)
 	struct perf_event_attr a;
 	int fd;
 
-	flag_bp(&a, 0);
+	flag_bp(t, &a, 0);
 	fd = OPEN(t, &a, 0, -1, -1, 0);
 	EXPECT_ERRNO(t, ioctl(fd, PERF_EVENT_IOC_REFRESH, 1), EINVAL);
 	close(fd);
-	flag_bp(&a, 1);
+	flag_bp(t, &a, 1);
 	fd = OPEN(t, &a, 0, -1, -1, 0);
 	PMC_CHECK(t, ioctl(fd, PERF_EVENT_IOC_REFRESH, 0) == 0);
-	conf_writes(3);
+	conf_fire(3);
 	pmc_test_note(t, "after REFRESH 0 the event counted %" PRIu64 " of 3 writes", read_u64(t, fd));
 	close(fd);
-	flag_bp(&a, 1);
+	flag_bp(t, &a, 1);
 	a.inherit = 1;
 	fd = OPEN(t, &a, 0, -1, -1, 0);
 	EXPECT_ERRNO(t, ioctl(fd, PERF_EVENT_IOC_REFRESH, 1), EINVAL);

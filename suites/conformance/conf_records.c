@@ -409,7 +409,7 @@ static void one_sample(struct pmc_test *t, struct perf_event_attr *a, struct pmc
 
 	ring = conf_map_ring(t, fd, 8);
 	ioc(t, fd, PERF_EVENT_IOC_ENABLE, 0);
-	conf_writes(1);
+	conf_fire(1);
 	ioc(t, fd, PERF_EVENT_IOC_DISABLE, 0);
 	len = next_of(ring, PERF_RECORD_SAMPLE, buf, size);
 	if (!len)
@@ -420,9 +420,9 @@ static void one_sample(struct pmc_test *t, struct perf_event_attr *a, struct pmc
 	close(fd);
 }
 
-static void sample_bp(struct perf_event_attr *a, uint64_t type)
+static void sample_bp(struct pmc_test *t, struct perf_event_attr *a, uint64_t type)
 {
-	bp_attr(a, (const void *)&conf_target, sizeof(conf_target), HW_BREAKPOINT_W);
+	conf_source_attr(t, a);
 	a->sample_period = 1;
 	a->sample_type = type;
 }
@@ -440,7 +440,7 @@ CONF_TEST(sample, regs_user)
 	struct pmc_sample s;
 	uint64_t here = (uintptr_t)&a;
 
-	sample_bp(&a, lay.sample_type);
+	sample_bp(t, &a, lay.sample_type);
 	a.sample_regs_user = lay.sample_regs_user;
 	one_sample(t, &a, &lay, &s, buf, sizeof(buf));
 	PMC_CHECK_EQ(t, s.regs_user_abi, PERF_SAMPLE_REGS_ABI_64);
@@ -469,7 +469,7 @@ CONF_TEST(sample, regs_intr)
 	uint64_t here = (uintptr_t)&a;
 
 	conf_require_kernel(t, 3, 19, "PERF_SAMPLE_REGS_INTR");
-	sample_bp(&a, lay.sample_type);
+	sample_bp(t, &a, lay.sample_type);
 	a.sample_regs_intr = lay.sample_regs_intr;
 	one_sample(t, &a, &lay, &s, buf, sizeof(buf));
 	PMC_CHECK_EQ(t, s.regs_intr_abi, PERF_SAMPLE_REGS_ABI_64);
@@ -489,7 +489,7 @@ CONF_TEST(sample, stack_user)
 	unsigned char buf[4096];
 	struct pmc_sample s;
 
-	sample_bp(&a, lay.sample_type);
+	sample_bp(t, &a, lay.sample_type);
 	a.sample_stack_user = 1024;
 	one_sample(t, &a, &lay, &s, buf, sizeof(buf));
 	PMC_CHECK_EQ(t, s.stack_size, 1024);
@@ -513,7 +513,7 @@ CONF_TEST(sample, weight_and_data_src_unmeasured)
 	unsigned char buf[512];
 	struct pmc_sample s;
 
-	sample_bp(&a, lay.sample_type);
+	sample_bp(t, &a, lay.sample_type);
 	one_sample(t, &a, &lay, &s, buf, sizeof(buf));
 	PMC_CHECK_EQ(t, s.weight, 0);
 	PMC_CHECK_EQ(t, s.data_src & ~lvlnum, na);
@@ -535,7 +535,7 @@ CONF_TEST(sample, max_stack_eoverflow)
 	if (!f || fscanf(f, "%u", &max) != 1 || max >= 65535)
 		pmc_test_skip(t, "cannot read a bounded /proc/sys/kernel/perf_event_max_stack");
 	fclose(f);
-	sample_bp(&a, PERF_SAMPLE_CALLCHAIN);
+	sample_bp(t, &a, PERF_SAMPLE_CALLCHAIN);
 	a.sample_max_stack = (uint16_t)(max + 1);
 	EXPECT_ERRNO(t, peo(&a, 0, -1, -1, 0), EOVERFLOW);
 	a.sample_max_stack = (uint16_t)max;
@@ -563,7 +563,7 @@ CONF_TEST(sample, aux_sample_size_without_aux_event)
 	struct perf_event_attr a;
 
 	conf_require_kernel(t, 5, 5, "aux_sample_size");
-	sample_bp(&a, PERF_SAMPLE_IP | PERF_SAMPLE_AUX);
+	sample_bp(t, &a, PERF_SAMPLE_IP | PERF_SAMPLE_AUX);
 	a.aux_sample_size = 4096;
 	EXPECT_ERRNO(t, peo(&a, 0, -1, -1, 0), EINVAL);
 }
@@ -580,7 +580,7 @@ CONF_TEST(ring, map_twice)
 	struct perf_event_mmap_page *p1, *p2;
 	int fd;
 
-	sample_bp(&a, PERF_SAMPLE_IP);
+	sample_bp(t, &a, PERF_SAMPLE_IP);
 	fd = OPEN(t, &a, 0, -1, -1, 0);
 	p1 = mmap(NULL, 9 * (size_t)psize, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	p2 = mmap(NULL, 9 * (size_t)psize, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
@@ -588,7 +588,7 @@ CONF_TEST(ring, map_twice)
 	if (p1 == MAP_FAILED || p2 == MAP_FAILED)
 		return;
 	ioc(t, fd, PERF_EVENT_IOC_ENABLE, 0);
-	conf_writes(7);
+	conf_fire(7);
 	ioc(t, fd, PERF_EVENT_IOC_DISABLE, 0);
 	PMC_CHECK(t, p1->data_head > 0);
 	PMC_CHECK_EQ(t, p2->data_head, p1->data_head);
@@ -613,7 +613,7 @@ CONF_TEST(ring, sizes_one_plus_power_of_two)
 	};
 	struct perf_event_attr a;
 
-	sample_bp(&a, PERF_SAMPLE_IP);
+	sample_bp(t, &a, PERF_SAMPLE_IP);
 	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
 		int fd = OPEN(t, &a, 0, -1, -1, 0);
 		size_t len = sizes[i].pages * (size_t)psize;
@@ -647,14 +647,14 @@ CONF_TEST(ring, write_backward)
 	int fd, n = 0;
 
 	conf_require_kernel(t, 4, 7, "write_backward");
-	sample_bp(&a, lay.sample_type);
+	sample_bp(t, &a, lay.sample_type);
 	a.write_backward = 1;
 	fd = OPEN(t, &a, 0, -1, -1, 0);
 	p = mmap(NULL, 2 * (size_t)psize, PROT_READ, MAP_SHARED, fd, 0);
 	if (p == MAP_FAILED)
 		pmc_test_fail(t, "read-only map: %s", strerror(errno));
 	ioc(t, fd, PERF_EVENT_IOC_ENABLE, 0);
-	conf_writes(10);
+	conf_fire(10);
 	ioc(t, fd, PERF_EVENT_IOC_DISABLE, 0);
 	head = __atomic_load_n(&p->data_head, __ATOMIC_ACQUIRE);
 	size = p->data_size;
@@ -677,7 +677,7 @@ CONF_TEST(ring, write_backward)
 	{
 		int fwd;
 
-		sample_bp(&a, PERF_SAMPLE_IP);
+		sample_bp(t, &a, PERF_SAMPLE_IP);
 		fwd = OPEN(t, &a, 0, -1, -1, 0);
 		EXPECT_ERRNO(t, ioctl(fwd, PERF_EVENT_IOC_SET_OUTPUT, fd), EINVAL);
 		close(fwd);

@@ -24,12 +24,12 @@
 
 /* ---- the mmap ring buffer ------------------------------------------------------------------- */
 
-/* A write-breakpoint sampling event: one sample per write, exactly. */
+/* A sampling event on the exact source: one sample per page fault. */
 static int sampling_bp(struct pmc_test *t, uint64_t sample_type, int extra_flags)
 {
 	struct perf_event_attr a;
 
-	bp_attr(&a, (const void *)&conf_target, sizeof(conf_target), HW_BREAKPOINT_W);
+	conf_source_attr(t, &a);
 	a.sample_period = 1;
 	a.sample_type = sample_type;
 	a.sample_id_all = !!(extra_flags & 1);
@@ -80,7 +80,7 @@ CONF_TEST(ring, sample_fields_in_order)
 
 	ioc(t, fd, PERF_EVENT_IOC_ID, (unsigned long)&id);
 	ioc(t, fd, PERF_EVENT_IOC_ENABLE, 0);
-	conf_writes(20);
+	conf_fire(20);
 	ioc(t, fd, PERF_EVENT_IOC_DISABLE, 0);
 	while (pmc_ring_next(ring, buf, sizeof(buf), &len) == 1) {
 		if (((struct perf_event_header *)buf)->type != PERF_RECORD_SAMPLE)
@@ -92,7 +92,8 @@ CONF_TEST(ring, sample_fields_in_order)
 		PMC_CHECK_EQ(t, s.id, id);
 		PMC_CHECK_EQ(t, s.pid, getpid());
 		PMC_CHECK_EQ(t, s.tid, gettid());
-		PMC_CHECK_EQ(t, s.addr, (uintptr_t)&conf_target);
+		/* A page fault's address: the n-th fresh page, in order. */
+		PMC_CHECK_EQ(t, s.addr, (uintptr_t)conf_fire_base + (uintptr_t)n * (uintptr_t)sysconf(_SC_PAGESIZE));
 		PMC_CHECK_EQ(t, s.period, 1);
 		PMC_CHECK(t, s.ip != 0 && s.time >= last_time);
 		last_time = s.time;
@@ -116,7 +117,7 @@ CONF_TEST(ring, sample_read_group)
 	int leader, n = 0;
 	size_t len;
 
-	bp_attr(&a, (const void *)&conf_target, sizeof(conf_target), HW_BREAKPOINT_W);
+	conf_source_attr(t, &a);
 	a.sample_period = 1;
 	a.sample_type = lay.sample_type;
 	a.read_format = lay.read_format;
@@ -127,7 +128,7 @@ CONF_TEST(ring, sample_read_group)
 	OPEN(t, &a, 0, -1, leader, 0);
 	ring = conf_map_ring(t, leader, 8);
 	ioc(t, leader, PERF_EVENT_IOC_ENABLE, PERF_IOC_FLAG_GROUP);
-	conf_writes(4);
+	conf_fire(4);
 	ioc(t, leader, PERF_EVENT_IOC_DISABLE, PERF_IOC_FLAG_GROUP);
 	while (pmc_ring_next(ring, buf, sizeof(buf), &len) == 1) {
 		if (((struct perf_event_header *)buf)->type != PERF_RECORD_SAMPLE)
@@ -252,13 +253,13 @@ CONF_TEST(ring, lost_records_when_full)
 
 	ioc(t, fd, PERF_EVENT_IOC_ID, (unsigned long)&id);
 	ioc(t, fd, PERF_EVENT_IOC_ENABLE, 0);
-	conf_writes(2000); /* 2000 x 32-byte samples into one page */
+	conf_fire(2000); /* 2000 x 32-byte samples into one page */
 	ioc(t, fd, PERF_EVENT_IOC_DISABLE, 0);
 	drain(t, ring, &lay, id, &kept, &lost, &last);
 	PMC_CHECK(t, kept > 0 && kept < 2000);
 	PMC_CHECK_EQ(t, lost, 0); /* not yet: the LOST record waits for room */
 	ioc(t, fd, PERF_EVENT_IOC_ENABLE, 0);
-	conf_writes(1);
+	conf_fire(1);
 	ioc(t, fd, PERF_EVENT_IOC_DISABLE, 0);
 	drain(t, ring, &lay, id, &kept, &lost, &last);
 	PMC_CHECK(t, lost > 0);
@@ -276,7 +277,7 @@ CONF_TEST(ring, wakeup_events)
 	struct pmc_ring *ring;
 	int fd;
 
-	bp_attr(&a, (const void *)&conf_target, sizeof(conf_target), HW_BREAKPOINT_W);
+	conf_source_attr(t, &a);
 	a.sample_period = 1;
 	a.sample_type = PERF_SAMPLE_IP;
 	a.wakeup_events = 5;
@@ -284,9 +285,9 @@ CONF_TEST(ring, wakeup_events)
 	ring = conf_map_ring(t, fd, 8);
 	p = (struct pollfd){ fd, POLLIN, 0 };
 	ioc(t, fd, PERF_EVENT_IOC_ENABLE, 0);
-	conf_writes(4);
+	conf_fire(4);
 	PMC_CHECK_EQ(t, poll(&p, 1, 0), 0);
-	conf_writes(1);
+	conf_fire(1);
 	PMC_CHECK_EQ(t, poll(&p, 1, 1000), 1);
 	pmc_ring_unmap(ring);
 }
@@ -299,7 +300,7 @@ CONF_TEST(ring, wakeup_watermark)
 	struct pmc_ring *ring;
 	int fd;
 
-	bp_attr(&a, (const void *)&conf_target, sizeof(conf_target), HW_BREAKPOINT_W);
+	conf_source_attr(t, &a);
 	a.sample_period = 1;
 	a.sample_type = PERF_SAMPLE_IP; /* 16-byte records */
 	a.watermark = 1;
@@ -308,9 +309,9 @@ CONF_TEST(ring, wakeup_watermark)
 	ring = conf_map_ring(t, fd, 8);
 	p = (struct pollfd){ fd, POLLIN, 0 };
 	ioc(t, fd, PERF_EVENT_IOC_ENABLE, 0);
-	conf_writes(10);
+	conf_fire(10);
 	PMC_CHECK_EQ(t, poll(&p, 1, 0), 0);
-	conf_writes(15);
+	conf_fire(15);
 	PMC_CHECK_EQ(t, poll(&p, 1, 1000), 1);
 	PMC_CHECK(t, pmc_ring_unread(ring) >= 16 * 20);
 	pmc_ring_unmap(ring);
@@ -328,11 +329,11 @@ CONF_TEST(ring, pause_output)
 
 	conf_require_kernel(t, 4, 7, "PERF_EVENT_IOC_PAUSE_OUTPUT");
 	ioc(t, fd, PERF_EVENT_IOC_ENABLE, 0);
-	conf_writes(3);
+	conf_fire(3);
 	ioc(t, fd, PERF_EVENT_IOC_PAUSE_OUTPUT, 1);
-	conf_writes(50);
+	conf_fire(50);
 	ioc(t, fd, PERF_EVENT_IOC_PAUSE_OUTPUT, 0);
-	conf_writes(2);
+	conf_fire(2);
 	ioc(t, fd, PERF_EVENT_IOC_DISABLE, 0);
 	while (pmc_ring_next(ring, buf, sizeof(buf), &len) == 1)
 		samples += ((struct perf_event_header *)buf)->type == PERF_RECORD_SAMPLE;
@@ -362,9 +363,11 @@ CONF_TEST(ring, set_output)
 	ioc(t, b_fd, PERF_EVENT_IOC_SET_OUTPUT, (unsigned long)a_fd);
 	ioc(t, a_fd, PERF_EVENT_IOC_ID, (unsigned long)&id_a);
 	ioc(t, b_fd, PERF_EVENT_IOC_ID, (unsigned long)&id_b);
+	/* One at a time: both count page faults. */
 	ioc(t, a_fd, PERF_EVENT_IOC_ENABLE, 0);
+	conf_fire(3);
+	ioc(t, a_fd, PERF_EVENT_IOC_DISABLE, 0);
 	ioc(t, b_fd, PERF_EVENT_IOC_ENABLE, 0);
-	conf_writes(3);
 	{
 		char *m = mmap(NULL, 4096 * 4, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 
@@ -373,7 +376,6 @@ CONF_TEST(ring, set_output)
 		munmap(m, 4096 * 4);
 	}
 	ioc(t, b_fd, PERF_EVENT_IOC_DISABLE, 0);
-	ioc(t, a_fd, PERF_EVENT_IOC_DISABLE, 0);
 	while (pmc_ring_next(ring, buf, sizeof(buf), &len) == 1) {
 		if (((struct perf_event_header *)buf)->type != PERF_RECORD_SAMPLE)
 			continue;
