@@ -38,6 +38,8 @@ struct stat_run {
 	char **argv;
 	struct pmc_event_spec specs[PMC_MAX_EVENTS];
 	char label[PMC_MAX_EVENTS][PMC_EVENT_NAME_MAX]; /* as the user wrote each */
+	/* The kind's check failed here: not opened, shown as no figure. */
+	char nocount[PMC_MAX_EVENTS][512];
 	size_t n;
 	unsigned sim_mask[PMC_MAX_EVENTS];
 	char grouping[1024];
@@ -137,6 +139,8 @@ static int open_sets(struct stat_run *s, struct perf_sets *p, pid_t pid, struct 
 
 	memset(p, 0, offsetof(struct perf_sets, where));
 	for (size_t i = 0; i < s->n; i++) {
+		if (s->nocount[i][0])
+			continue;
 		p->in_own[i] = s->specs[i].kind == PMC_KIND_UPROBE;
 		if (p->in_own[i]) {
 			p->where[i] = p->nown;
@@ -152,6 +156,8 @@ static int open_sets(struct stat_run *s, struct perf_sets *p, pid_t pid, struct 
 			 PMC_MAX_EVENTS - 1);
 		return err->code = PMC_E_TOO_MANY;
 	}
+	if (p->nall == 0) /* every event failed its check: something to run */
+		pmc_event_parse("task-clock", &p->all_specs[p->nall++], NULL);
 	if (p->nown) {
 		/* The witnesses: task-clock of every task, and of the command's. */
 		pmc_event_parse("task-clock", &p->all_specs[p->nall++], NULL);
@@ -201,6 +207,10 @@ static int read_sets(struct stat_run *s, struct perf_sets *p, struct pmc_measure
 	memset(m, 0, sizeof(*m));
 	m->n = s->n;
 	for (size_t i = 0; i < s->n; i++) {
+		if (s->nocount[i][0]) {
+			m->d[i].flags = PMC_DELTA_NOT_COUNTED;
+			continue;
+		}
 		m->d[i] = p->in_own[i] ? mo.d[p->where[i]] : ma.d[p->where[i]];
 		if (p->in_own[i] && others)
 			m->d[i].flags |= PMC_DELTA_OTHER_THREADS;
@@ -338,9 +348,12 @@ static int run_sim(struct stat_run *s, struct pmc_measurement *m)
 }
 
 /* The mark of a value that is not the whole count. */
-static const char *mark(const struct pmc__stats *st, char *buf, size_t size)
+static const char *mark(const struct stat_run *s, size_t i, const struct pmc__stats *st, char *buf,
+			size_t size)
 {
-	if (st->not_counted)
+	if (s->nocount[i][0])
+		snprintf(buf, size, "OPENS BUT DOES NOT COUNT here, no figure: %s", s->nocount[i]);
+	else if (st->not_counted)
 		snprintf(buf, size, "NOT COUNTED in %zu of %zu runs: the counter never ran (value 0 is no count)",
 			 st->not_counted, st->n);
 	else if (st->other_threads)
@@ -358,7 +371,7 @@ static const char *mark(const struct pmc__stats *st, char *buf, size_t size)
 static void print_table(struct stat_run *s)
 {
 	bool one = s->samples.n == 1;
-	char name[64], a[48], b[48], c[48], why[160];
+	char name[64], a[48], b[48], c[48], why[600];
 
 	snprintf(name, sizeof(name), "%s", pmc__file_part(s->argv[0]));
 	fprintf(stderr, "\npmcheck stat: %s  (%zu run%s, %s backend; counts as counted, never scaled)\n\n",
@@ -371,18 +384,22 @@ static void print_table(struct stat_run *s)
 		const struct pmc__stats *st = pmc__region_stats(&s->samples, i);
 		char run[32];
 
-		if (s->backend == PMC_BACKEND_SIM)
+		if (s->nocount[i][0])
+			snprintf(run, sizeof(run), "%s", "-");
+		else if (s->backend == PMC_BACKEND_SIM)
 			snprintf(run, sizeof(run), "%s", "simulated");
 		else
 			snprintf(run, sizeof(run), "%.1f%%", 100.0 * st->running_share);
 		pmc__fmt_num(a, sizeof(a), (double)st->min);
 		pmc__fmt_num(b, sizeof(b), st->median);
 		pmc__fmt_num(c, sizeof(c), (double)st->max);
+		if (s->nocount[i][0])
+			snprintf(a, sizeof(a), "-"), snprintf(b, sizeof(b), "-"), snprintf(c, sizeof(c), "-");
 		if (one)
-			fprintf(stderr, "  %-32s %18s   %-9s %s\n", s->label[i], a, run, mark(st, why, sizeof(why)));
+			fprintf(stderr, "  %-32s %18s   %-9s %s\n", s->label[i], a, run, mark(s, i, st, why, sizeof(why)));
 		else
 			fprintf(stderr, "  %-32s %16s %16s %16s   %-9s %s\n", s->label[i], a, b, c, run,
-			       mark(st, why, sizeof(why)));
+			       mark(s, i, st, why, sizeof(why)));
 	}
 	fprintf(stderr, "\n  %.3f s in all", s->seconds);
 	if (s->grouping[0])
@@ -551,6 +568,26 @@ int cmd_stat(int argc, char **argv)
 				*program ? program : s->argv[0]);
 		free(s);
 		return PMC_EXIT_USAGE;
+	}
+	for (size_t i = 0; i < s->n; i++) {
+		const char *at = s->label[i] + 4;
+
+		/* A symbol would be resolved in pmcheck, not in the command. */
+		if (s->specs[i].kind == PMC_KIND_BREAKPOINT && !strncmp(s->label[i], "mem:", 4) &&
+		    !(at[0] >= '0' && at[0] <= '9')) {
+			fprintf(stderr, "pmcheck stat: \"%s\": mem:SYMBOL names an address in pmcheck's own process, not in the command, which is another program at other addresses; give the command's address (mem:0xADDR/LEN:w), or count calls of the function with calls:%.*s (looked up in the command)\n",
+				s->label[i], (int)strcspn(at, ":/"), at);
+			free(s);
+			return PMC_EXIT_USAGE;
+		}
+	}
+	for (size_t i = 0; s->backend == PMC_BACKEND_PERF && i < s->n; i++) {
+		struct pmc_kind_check c;
+		int id = pmc_kind_check_of(&s->specs[i]);
+
+		if (id >= 0 && id != PMC_KIND_CHECK_UPROBE &&
+		    pmc_kind_check((enum pmc_kind_check_id)id, &c) == PMC_E_NOT_COUNTING)
+			snprintf(s->nocount[i], sizeof(s->nocount[i]), "%s", c.summary);
 	}
 	for (size_t i = 0; s->backend == PMC_BACKEND_SIM && i < s->n; i++)
 		if (pmc_sim_columns(&s->specs[i], &s->sim_mask[i], &err)) {
