@@ -432,7 +432,7 @@ json_t *pmc_probe_run(const struct pmc_probe_options *opt)
 		{ "hardware", pmc__probe_hardware },
 		{ "software", pmc__probe_software },
 		{ "breakpoints", pmc__probe_breakpoints },
-		{ "kinds", pmc__probe_kinds },
+		{ "kinds", pmc_probe_kinds },
 		{ "uprobes", pmc__probe_uprobes },
 		{ "kprobes", pmc__probe_kprobes },
 		{ "tracepoints", pmc__probe_tracepoints },

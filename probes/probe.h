@@ -29,4 +29,17 @@ json_t *pmc_probe_run(const struct pmc_probe_options *opt);
 /* Print the record as a compact table for a person. */
 void pmc_probe_print(const json_t *record, FILE *out);
 
+/*
+ * Every counter kind checked on known work in this process (pmc_kind_check),
+ * as the record's "kinds" object: name -> {status, work, counted, cost_us,
+ * injected, how}.  Mounts tracefs for the tracepoint check in a mount
+ * namespace of the process's own when root and nobody has mounted it.  The
+ * uprobe check leaves its uprobe registered until the process exits.
+ */
+json_t *pmc_probe_kinds(void);
+
+/* The "kinds" object as lines, "    NAME  STATUS: WORDS", the probe's and
+ * pmcheck validate's. */
+void pmc_probe_print_kinds(const json_t *kinds, FILE *out);
+
 #endif

@@ -126,7 +126,7 @@ static json_t *kind_json(const struct pmc_kind_check *c)
 			 c->cost_ns / 1e3, "injected", c->injected, "how", c->summary);
 }
 
-json_t *pmc__probe_kinds(void)
+json_t *pmc_probe_kinds(void)
 {
 	json_t *o = json_object();
 	struct pmc_event_spec spec;

@@ -22,7 +22,6 @@ int pmc__probe_run_tool(char *const argv[], char *line, size_t size, unsigned ti
 /* probe_count.c: each experiment's record. */
 json_t *pmc__probe_hardware(void);
 json_t *pmc__probe_breakpoints(void);
-json_t *pmc__probe_kinds(void);
 json_t *pmc__probe_uprobes(void);
 json_t *pmc__probe_kprobes(void);
 json_t *pmc__probe_tracepoints(void);

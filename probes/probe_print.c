@@ -185,15 +185,8 @@ void pmc_probe_print(const json_t *rec, FILE *out)
 	/* Every kind a verdict may rest on, checked on known work. */
 	v = json_object_get(rec, "kinds");
 	if (json_is_object(v) && !str_at(v, "error")) {
-		const char *key;
-		json_t *k;
-
 		fprintf(out, "  Checked on known work (a verdict rests only on what is available):\n");
-		json_object_foreach((json_t *)v, key, k) {
-			const char *status = str_at(k, "status"), *how = str_at(k, "how");
-
-			fprintf(out, "    %-17s %s: %s\n", key, status ? status : "?", how ? how : "?");
-		}
+		pmc_probe_print_kinds(v, out);
 	}
 	/* Probes that failed outright. */
 	{
@@ -203,5 +196,17 @@ void pmc_probe_print(const json_t *rec, FILE *out)
 		json_object_foreach((json_t *)rec, key, val)
 			if (json_is_object(val) && (s = str_at(val, "error")))
 				fprintf(out, "  probe %s: %s\n", key, s);
+	}
+}
+
+void pmc_probe_print_kinds(const json_t *kinds, FILE *out)
+{
+	const char *key;
+	json_t *k;
+
+	json_object_foreach((json_t *)kinds, key, k) {
+		const char *status = str_at(k, "status"), *how = str_at(k, "how");
+
+		fprintf(out, "    %-17s %s: %s\n", key, status ? status : "?", how ? how : "?");
 	}
 }

@@ -65,6 +65,14 @@ def t_perf_here():
         p = subprocess.run([CLI, "validate", "--output=" + out], capture_output=True, text=True,
                            timeout=280)
         rep = json.load(open(out))
+        # Validation starts from the kinds' checks, in the probe's words.
+        kinds = rep.get("kinds", {})
+        check(set(kinds) >= {"breakpoint-write", "page-faults", "instructions"} and
+              all(k["status"] in ("available", "opens but does not count", "unavailable")
+                  for k in kinds.values()), f"kinds in the report: {kinds}")
+        check("counter kinds on this machine, checked on known work:" in p.stdout and
+              all(("    %-17s %s: " % (n, k["status"])) in p.stdout for n, k in kinds.items()),
+              f"kinds in the table:\n{p.stdout}")
         if rep["rows"]:
             check(p.returncode in (0, 1), f"exit {p.returncode} with {len(rep['rows'])} figures")
             return

@@ -276,7 +276,7 @@ static void run_check(enum pmc_kind_check_id id, struct pmc_kind_check *c)
 	if (rc) {
 		c->status = PMC_KIND_UNAVAILABLE;
 		c->error = rc;
-		snprintf(c->summary, sizeof(c->summary), "%s unavailable: %.400s", kinds[id].plural,
+		snprintf(c->summary, sizeof(c->summary), "%s: %.400s", kinds[id].plural,
 			 err.message[0] ? err.message : pmc_strerror(rc));
 		return;
 	}
