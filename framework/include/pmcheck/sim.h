@@ -92,11 +92,15 @@ struct pmc_sim_dump {
 PMC_API int pmc_sim_dump_parse(const char *name, const char *text, size_t len,
 			       struct pmc_sim_dump *out, struct pmc_error *err);
 
-/* One function's own costs (not its callees') in a dump, per column. */
+/* One function's own costs (not its callees') in a dump, per column, and
+ * how many times it was called in the dump's interval (callgrind counts
+ * every call exactly; a function entered before the interval began and
+ * still running has calls 0). */
 struct pmc_sim_fn_cost {
 	char *name;   /* the symbol, as callgrind names it */
 	char *object; /* the object file ("" when the dump names none) */
 	uint64_t cost[PMC_SIM_NCOLUMNS];
+	uint64_t calls;
 };
 
 /*

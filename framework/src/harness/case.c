@@ -357,6 +357,7 @@ static void run_phases(struct pmc_test *t)
 	pmc__judge_case(t);
 	t->verdict = pmc__verdict_from_checks(t->check, t->nexpect, t->strict, t->reason,
 					      sizeof(t->reason));
+	t->verdict_from_checks = true;
 }
 
 static bool defer_close;
@@ -387,6 +388,7 @@ int pmc__run_case(const struct pmc_test_def *def, const struct pmc_test_options 
 	t->opt = *opt;
 	t->backend = backend;
 	t->strict = strict;
+	t->layout_per_call = PMC__LAYOUT_PER_CALL;
 	t->verdict = PMC_PASS;
 	/* t lives on the heap, so its fields are valid after longjmp. */
 	if (setjmp(t->jump) == 0) {

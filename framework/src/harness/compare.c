@@ -155,7 +155,7 @@ static int event_index(const struct pmc__region_rec *g, const char *label)
 /* The same function in the other run: same name and object; else same
  * name and object file name (another build directory); else the only
  * function of that name (the program itself, built under another name). */
-static const struct pmc__fn_rec *fn_in(const struct pmc__region_rec *g, const struct pmc__fn_rec *f)
+const struct pmc__fn_rec *pmc__fn_in(const struct pmc__region_rec *g, const struct pmc__fn_rec *f)
 {
 	const struct pmc__fn_rec *named = NULL;
 	size_t i, nnamed = 0;
@@ -211,12 +211,12 @@ json_t *pmc__attribution(const struct pmc__region_rec *og, const struct pmc__reg
 	if (!ch)
 		return NULL;
 	for (size_t i = 0; i < ng->nfns; i++) {
-		const struct pmc__fn_rec *o = fn_in(og, &ng->fns[i]);
+		const struct pmc__fn_rec *o = pmc__fn_in(og, &ng->fns[i]);
 
 		ch[n++] = (struct fn_change){ &ng->fns[i], o ? o->cost[oi] : 0, ng->fns[i].cost[ni] };
 	}
 	for (size_t i = 0; i < og->nfns; i++)
-		if (!fn_in(ng, &og->fns[i]))
+		if (!pmc__fn_in(ng, &og->fns[i]))
 			ch[n++] = (struct fn_change){ &og->fns[i], og->fns[i].cost[oi], 0 };
 	for (size_t i = 0; i < n; i++)
 		total += ch[i].new - ch[i].old;

@@ -84,6 +84,7 @@ struct pmc__stat_rec {
 struct pmc__fn_rec {
 	char *name, *object;   /* "(other)", "" for the rest */
 	double *cost;          /* nev */
+	double calls;          /* sim: calls it received (mean over the dumps); NAN: unknown */
 	uint64_t *samples;     /* nev, perf sampling only; else NULL */
 };
 
@@ -119,6 +120,7 @@ struct pmc__check_rec {
 	size_t samples;
 	char *budget_source;     /* NULL when not a budget */
 	bool gate;               /* unbudgeted while the suite has budgets elsewhere */
+	char *layout;            /* sim: passed as layout ("memcpy -6 over 40 calls"), else NULL */
 };
 
 struct pmc__event_rec {
@@ -203,6 +205,8 @@ struct pmc_test {
 	struct pmc_test_options opt;  /* with defaults and CLI overrides applied */
 	enum pmc_backend backend;
 	bool strict;
+	bool verdict_from_checks;  /* the verdict is the checks' (not an early end) */
+	double layout_per_call;    /* sim: layout.c's bound; 0: exact budgets stay exact */
 
 	/* events: spec + label (how expectations refer to it) */
 	size_t nev;
@@ -538,6 +542,26 @@ json_t *pmc__sampling_json(const struct pmc__region_rec *g);
  * attribution on either side. */
 json_t *pmc__attribution(const struct pmc__region_rec *og, const struct pmc__region_rec *ng,
 			 const char *label);
+/* compare.c: the same function in another run's region (by name and
+ * object, then name and object file name, then a unique name), or NULL. */
+const struct pmc__fn_rec *pmc__fn_in(const struct pmc__region_rec *g, const struct pmc__fn_rec *f);
+
+/* layout.c: is the difference of one event between calibration's and this
+ * run's functions of a region layout alone?  Only string and memory
+ * functions changed, each called as many times as before and within
+ * per_call counts a call.  up/down: their changes' sums (the budget may be
+ * widened by exactly these); why: "memcpy -6 over 40 calls, ...". */
+#define PMC__LAYOUT_PER_CALL 48.0
+struct pmc__layout {
+	bool layout;
+	size_t functions, others;  /* changed: layout functions, anything else */
+	double up, down, other_change;
+	char why[400];
+};
+bool pmc__layout_function(const char *name);
+int pmc__layout_review(const struct pmc__region_rec *cal, const struct pmc__region_rec *now,
+		       const char *label, double per_call, struct pmc__layout *out);
+
 /* gate.c: the file beside a suite's budgets (budgets/KEY/SUITE.ini) that
  * holds, per case and region, the functions calibration measured. */
 #define PMC__FUNCTIONS_SUFFIX ".functions.json"

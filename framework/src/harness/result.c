@@ -135,6 +135,7 @@ void pmc__result_release(struct pmc__result *r)
 		free(c->file);
 		free(c->message);
 		free(c->budget_source);
+		free(c->layout);
 	}
 	free(r->checks);
 	for (i = 0; i < r->nnotes; i++)
@@ -224,6 +225,8 @@ json_t *pmc__functions_json(const struct pmc__region_rec *g)
 				json_object_set_new(costs, g->ev[j].label, num(g->fns[k].cost[j]));
 		row = json_pack("{s:s, s:s, s:o}", "function", g->fns[k].name, "object",
 				g->fns[k].object, "costs", costs);
+		if (!isnan(g->fns[k].calls))
+			json_object_set_new(row, "calls", num(g->fns[k].calls));
 		if (g->fns[k].samples) {
 			json_t *n = json_object();
 
@@ -333,6 +336,7 @@ json_t *pmc__result_to_json(const struct pmc__result *r)
 			json_object_set_new(co, "statistic", json_string(pmc__stat_name(c->statistic)));
 		json_object_set_new(co, "samples", json_integer((json_int_t)c->samples));
 		set_str(co, "budget_source", c->budget_source);
+		set_str(co, "layout", c->layout);
 		if (c->gate)
 			json_object_set_new(co, "gate", json_true());
 		json_array_append_new(checks, co);

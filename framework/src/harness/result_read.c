@@ -237,6 +237,15 @@ static void read_functions(struct reader *rd, json_t *region, const char *path,
 			else if (g->nsampled)
 				f->cost[j] = NAN;
 		}
+		{
+			json_t *calls = json_object_get(v, "calls");
+
+			f->calls = NAN;
+			if (calls && (!json_is_number(calls) || json_number_value(calls) < 0))
+				fail(rd, "%s.calls: expected a count, found %s", fpath, type_name(calls));
+			else if (calls)
+				f->calls = json_number_value(calls);
+		}
 		samples = field(rd, v, fpath, "samples", JSON_OBJECT, true);
 		if (samples && !rd->failed) {
 			f->samples = calloc(g->nev + 1, sizeof(*f->samples));
@@ -419,6 +428,7 @@ int pmc__result_from_json(json_t *o, struct pmc__result *r, const char *where, c
 			}
 			c->samples = count(&rd, v, path, "samples", true);
 			c->budget_source = dup_str(&rd, v, path, "budget_source", true);
+			c->layout = dup_str(&rd, v, path, "layout", true);
 			s = field(&rd, v, path, "gate", JSON_TRUE, true);
 			c->gate = s && json_is_true(s);
 		}

@@ -209,6 +209,7 @@ static int add_row(struct pmc__region_rec *gr, const char *name, const char *obj
 	fr->object = strdup(object);
 	fr->cost = calloc(nev + 1, sizeof(*fr->cost));
 	fr->samples = calloc(nev + 1, sizeof(*fr->samples));
+	fr->calls = NAN; /* sampling does not count calls */
 	if (!fr->name || !fr->object || !fr->cost || !fr->samples)
 		return -1;
 	for (size_t j = 0; j < nev; j++)

@@ -6,6 +6,9 @@
  * left out) and calls (calls= then one line of the callee's inclusive cost,
  * which is not the caller's own).  Names are compressed: "(id) name" the
  * first time, "(id)" after.  The function's object is the last ob= line.
+ * A call names its callee with cfn=, after a cob= when the callee lives
+ * in another object than the caller; calls=COUNT TARGET counts the calls,
+ * which are summed per callee (the calls each function received).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -123,8 +126,10 @@ int pmc_sim_dump_functions(const char *file, const char *text, size_t len,
 	const char *p = text, *end = text + len;
 	struct names fns = { 0 }, obs = { 0 };
 	struct pmc_sim_fn_cost *rows = NULL, *cur = NULL;
-	char object[1024] = "";
+	char object[1024] = "", cob[1024] = "";
 	size_t n = 0, cap = 0;
+	const char *callee = NULL; /* the last cfn=, owned by fns */
+	char callee_object[1024] = "";
 	int map[64], nevents = -1, line = 0, rc = 0;
 	int skip_next = 0; /* the line after calls= is the callee's cost */
 
@@ -157,15 +162,44 @@ int pmc_sim_dump_functions(const char *file, const char *text, size_t len,
 				rc = pmc__fail(err, name ? -ENOMEM : PMC_E_SYNTAX, file, line,
 					       "%s:%d: bad fn= line", file, line);
 			skip_next = 0;
+			cob[0] = '\0';
 		} else if (l >= 4 && !strncmp(p, "cfn=", 4)) {
-			/* Define the name for later fn=(id) references. */
-			if (!name_of(&fns, p + 4, e))
+			/* Defines the name for later fn=(id) references too. */
+			callee = name_of(&fns, p + 4, e);
+			if (!callee)
 				rc = pmc__fail(err, PMC_E_SYNTAX, file, line, "%s:%d: bad cfn= line", file, line);
+			snprintf(callee_object, sizeof(callee_object), "%s", cob[0] ? cob : object);
+			cob[0] = '\0';
 		} else if (l >= 4 && (!strncmp(p, "cob=", 4))) {
-			if (!name_of(&obs, p + 4, e))
+			const char *ob = name_of(&obs, p + 4, e);
+
+			if (!ob)
 				rc = pmc__fail(err, PMC_E_SYNTAX, file, line, "%s:%d: bad cob= line", file, line);
+			else
+				snprintf(cob, sizeof(cob), "%s", ob);
 		} else if (l >= 6 && !strncmp(p, "calls=", 6)) {
+			char *stop;
+			unsigned long long count = strtoull(p + 6, &stop, 10);
+			struct pmc_sim_fn_cost *to;
+
 			skip_next = 1;
+			if (stop == p + 6 || !callee) {
+				rc = pmc__fail(err, PMC_E_SYNTAX, file, line,
+					       "%s:%d: calls= %s", file, line,
+					       callee ? "without a count" : "before any cfn= line");
+			} else {
+				/* The row may move: cur is found again by index. */
+				size_t at = cur ? (size_t)(cur - rows) : 0;
+
+				to = fn_row(&rows, &n, &cap, callee, callee_object);
+				if (!to)
+					rc = pmc__fail(err, -ENOMEM, file, line, "%s:%d: out of memory",
+						       file, line);
+				else
+					to->calls += count;
+				if (cur)
+					cur = &rows[at];
+			}
 		} else if (l > 0 && ((*p >= '0' && *p <= '9') || *p == '+' || *p == '-' || *p == '*')) {
 			const char *q = p;
 			int k = 0;
