@@ -238,6 +238,39 @@ static char *suite_table(json_t *by, json_t *env, bool markdown)
 	return buf;
 }
 
+/* Markdown: every case that did not pass, with each failed check's words
+ * (where a library changed since calibration, or the layout moved, they
+ * say so); appended to the table. */
+static char *with_failures(char *md, const struct pmc__results *rs)
+{
+	char *buf = NULL;
+	size_t size = 0, shown = 0;
+	FILE *f;
+
+	if (!md || !(f = open_memstream(&buf, &size)))
+		return md;
+	fputs(md, f);
+	for (size_t i = 0; i < rs->n; i++) {
+		const struct pmc__result *c = &rs->cases[i];
+
+		if (c->verdict != PMC_FAIL && c->verdict != PMC_ERROR &&
+		    c->verdict != PMC_INCONCLUSIVE)
+			continue;
+		if (!shown++)
+			fprintf(f, "\n### Cases that did not pass\n\n");
+		fprintf(f, "- **%s** `%s`\n", pmc_verdict_name(c->verdict), c->name);
+		for (size_t k = 0; k < c->nchecks; k++)
+			if (c->checks[k].status != PMC__CHECK_PASS &&
+			    c->checks[k].status != PMC__CHECK_UNBUDGETED)
+				fprintf(f, "  - %s\n", c->checks[k].message);
+		if (!c->nchecks && c->reason)
+			fprintf(f, "  - %s\n", c->reason);
+	}
+	fclose(f);
+	free(md);
+	return buf;
+}
+
 /* --top: where each region's events went, per function (sim attribution,
  * or the samples of a failed case's perf re-run). */
 static void print_top(const struct pmc__results *rs, unsigned top)
@@ -444,6 +477,7 @@ int cmd_results(int argc, char **argv)
 		text = per ? kernel_table(per, by, false) : suite_table(by, rs.environment, false);
 		md = !md_path ? NULL : per ? kernel_table(per, by, true)
 					   : suite_table(by, rs.environment, true);
+		md = md_path ? with_failures(md, &rs) : NULL;
 		if (per)
 			json_object_set_new(json_object_get(doc, "summary"), "by_suite_kernel", per);
 		json_decref(ks);

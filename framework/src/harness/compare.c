@@ -236,6 +236,38 @@ json_t *pmc__attribution(const struct pmc__region_rec *og, const struct pmc__reg
 	return rows;
 }
 
+/* The libraries that are another build in this run than in the baseline
+ * (the programs themselves aside): "since_baseline": [text]. */
+static void since_baseline(json_t *row, const struct pmc__result *oc, const struct pmc__result *nc)
+{
+	struct pmc__object_change ch[8];
+	size_t n = oc && nc && oc->nobjects && nc->nobjects
+			   ? pmc__objects_diff(oc->objects, oc->nobjects, nc->objects, nc->nobjects, ch, 8)
+			   : 0;
+	json_t *arr;
+
+	if (!n)
+		return;
+	arr = json_array();
+	for (size_t i = 0; i < n; i++) {
+		char text[400];
+
+		pmc__object_change_text(&ch[i], "the baseline", text, sizeof(text));
+		json_array_append_new(arr, json_string(text));
+	}
+	json_object_set_new(row, "since_baseline", arr);
+}
+
+/* Console lines, or a Markdown list, of what changed since the baseline. */
+static void print_since(FILE *f, json_t *row, bool markdown)
+{
+	json_t *arr = json_object_get(row, "since_baseline"), *v;
+	size_t i;
+
+	json_array_foreach(arr, i, v)
+		fprintf(f, markdown ? "- %s\n" : "    since the baseline: %s\n", json_string_value(v));
+}
+
 json_t *pmc__compare(const struct pmc__results *old, const struct pmc__results *new,
 		     const struct pmc__tolerance *tols, bool force)
 {
@@ -283,6 +315,8 @@ json_t *pmc__compare(const struct pmc__results *old, const struct pmc__results *
 						json_object_set_new(row, "attribution", at);
 					else
 						json_decref(at);
+					if (!strcmp(v, "regression") || !strcmp(v, "improvement"))
+						since_baseline(row, oc, nc);
 					json_array_append_new(rows, row);
 				}
 			}
@@ -435,6 +469,7 @@ char *pmc__compare_case_text(json_t *rep, const char *case_name)
 		fprintf(f, "regression against the baseline: region \"%s\", %s: %s, baseline %s (%s)\n",
 			pmc__jstr(row, "region"), pmc__jstr(row, "event"), n, o, ch);
 		print_attribution(f, json_object_get(row, "attribution"), false);
+		print_since(f, row, false);
 		print_samples(f, json_object_get(row, "samples"), false);
 	}
 	if (f)
@@ -463,6 +498,7 @@ void pmc__print_compare(FILE *f, json_t *rep)
 			pmc__jstr(row, "region"), pmc__jstr(row, "event"), n, old, pmc__jstr(row, "verdict"),
 			json_object_get(row, "hint") ? ": " : "", pmc__jstr(row, "hint"));
 		print_attribution(f, json_object_get(row, "attribution"), false);
+		print_since(f, row, false);
 		print_samples(f, json_object_get(row, "samples"), false);
 	}
 	fprintf(f, "\n%" JSON_INTEGER_FORMAT " regressions, %" JSON_INTEGER_FORMAT " improvements, %" JSON_INTEGER_FORMAT " tolerated, %" JSON_INTEGER_FORMAT " same, %" JSON_INTEGER_FORMAT " noise, %" JSON_INTEGER_FORMAT " without verdict, %" JSON_INTEGER_FORMAT " new, %" JSON_INTEGER_FORMAT " gone\n",
@@ -513,6 +549,12 @@ char *pmc__compare_markdown(json_t *rep)
 				pmc__jstr(row, "case"), pmc__jstr(row, "region"), pmc__jstr(row, "event"),
 				pmc__jstr(row, "verdict"));
 			print_attribution(f, json_object_get(row, "attribution"), true);
+		}
+	json_array_foreach(json_object_get(rep, "rows"), i, row)
+		if (json_object_get(row, "since_baseline")) {
+			fprintf(f, "\n**`%s` %s `%s`: libraries that are another build than in the baseline**\n\n",
+				pmc__jstr(row, "case"), pmc__jstr(row, "region"), pmc__jstr(row, "event"));
+			print_since(f, row, true);
 		}
 	json_array_foreach(json_object_get(rep, "rows"), i, row)
 		if (json_object_get(row, "samples")) {

@@ -206,7 +206,16 @@ static int case_budget(void *ctx, const struct pmc__check *c, struct pmc_budget 
 		t->backend == PMC_BACKEND_SIM ? "sim" : "perf", budget_key_signature(t),
 	};
 
-	return budget_source->lookup(budget_source->ctx, &key, out, err);
+	char why[PMC_ERROR_MSG_MAX];
+	int rc = budget_source->lookup(budget_source->ctx, &key, out, err);
+
+	if (rc == 0 && pmc__calibration_program_check(out->source, why, sizeof(why))) {
+		pmc_error_clear(err);
+		err->code = -EEXIST;
+		snprintf(err->message, sizeof(err->message), "%s", why);
+		return -EEXIST;
+	}
+	return rc;
 }
 
 void pmc__judge_case(struct pmc_test *t)

@@ -260,6 +260,10 @@ int pmc__calibrate_case(const struct pmc__result *runs, size_t nruns,
 
 	pmc_cpu_identify(&cpu);
 	have_model = pmc_hwdb_match(gate_db, cpu.signature, &m, &model) == 0;
+	/* Another program's budgets for a suite of the same name stay its own. */
+	if (pmc__calibration_owner(cal->dir, cal->key, first->suite, out) ||
+	    pmc__calibration_owner(cal->dir, "any", first->suite, out))
+		return -1;
 	if (first->verdict == PMC_SKIP || first->verdict == PMC_ERROR) {
 		fprintf(out, "  %s: not calibrated: %s: %s\n", first->name,
 			pmc_verdict_name(first->verdict), first->reason ? first->reason : "");
@@ -335,9 +339,16 @@ int pmc__calibrate_case(const struct pmc__result *runs, size_t nruns,
 			fprintf(out, "  error: %s\n", err.message);
 			return -1;
 		}
-		if (key != shown) /* the file, once per key */
+		if (key != shown) { /* the file, once per key */
+			int wrc = pmc__calibration_write(cal->dir, key, first->suite, first->objects,
+							 first->nobjects);
+
 			fprintf(out, "  %s/budgets/%s/%s.ini [%s]\n", cal->dir, key, first->suite,
 				first->test);
+			if (wrc)
+				fprintf(out, "  warning: %s/budgets/%s/%s%s (who calibrated, which libraries) was not written: %s\n",
+					cal->dir, key, first->suite, PMC__CALIBRATION_SUFFIX, strerror(-wrc));
+		}
 		shown = key;
 		if (old[0])
 			fprintf(out, "  - %s\n", old);

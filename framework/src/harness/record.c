@@ -14,6 +14,8 @@
 #include <stdbool.h>
 #include <time.h>
 
+#include <pmcheck/pmcheck.h>
+
 #include "harness_int.h"
 #include "util/util_int.h"
 
@@ -209,21 +211,12 @@ static size_t calibrated_region(const char *case_name, const struct pmc__region_
 				const char *budget_source, struct pmc__region_rec *old,
 				char *path, size_t size)
 {
-	char *colon, *dot;
 	json_t *doc, *rows, *row;
 	size_t i;
 
 	memset(old, 0, sizeof(*old));
-	if (!g->nfns || !budget_source || strlen(budget_source) >= size - 32)
+	if (!g->nfns || pmc__beside_budget(budget_source, PMC__FUNCTIONS_SUFFIX, path, size))
 		return 0;
-	strcpy(path, budget_source);
-	colon = strrchr(path, ':');
-	if (colon)
-		*colon = '\0';
-	dot = strrchr(path, '.');
-	if (!dot || strcmp(dot, ".ini"))
-		return 0;
-	strcpy(dot, PMC__FUNCTIONS_SUFFIX);
 	doc = json_load_file(path, 0, NULL);
 	rows = json_object_get(json_object_get(json_object_get(doc, "cases"), case_name), g->name);
 	old->name = g->name;
@@ -342,6 +335,84 @@ static int excuse_layout(struct pmc_test *t, struct pmc__result *r, struct pmc__
 	return cr->layout ? 1 : -1;
 }
 
+/* The change of one event from calibration to now of the functions of one
+ * object (matched by file name), and of all functions (*total). */
+static double change_in_object(const struct pmc__region_rec *old, const struct pmc__region_rec *g,
+			       const char *label, const char *object, double *total)
+{
+	double in = 0;
+	int j = -1;
+
+	*total = 0;
+	for (size_t e = 0; e < g->nev; e++)
+		if (!strcmp(g->ev[e].label, label))
+			j = (int)e;
+	for (size_t k = 0; j >= 0 && k < g->nfns; k++) {
+		const struct pmc__fn_rec *o = pmc__fn_in(old, &g->fns[k]);
+		double d = g->fns[k].cost[j] - (o ? o->cost[j] : 0);
+
+		*total += d;
+		if (!strcmp(pmc__file_part(g->fns[k].object), pmc__file_part(object)))
+			in += d;
+	}
+	for (size_t k = 0; j >= 0 && k < old->nfns; k++)
+		if (!pmc__fn_in(g, &old->fns[k])) {
+			*total -= old->fns[k].cost[j];
+			if (!strcmp(pmc__file_part(old->fns[k].object), pmc__file_part(object)))
+				in -= old->fns[k].cost[j];
+		}
+	return in;
+}
+
+/*
+ * Whose change was it: the libraries that are another build than when the
+ * budget was calibrated (SUITE.calibration.json beside it), pmcheck's own
+ * among them, with their part of the difference where the sim backend
+ * measured the functions.  Malloc'd text to append, or NULL.
+ */
+static char *explain_provenance(const struct pmc__result *r, const char *budget_source,
+				const struct pmc__region_rec *old, const struct pmc__region_rec *g,
+				const char *label)
+{
+	struct pmc__calibration_file cf;
+	struct pmc__object_change ch[8];
+	char *text = NULL;
+	size_t n, cap = 0;
+	FILE *f;
+
+	if (pmc__calibration_load(budget_source, &cf))
+		return NULL;
+	n = cf.nobjects ? pmc__objects_diff(cf.objects, cf.nobjects, r->objects, r->nobjects, ch, 8)
+			: 0;
+	f = n || (cf.pmcheck[0] && strcmp(cf.pmcheck, PMCHECK_VERSION_STRING))
+		    ? open_memstream(&text, &cap) : NULL;
+	if (f) {
+		fprintf(f, " Since calibration (%s):", cf.path);
+		for (size_t i = 0; i < n; i++) {
+			char line[400];
+
+			pmc__object_change_text(&ch[i], "calibration", line, sizeof(line));
+			fprintf(f, "%s %s", i ? ";" : "", line);
+			if (g && old && old->nfns && g->nfns) {
+				double total, in = change_in_object(old, g, label, ch[i].path, &total);
+				char d[48];
+
+				pmc__fmt_num(d, sizeof(d), fabs(in));
+				if (total != 0)
+					fprintf(f, ", %s%s of the difference (%.0f%%) lies in it",
+						in < 0 ? "-" : "+", d, 100.0 * in / total);
+			}
+		}
+		if (cf.pmcheck[0] && strcmp(cf.pmcheck, PMCHECK_VERSION_STRING))
+			fprintf(f, "%s calibrated with pmcheck %s, measured with pmcheck %s", n ? ";" : "",
+				cf.pmcheck, PMCHECK_VERSION_STRING);
+		fputc('.', f);
+		fclose(f);
+	}
+	pmc__calibration_release(&cf);
+	return text;
+}
+
 static char *joined(const char *a, const char *b)
 {
 	char *s = NULL;
@@ -403,6 +474,8 @@ int pmc__result_record(struct pmc_test *t, struct pmc__result *r)
 		       (t->def->opt.fixture && t->def->opt.fixture->setup && !t->setup_done);
 	r->reason = dup_or_null(t->reason);
 	r->known_issue = dup_or_null(t->known_issue);
+	if (pmc__objects_loaded(&r->objects, &r->nobjects))
+		goto oom;
 	r->events = calloc(t->nev + 1, sizeof(*r->events));
 	r->regions = calloc(t->nregions + 1, sizeof(*r->regions));
 	r->checks = calloc(t->nexpect + 1, sizeof(*r->checks));
@@ -506,26 +579,30 @@ int pmc__result_record(struct pmc_test *t, struct pmc__result *r)
 		cr->gate = c->gate;
 		if (!cr->region || !cr->event || !cr->file || !cr->message)
 			goto oom;
-		if (c->status == PMC__CHECK_FAIL && c->e.kind == PMC_EXPECT_KIND_BUDGET &&
-		    t->backend == PMC_BACKEND_SIM) {
+		if (c->status == PMC__CHECK_FAIL && c->e.kind == PMC_EXPECT_KIND_BUDGET) {
 			const struct pmc__region_rec *g = pmc__result_region(r, c->e.region);
 			int col = pmc__column_of(t, c->e.event);
-			struct pmc__region_rec old;
-			char path[PATH_MAX] = "", *why = NULL;
+			struct pmc__region_rec old = { 0 };
+			char path[PATH_MAX] = "", *why = NULL, *whose = NULL;
+			const char *label = g && col >= 0 && (size_t)col < g->nev ? g->ev[col].label : NULL;
 			int ex = 0;
 
-			if (!g || col < 0 || (size_t)col >= g->nev)
-				continue;
-			calibrated_region(r->name, g, c->budget_source, &old, path, sizeof(path));
-			ex = excuse_layout(t, r, c, cr, &old, g, g->ev[col].label);
-			excused += ex > 0;
-			why = ex == 0 ? explain_budget(&old, g, g->ev[col].label, path) : NULL;
+			if (label && t->backend == PMC_BACKEND_SIM) {
+				calibrated_region(r->name, g, c->budget_source, &old, path, sizeof(path));
+				ex = excuse_layout(t, r, c, cr, &old, g, label);
+				excused += ex > 0;
+				why = ex == 0 ? explain_budget(&old, g, label, path) : NULL;
+			}
+			whose = ex == 0 ? explain_provenance(r, c->budget_source, &old, g, label) : NULL;
 			calibrated_free(&old);
-			if (ex < 0 || (why && pmc__check_explain(r, cr, why))) {
+			if (ex < 0 || (why && pmc__check_explain(r, cr, why)) ||
+			    (whose && pmc__check_explain(r, cr, whose))) {
 				free(why);
+				free(whose);
 				goto oom;
 			}
 			free(why);
+			free(whose);
 		}
 	}
 	/* Every failure was layout: the verdict the checks give now. */

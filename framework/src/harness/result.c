@@ -126,6 +126,7 @@ void pmc__result_release(struct pmc__result *r)
 		free(r->regions[i].sampled);
 	}
 	free(r->regions);
+	pmc__objects_free(r->objects, r->nobjects);
 	for (i = 0; i < r->nchecks; i++) {
 		struct pmc__check_rec *c = &r->checks[i];
 
@@ -345,6 +346,8 @@ json_t *pmc__result_to_json(const struct pmc__result *r)
 	for (i = 0; i < r->nnotes; i++)
 		json_array_append_new(notes, json_string(r->notes[i]));
 	json_object_set_new(o, "notes", notes);
+	if (r->nobjects)
+		json_object_set_new(o, "objects", pmc__objects_json(r->objects, r->nobjects));
 	if (r->has_duration) {
 		json_object_set_new(o, "duration_s", json_real(r->duration_s));
 		/* pmcheck stat runs a command without a time limit. */

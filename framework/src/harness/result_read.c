@@ -434,6 +434,13 @@ int pmc__result_from_json(json_t *o, struct pmc__result *r, const char *where, c
 		}
 	}
 
+	arr = field(&rd, o, "", "objects", JSON_ARRAY, true);
+	if (arr && !rd.failed) {
+		char owhy[200] = "";
+
+		if (pmc__objects_from_json(arr, &r->objects, &r->nobjects, owhy, sizeof(owhy)))
+			fail(&rd, ".%s", owhy[0] ? owhy : "objects: out of memory");
+	}
 	arr = field(&rd, o, "", "notes", JSON_ARRAY, true);
 	if (arr && !rd.failed) {
 		r->notes = calloc(json_array_size(arr) + 1, sizeof(*r->notes));

@@ -187,12 +187,15 @@ static void lint_budgets(struct lint *l, const char *dir)
 			if (pmc__snprintf(fpath, sizeof(fpath), "%s/%s", file, f->d_name) < 0)
 				continue;
 			/* SUITE.functions.json: what calibration measured per
-			 * function on the sim backend, for attribution. */
-			if (len > 15 && !strcmp(f->d_name + len - 15, ".functions.json"))
+			 * function on the sim backend, for attribution;
+			 * SUITE.calibration.json: who calibrated, with which
+			 * libraries. */
+			if ((len > 15 && !strcmp(f->d_name + len - 15, ".functions.json")) ||
+			    (len > 17 && !strcmp(f->d_name + len - 17, ".calibration.json")))
 				continue;
 			if (len < 5 || strcmp(f->d_name + len - 4, ".ini")) {
 				finding(l, PMC_E_SYNTAX, fpath,
-					"%s: not a budget file (budgets/%s/SUITE.ini, or SUITE.functions.json beside it): rename it or remove it",
+					"%s: not a budget file (budgets/%s/SUITE.ini, or SUITE.functions.json or SUITE.calibration.json beside it): rename it or remove it",
 					fpath, k->d_name);
 				continue;
 			}

@@ -6,12 +6,20 @@ failing event sampled inside its region; page faults sampled at every fault
 make the rows exact, so they are asserted to the fault."""
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
 import xml.etree.ElementTree as ET
 
 CLI, BEFORE, AFTER = sys.argv[1:4]
+# The two builds are one program rebuilt: the same file name, as a project's
+# target keeps its name (budgets are the calibrating program's own).
+_builds = tempfile.mkdtemp(prefix="pmcheck-builds-")
+for _side in ("before", "after"):
+    os.mkdir(os.path.join(_builds, _side))
+    shutil.copy2(BEFORE if _side == "before" else AFTER, os.path.join(_builds, _side, "sample_work"))
+BEFORE, AFTER = (os.path.join(_builds, s, "sample_work") for s in ("before", "after"))
 SCHEMA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "schema",
                       "results.schema.json")
 failures = 0
@@ -92,8 +100,8 @@ with tempfile.TemporaryDirectory() as d:
     # A stored result, read back (exit 1: it holds a failed case).
     p = run([CLI, "results", "--top=2", out])
     lines = [l.split() for l in p.stdout.splitlines() if l.startswith("  sample_touch")]
-    check(p.returncode == 1 and lines == [["sample_touch_middle", "sample_work_after", "120", "360"],
-                                          ["sample_touch_first", "sample_work_after", "40", "120"]],
+    check(p.returncode == 1 and lines == [["sample_touch_middle", "sample_work", "120", "360"],
+                                          ["sample_touch_first", "sample_work", "40", "120"]],
           f"results --top=2: {lines}\n{p.stdout}")
     check("from perf samples" in p.stdout and "540 samples, one every 1, 3 executions" in p.stdout,
           f"results --top says the rows are samples:\n{p.stdout}")
@@ -117,7 +125,7 @@ with tempfile.TemporaryDirectory() as d:
              f"--report-md={md}", f"--junit={junit2}"])
     check(p.returncode == 3, f"--baseline: exit 3 on the regression: {p.returncode}\n{p.stdout}")
     check("where this run's samples fell" in p.stdout and
-          "sample_touch_middle                  sample_work_after           360 samples  66.7%  ~120 per execution" in p.stdout,
+          "sample_touch_middle                  sample_work                 360 samples  66.7%  ~120 per execution" in p.stdout,
           f"console comparison:\n{p.stdout}")
     with open(cur) as f:
         rows = json.load(f)["comparison"]["rows"]
@@ -128,7 +136,7 @@ with tempfile.TemporaryDirectory() as d:
           f"the comparison row carries the samples: {rows}")
     with open(md) as f:
         text = f.read()
-    check("where this run's samples fell" in text and "| `sample_touch_middle` | sample_work_after | 360 |" in text,
+    check("where this run's samples fell" in text and "| `sample_touch_middle` | sample_work | 360 |" in text,
           f"Markdown:\n{text}")
     fails = list(ET.parse(junit2).getroot().iter("failure"))
     check(len(fails) == 1 and fails[0].get("type") == "REGRESSION" and

@@ -8,12 +8,16 @@
  *     region are added (the tables move; nothing the region does changes);
  *   - LAYOUT_MORE: a real change, LAYOUT_MORE rounds of a loop more (180:
  *     +0.05% of the region; 1: a few instructions).
- * test_layout.py calibrates the first and gates the others.
+ * The region also calls a shared library (layout_dep.c).  test_layout.py
+ * calibrates the first and gates the others.
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include <pmcheck/harness.h>
+
+/* liblayoutdep.so.1 (layout_dep.c) */
+unsigned layout_dep_mix(unsigned x, unsigned rounds);
 
 #ifndef LAYOUT_PAD
 #define LAYOUT_PAD 0
@@ -99,6 +103,8 @@ PMC_TEST(layout, sort_and_copy, .events = "instructions:u,L1-dcache-load-misses,
 			memcpy(bytes_out + 3 + k, bytes_in + 5 + 2 * k, 700 + 13 * (size_t)k);
 		for (size_t k = 0; k < NKEYWORDS; k++)
 			sum += keyword_of(keywords[NKEYWORDS - 1 - k]);
+		for (unsigned i = 0; i < 64; i++)
+			sum += layout_dep_mix(i + 1, 20);
 		for (int i = 0; i < LAYOUT_MORE; i++) {
 			sum += i * 3;
 			PMC_DO_NOT_OPTIMIZE(sum);

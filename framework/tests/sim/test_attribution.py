@@ -5,12 +5,20 @@
 row is that function with the region's whole difference."""
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
 import xml.etree.ElementTree as ET
 
 CLI, BEFORE, AFTER = sys.argv[1:4]
+# The two builds are one program rebuilt: the same file name, as a project's
+# target keeps its name (budgets are the calibrating program's own).
+_builds = tempfile.mkdtemp(prefix="pmcheck-builds-")
+for _side in ("before", "after"):
+    os.mkdir(os.path.join(_builds, _side))
+    shutil.copy2(BEFORE if _side == "before" else AFTER, os.path.join(_builds, _side, "attr_work"))
+BEFORE, AFTER = (os.path.join(_builds, s, "attr_work") for s in ("before", "after"))
 failures = 0
 
 
