@@ -360,6 +360,8 @@ static void run_phases(struct pmc_test *t)
 	t->verdict_from_checks = true;
 }
 
+double pmc__layout_per_call = PMC__LAYOUT_PER_CALL;
+
 static bool defer_close;
 static struct pmc_counters *deferred_set; /* reachable: not a leak at exit */
 
@@ -388,7 +390,7 @@ int pmc__run_case(const struct pmc_test_def *def, const struct pmc_test_options 
 	t->opt = *opt;
 	t->backend = backend;
 	t->strict = strict;
-	t->layout_per_call = PMC__LAYOUT_PER_CALL;
+	t->layout_per_call = pmc__layout_per_call;
 	t->verdict = PMC_PASS;
 	/* t lives on the heap, so its fields are valid after longjmp. */
 	if (setjmp(t->jump) == 0) {

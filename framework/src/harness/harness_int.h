@@ -555,6 +555,8 @@ const struct pmc__fn_rec *pmc__fn_in(const struct pmc__region_rec *g, const stru
  * per_call counts a call.  up/down: their changes' sums (the budget may be
  * widened by exactly these); why: "memcpy -6 over 40 calls, ...". */
 #define PMC__LAYOUT_PER_CALL 48.0
+/* case.c: the bound cases use; 0 (--exact-layout): no layout passes. */
+extern double pmc__layout_per_call;
 struct pmc__layout {
 	bool layout;
 	size_t functions, others;  /* changed: layout functions, anything else */

@@ -271,9 +271,11 @@ void pmc__judge(struct pmc__check *c, struct pmc__region *r, int ev, int per,
 		c->status = PMC__CHECK_FAIL;
 		if (edge != 0)
 			pmc__check_msg(c,
-				 "%s: measured %s (%s of %zu samples), expected %s: %s by %s (%+.2f%% of the %s)%s%s",
+				 "%s: measured %s (%s of %zu samples), expected %s: %s by %s (%+.*f%% of the %s)%s%s",
 				 what, meas, c->stat, r->n, bound, delta > 0 ? "over" : "under", d,
-				 100.0 * delta / edge, budget ? "budget" : "bound",
+				 /* a tiny miss still shows its size: +0.0046%, not +0.00% */
+				 fabs(100.0 * delta / edge) < 0.01 ? 4 : 2, 100.0 * delta / edge,
+				 budget ? "budget" : "bound",
 				 c->budget_source[0] ? "; budget from " : "", c->budget_source);
 		else
 			pmc__check_msg(c,

@@ -286,6 +286,8 @@ static int exec_sim_case(struct runner *r, const struct pmc_test_def *d, int res
 		dprintf(req, "repeat %u\n", r->repeat);
 	if (r->strict)
 		dprintf(req, "strict\n");
+	if (pmc__layout_per_call == 0)
+		dprintf(req, "exact-layout\n");
 	for (i = 0; i < r->nhwdb; i++)
 		dprintf(req, "hwdb %s\n", r->hwdb[i]);
 	lseek(req, 0, SEEK_SET);
@@ -582,6 +584,8 @@ static int read_request(struct runner *r)
 			r->repeat = (unsigned)strtoul(line + 7, NULL, 10);
 		else if (!strcmp(line, "strict"))
 			r->strict = true;
+		else if (!strcmp(line, "exact-layout"))
+			pmc__layout_per_call = 0;
 		else if (!strncmp(line, "hwdb ", 5) && r->nhwdb < PMC_HWDB_MAX_DIRS)
 			r->hwdb[r->nhwdb++] = line + 5;
 	}

@@ -398,7 +398,9 @@ static char *explain_provenance(const struct pmc__result *r, const char *budget_
 				char d[48];
 
 				pmc__fmt_num(d, sizeof(d), fabs(in));
-				if (total != 0)
+				if (total != 0 && in == 0)
+					fprintf(f, ", none of the difference lies in it");
+				else if (total != 0)
 					fprintf(f, ", %s%s of the difference (%.0f%%) lies in it",
 						in < 0 ? "-" : "+", d, 100.0 * in / total);
 			}
