@@ -1,6 +1,9 @@
 # Run at build time by pmcheck_add_suite(): ask a suite executable for its
 # cases and write the CTest file that registers each one.
 # Inputs (-D): EXE, EMULATOR, OUT, TARGET, LABELS, ARGS, RESULTS_DIR, SIM.
+# A script run with -P starts with no policies set: today's, so that list
+# operations keep and remove empty elements as the code expects.
+cmake_policy(VERSION 3.25)
 string(REPLACE "|" ";" LABELS "${LABELS}")
 string(REPLACE "|" ";" ARGS "${ARGS}")
 execute_process(COMMAND ${EMULATOR} "${EXE}" --list=tsv

@@ -176,8 +176,9 @@ const struct pmc__fn_rec *pmc__fn_in(const struct pmc__region_rec *g, const stru
 }
 
 struct fn_change {
-	const struct pmc__fn_rec *f;
+	const char *name, *object;
 	double old, new;
+	bool unmatched; /* on one side only */
 };
 
 static int by_change(const void *a, const void *b)
@@ -196,6 +197,52 @@ static int by_change(const void *a, const void *b)
  * statistical estimates is not a measured change.
  */
 #define PMC__ATTR_SHOWN 5
+
+/* A stripped library names its functions by address; another build of it
+ * moves them, so "0x16a00 +1772462" and "0x144d0 -1772462" would be one
+ * function seen twice.  Where any address-named function of an object has
+ * no match on the other side, all of that object's are one row,
+ * "(functions by address)", whose change is the object's.  Returns the
+ * number of rows left. */
+static bool by_address(const char *name)
+{
+	return name[0] == '0' && name[1] == 'x';
+}
+
+/* Every address-named row of one object made one; the rows left. */
+static size_t fold_object(struct fn_change *ch, size_t n, const char *object)
+{
+	size_t into = n, k = 0;
+
+	while (k < n) {
+		if (!by_address(ch[k].name) ||
+		    strcmp(pmc__file_part(ch[k].object), pmc__file_part(object))) {
+			k++;
+		} else if (into == n) {
+			into = k++;
+			ch[into].name = "(functions by address)";
+			ch[into].unmatched = false;
+		} else {
+			ch[into].old += ch[k].old;
+			ch[into].new += ch[k].new;
+			ch[k] = ch[--n]; /* k now holds a row not yet seen */
+		}
+	}
+	return n;
+}
+
+static size_t fold_addresses(struct fn_change *ch, size_t n)
+{
+	size_t i = 0;
+
+	while (i < n)
+		if (by_address(ch[i].name) && ch[i].unmatched)
+			n = fold_object(ch, n, ch[i].object), i = 0;
+		else
+			i++;
+	return n;
+}
+
 json_t *pmc__attribution(const struct pmc__region_rec *og, const struct pmc__region_rec *ng,
 			 const char *label)
 {
@@ -213,11 +260,14 @@ json_t *pmc__attribution(const struct pmc__region_rec *og, const struct pmc__reg
 	for (size_t i = 0; i < ng->nfns; i++) {
 		const struct pmc__fn_rec *o = pmc__fn_in(og, &ng->fns[i]);
 
-		ch[n++] = (struct fn_change){ &ng->fns[i], o ? o->cost[oi] : 0, ng->fns[i].cost[ni] };
+		ch[n++] = (struct fn_change){ ng->fns[i].name, ng->fns[i].object,
+					      o ? o->cost[oi] : 0, ng->fns[i].cost[ni], !o };
 	}
 	for (size_t i = 0; i < og->nfns; i++)
 		if (!pmc__fn_in(ng, &og->fns[i]))
-			ch[n++] = (struct fn_change){ &og->fns[i], og->fns[i].cost[oi], 0 };
+			ch[n++] = (struct fn_change){ og->fns[i].name, og->fns[i].object,
+						      og->fns[i].cost[oi], 0, true };
+	n = fold_addresses(ch, n);
 	for (size_t i = 0; i < n; i++)
 		total += ch[i].new - ch[i].old;
 	qsort(ch, n, sizeof(*ch), by_change);
@@ -228,7 +278,7 @@ json_t *pmc__attribution(const struct pmc__region_rec *og, const struct pmc__reg
 		if (d == 0)
 			break;
 		json_array_append_new(rows, json_pack("{s:s, s:s, s:f, s:f, s:f, s:o}", "function",
-						      ch[i].f->name, "object", ch[i].f->object, "old",
+						      ch[i].name, "object", ch[i].object, "old",
 						      ch[i].old, "new", ch[i].new, "change", d, "share",
 						      total != 0 ? json_real(d / total) : json_null()));
 	}
