@@ -29,8 +29,8 @@
  */
 bool pmc__layout_function(const char *name)
 {
-	static const char *const prefixes[] = { "mem", "str", "wmem", "wcs", "stp", "rawmemchr" };
-	static const char *const whole[] = { "bcopy", "bzero", "explicit_bzero" };
+	static const char *const prefixes[] = { "mem", "str", "wmem", "wcs", "stp" };
+	static const char *const whole[] = { "bcopy", "bzero", "explicit_bzero", "rawmemchr" };
 
 	while (*name == '_')
 		name++;

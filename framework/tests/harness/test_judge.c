@@ -428,3 +428,113 @@ int main(int argc, char **argv)
 {
 	return t_main(argc, argv);
 }
+
+/* ---- layout.c: is a sim miss layout alone? ---------------------------------------- */
+
+static struct pmc__stat_rec layout_ev[1] = { { .label = "instructions:u" } };
+
+static void fns_of(struct pmc__region_rec *g, struct pmc__fn_rec *f, double *costs, size_t n)
+{
+	memset(g, 0, sizeof(*g));
+	g->name = "work";
+	g->nev = 1;
+	g->ev = layout_ev;
+	g->nfns = n;
+	g->fns = f;
+	for (size_t i = 0; i < n; i++)
+		f[i].cost = &costs[i];
+}
+
+T_CASE(layout_names)
+{
+	static const char *const yes[] = { "memcpy", "memcpy@GLIBC_2.2.5", "__memmove_sse2_unaligned_erms",
+					   "__strlen_avx2", "strcmp", "wcslen", "stpcpy", "bzero",
+					   "__memset_chk", "rawmemchr", "wmemset" };
+	static const char *const no[] = { "mem", "str", "Memcpy", "my_memcpy", "strange_Thing",
+					  "malloc", "_int_free", "(other)", "0x0000000000016a00",
+					  "bzeroed", "stream", "m" };
+
+	/* "strange_Thing" and "stream" begin with str and a lowercase letter:
+	 * names C reserves, treated as string functions. */
+	for (size_t i = 0; i < sizeof(yes) / sizeof(yes[0]); i++)
+		T_CHECK(pmc__layout_function(yes[i]), "%s is a string or memory function", yes[i]);
+	for (size_t i = 0; i < sizeof(no) / sizeof(no[0]); i++)
+		if (strcmp(no[i], "strange_Thing") && strcmp(no[i], "stream"))
+			T_CHECK(!pmc__layout_function(no[i]), "%s is not", no[i]);
+	T_CHECK(pmc__layout_function("strange_Thing") && pmc__layout_function("stream"),
+		"reserved names count as string functions");
+}
+
+T_CASE(layout_review)
+{
+	struct pmc__fn_rec cf[3] = { { .name = "memcpy", .object = "/lib/libc.so.6", .calls = 10 },
+				     { .name = "work", .object = "/x/prog", .calls = 1 },
+				     { .name = "strlen", .object = "/lib/libc.so.6", .calls = 4 } };
+	struct pmc__fn_rec nf[3] = { { .name = "memcpy", .object = "/lib/libc.so.6", .calls = 10 },
+				     { .name = "work", .object = "/y/prog", .calls = 1 },
+				     { .name = "strlen", .object = "/lib/libc.so.6", .calls = 4 } };
+	double cc[3] = { 1000, 5000, 200 }, nc[3] = { 994, 5000, 230 };
+	struct pmc__region_rec cal, now;
+	struct pmc__layout l;
+
+	fns_of(&cal, cf, cc, 3);
+	fns_of(&now, nf, nc, 3);
+	T_CHECK(pmc__layout_review(&cal, &now, "instructions:u", 48, &l) == 0 && l.layout &&
+		l.functions == 2 && l.up == 30 && l.down == -6 && strstr(l.why, "memcpy -6 over 10 calls"),
+		"memcpy -6 and strlen +30, calls unchanged: layout (%s)", l.why);
+	T_CHECK(pmc__layout_review(&cal, &now, "instructions:u", 0, &l) == 0 && !l.layout,
+		"a bound of 0 (--exact-layout): never layout");
+	T_CHECK(pmc__layout_review(&cal, &now, "branches", 48, &l) == 0 && !l.layout,
+		"an event the rows lack: nothing said");
+	nc[2] = 200 + 4 * 48 + 1; /* past the bound for 4 calls */
+	T_CHECK(pmc__layout_review(&cal, &now, "instructions:u", 48, &l) == 0 && !l.layout &&
+		l.others == 1, "beyond the bound a call: not layout");
+	nc[2] = 230;
+	nf[0].calls = 11;
+	T_CHECK(pmc__layout_review(&cal, &now, "instructions:u", 48, &l) == 0 && !l.layout,
+		"a call more: not layout");
+	nf[0].calls = 10;
+	nc[1] = 5001;
+	T_CHECK(pmc__layout_review(&cal, &now, "instructions:u", 48, &l) == 0 && !l.layout &&
+		l.others == 1, "the program's own function moved by one: not layout");
+	nc[1] = 5000;
+	nf[2].calls = NAN;
+	T_CHECK(pmc__layout_review(&cal, &now, "instructions:u", 48, &l) == 0 && !l.layout,
+		"calls unknown (an older file): not layout");
+	nf[2].calls = 4;
+	nc[0] = 1000;
+	nc[2] = 200;
+	T_CHECK(pmc__layout_review(&cal, &now, "instructions:u", 48, &l) == 0 && !l.layout &&
+		l.functions == 0, "nothing moved: nothing to excuse");
+	/* A function only on one side (renamed, new): not layout. */
+	nf[2].name = "strnlen";
+	nc[2] = 30;
+	T_CHECK(pmc__layout_review(&cal, &now, "instructions:u", 48, &l) == 0 && !l.layout,
+		"a string function that appeared: its calls are new, not layout");
+}
+
+T_CASE(objects_changed)
+{
+	struct pmc__object was[4] = { { "/a/prog", "build-id:aa" }, { "/usr/lib/libexpat.so.1", "build-id:1111" },
+				      { "/b/libpmcheck.so.0", "build-id:22" }, { "/lib/libgone.so", "fnv1a64:33" } };
+	struct pmc__object now[4] = { { "/other/prog", "build-id:bb" }, { "/opt/libexpat.so.1", "build-id:4444" },
+				      { "/c/libpmcheck.so.0", "build-id:22" }, { "/lib/libnew.so", "build-id:55" } };
+	struct pmc__object_change ch[8];
+	char text[400];
+	size_t n = pmc__objects_diff(was, 4, now, 4, ch, 8);
+
+	T_CHECK(n == 3, "libexpat another build, libnew loaded, libgone not: %zu changes", n);
+	pmc__object_change_text(&ch[0], "calibration", text, sizeof(text));
+	T_CHECK(!strcmp(text, "libexpat.so.1: another build than at calibration (build ID 1111 -> build ID 4444)"),
+		"%s", text);
+	pmc__object_change_text(&ch[1], "calibration", text, sizeof(text));
+	T_CHECK(strstr(text, "libnew.so: loaded now, not at calibration"), "%s", text);
+	pmc__object_change_text(&ch[2], "calibration", text, sizeof(text));
+	T_CHECK(strstr(text, "libgone.so: loaded at calibration, not now (content fnv1a64:33)"), "%s",
+		text);
+	now[2].id = "build-id:23";
+	n = pmc__objects_diff(was, 4, now, 4, ch, 8);
+	pmc__object_change_text(&ch[1], "calibration", text, sizeof(text));
+	T_CHECK(n == 4 && ch[1].pmcheck && strstr(text, "pmcheck changed, not your code"), "%s", text);
+	T_CHECK(pmc__objects_diff(was, 1, now, 1, ch, 8) == 0, "the program itself is left out");
+}
