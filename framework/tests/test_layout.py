@@ -134,8 +134,12 @@ md = os.path.join(d, "lib.md")
 p = subprocess.run([CLI, "results", f"--markdown={md}", out], capture_output=True, text=True, timeout=60)
 with open(md) as f:
     check(said.search(f.read()), "the Markdown report names it")
-check(any(os.path.basename(o["path"]) == "liblayoutdep.so.1" for o in case.get("objects", [])),
-      "the results record lists the loaded objects")
+with open(out) as f:
+    env_objects = json.load(f)["environment"].get("objects", [])
+check(any(os.path.basename(o["path"]) == "liblayoutdep.so.1" for o in case.get("objects", env_objects)),
+      "the results record lists the loaded objects (once, in the environment, when every case loaded the same)")
+p = subprocess.run([CLI, "compare", out, out], capture_output=True, text=True, timeout=60)
+check(p.returncode == 0, f"the results file reads back: {p.returncode} {p.stderr}")
 # ... and against a baseline of the first build.
 install(BASE)
 base = os.path.join(d, "base.json")

@@ -159,6 +159,21 @@ json_t *pmc__results_doc(const struct pmc__results *rs, const struct pmc__run_in
 				    json_string(rs->cases[0].simulated_cpu));
 	for (i = 0; i < rs->n; i++)
 		json_array_append_new(cases, pmc__result_to_json(&rs->cases[i]));
+	/* The objects every case's process loaded, once: a case lists its own
+	 * only where they differ (a library it opened itself). */
+	{
+		json_t *first = NULL, *c;
+
+		json_array_foreach(cases, i, c)
+			if (json_object_get(c, "objects") && !first)
+				first = json_object_get(c, "objects");
+		if (first) {
+			json_object_set_new(env, "objects", json_deep_copy(first));
+			json_array_foreach(cases, i, c)
+				if (json_equal(json_object_get(c, "objects"), json_object_get(env, "objects")))
+					json_object_del(c, "objects");
+		}
+	}
 	doc = json_pack("{s:s, s:s, s:o, s:o, s:f, s:o, s:o}", "schema", PMC__RESULTS_SCHEMA,
 			"program", info->program, "command", argv, "environment", env,
 			"duration_s", info->duration_s, "summary", pmc__summary(rs), "cases", cases);

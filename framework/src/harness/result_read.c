@@ -521,6 +521,10 @@ int pmc__results_from_json(json_t *doc, const char *path, struct pmc__results *r
 
 		snprintf(where, sizeof(where), "%s: cases[%zu]", path, i);
 		if (pmc__result_from_json(c, &r, where, why, size) ||
+		    /* a case without its own list loaded what the run's says */
+		    (!json_object_get(c, "objects") && json_is_array(json_object_get(env, "objects")) &&
+		     pmc__objects_from_json(json_object_get(env, "objects"), &r.objects, &r.nobjects,
+					    why, size)) ||
 		    pmc__results_add(rs, &r)) {
 			pmc__result_release(&r);
 			pmc__results_release(rs);
