@@ -2,22 +2,8 @@
 # downstream project in ci/downstream against it: find_package(pmcheck),
 # pmcheck_add_suite() discovery (ctest -N lists every case), labels, the
 # PMU lock, skips, and the all-skipped guard.
-file(REMOVE_RECURSE ${WORK_DIR})
-execute_process(COMMAND ${CMAKE_COMMAND} --install ${BINARY_DIR} --prefix ${WORK_DIR}/prefix
-                RESULT_VARIABLE rc OUTPUT_QUIET)
-if(rc)
-  message(FATAL_ERROR "install failed: ${rc}")
-endif()
-execute_process(COMMAND ${CMAKE_COMMAND} -S ${PROJECT_DIR} -B ${WORK_DIR}/build
-                -DCMAKE_PREFIX_PATH=${WORK_DIR}/prefix "-DCMAKE_C_FLAGS=${CONSUMER_FLAGS}"
-                RESULT_VARIABLE rc)
-if(rc)
-  message(FATAL_ERROR "configuring the downstream project failed")
-endif()
-execute_process(COMMAND ${CMAKE_COMMAND} --build ${WORK_DIR}/build RESULT_VARIABLE rc)
-if(rc)
-  message(FATAL_ERROR "building the downstream project failed")
-endif()
+set(DOWNSTREAM_ARGS "-DCMAKE_C_FLAGS=${CONSUMER_FLAGS}")
+include(${CMAKE_CURRENT_LIST_DIR}/downstream_build.cmake)
 
 execute_process(COMMAND ${CMAKE_CTEST_COMMAND} -N WORKING_DIRECTORY ${WORK_DIR}/build
                 OUTPUT_VARIABLE listing RESULT_VARIABLE rc)

@@ -2,21 +2,7 @@
 # it (find_package), then run test_layout.py on its builds: layout-only
 # rebuilds pass, real changes fail, a library replaced in place is named,
 # a second program with the same suite name is refused.
-file(REMOVE_RECURSE ${WORK_DIR})
-execute_process(COMMAND ${CMAKE_COMMAND} --install ${BINARY_DIR} --prefix ${WORK_DIR}/prefix
-                RESULT_VARIABLE rc OUTPUT_QUIET)
-if(rc)
-  message(FATAL_ERROR "install failed: ${rc}")
-endif()
-execute_process(COMMAND ${CMAKE_COMMAND} -S ${PROJECT_DIR} -B ${WORK_DIR}/build
-                -DCMAKE_PREFIX_PATH=${WORK_DIR}/prefix RESULT_VARIABLE rc)
-if(rc)
-  message(FATAL_ERROR "configuring the downstream project failed")
-endif()
-execute_process(COMMAND ${CMAKE_COMMAND} --build ${WORK_DIR}/build -j 2 RESULT_VARIABLE rc)
-if(rc)
-  message(FATAL_ERROR "building the downstream project failed")
-endif()
+include(${CMAKE_CURRENT_LIST_DIR}/downstream_build.cmake)
 file(GLOB pads ${WORK_DIR}/build/layout_gate_pad*)
 set(b ${WORK_DIR}/build)
 execute_process(COMMAND ${PYTHON} ${TEST_SCRIPT} ${WORK_DIR}/prefix/bin/pmcheck
