@@ -159,6 +159,27 @@ PMC_API const char *const *pmc_sim_valgrind_options(void);
  */
 PMC_API int pmc_sim_exec(char *const argv[], int verbose, struct pmc_error *err);
 
+/* Columns that need callgrind's cache simulation (--cache-sim: loads,
+ * stores and every miss) and branch simulation (--branch-sim). */
+#define PMC_SIM_CACHE_COLUMNS                                                        \
+	((1u << PMC_SIM_DR) | (1u << PMC_SIM_DW) | (1u << PMC_SIM_I1MR) | (1u << PMC_SIM_D1MR) | \
+	 (1u << PMC_SIM_D1MW) | (1u << PMC_SIM_ILMR) | (1u << PMC_SIM_DLMR) | (1u << PMC_SIM_DLMW))
+#define PMC_SIM_BRANCH_COLUMNS                                                       \
+	((1u << PMC_SIM_BC) | (1u << PMC_SIM_BCM) | (1u << PMC_SIM_BI) | (1u << PMC_SIM_BIM))
+
+/*
+ * pmc_sim_exec for a program that counts only through PMC_OPEN_SIM sets
+ * and only the columns in `columns` (a mask as pmc_sim_columns gives; call
+ * counts need none): the cache and branch simulations run only when those
+ * columns need them, and instrumentation starts when the program opens its
+ * first sim set (code before it runs at valgrind's uninstrumented speed).
+ * A set that asks a column this run does not simulate fails to open,
+ * saying so.  Instructions, loads, stores, branches and calls count the
+ * same whatever the mask (the simulations only add columns).
+ */
+PMC_API int pmc_sim_exec_for(char *const argv[], int verbose, unsigned columns,
+			     struct pmc_error *err);
+
 /*
  * pmc_sim_exec, keeping the whole run's totals: the callgrind columns of
  * every process of the run (the program and the children it forks), each

@@ -342,7 +342,10 @@ static int open_set(struct pmc_counters **out, const struct pmc_event_spec *spec
 			set->ev[i].group = 0;
 			set->g[0].member[i] = i;
 		}
-		rc = pmc__sim_check(err);
+		/* Under the simulator, and does this run simulate each event? */
+		rc = pmc__sim_check(0, NULL, err);
+		for (size_t i = 0; rc == 0 && i < n; i++)
+			rc = pmc__sim_check(set->sim_mask[i], specs[i].name, err);
 		if (rc)
 			goto fail;
 		clock_gettime(CLOCK_MONOTONIC, &ts);

@@ -256,14 +256,54 @@ static void pad_environment(char *const *args)
  * by --calibrate must start from the same state.  Runs in the forked child;
  * returns the exit status for it.
  */
+/*
+ * What the case's valgrind must simulate: the columns its .events need
+ * (0 when none needs more than instructions and calls).  -1 and *why when
+ * an event has no simulated equivalent: the case is skipped here, without
+ * starting valgrind, in the words the case would say under it.  Events
+ * that do not parse here are left to the case to report (all columns).
+ */
+static long sim_columns_of(const struct pmc_test_def *d, char *why, size_t size)
+{
+	struct pmc_event_spec specs[PMC_MAX_EVENTS];
+	struct pmc_error err;
+	unsigned need = 0, m;
+	size_t n = 0;
+
+	if (!d->opt.events || !*d->opt.events)
+		return 0;
+	if (pmc_event_parse_list(d->opt.events, specs, PMC_MAX_EVENTS, &n, &err))
+		return (long)~0u;
+	for (size_t i = 0; i < n; i++) {
+		if (pmc_sim_columns(&specs[i], &m, &err)) {
+			snprintf(why, size, "%s", err.message);
+			return -1;
+		}
+		need |= m;
+	}
+	return need;
+}
+
 static int exec_sim_case(struct runner *r, const struct pmc_test_def *d, int resfd)
 {
-	char exe[PATH_MAX], name[256], *args[4];
+	char exe[PATH_MAX], name[256], *args[4], why[PMC_ERROR_MSG_MAX];
+	long columns;
 	struct pmc_error err;
 	size_t n = 0, i;
 	int req, high[2], rc;
 	ssize_t len;
 
+	columns = sim_columns_of(d, why, sizeof(why));
+	if (columns < 0) {
+		struct pmc__result res;
+
+		error_result(d, why, &res);
+		res.verdict = PMC_SKIP;
+		res.backend = "sim";
+		rc = write_result(resfd, &res);
+		pmc__result_release(&res);
+		return rc ? PMC_EXIT_ERROR : 0;
+	}
 	len = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
 	if (len <= 0) {
 		fprintf(stderr, "%s: --backend=sim: cannot find this program (/proc/self/exe): %s\n",
@@ -307,7 +347,7 @@ static int exec_sim_case(struct runner *r, const struct pmc_test_def *d, int res
 	canonical_environment();
 	pad_environment(args);
 	pmc_log_set(pmc__log_stderr, NULL);
-	rc = pmc_sim_exec(args, r->verbose, &err);
+	rc = pmc_sim_exec_for(args, r->verbose, (unsigned)columns, &err);
 	if (rc < 0) {
 		fprintf(stderr, "%s: --backend=sim: %s\n", r->prog, err.message);
 		return PMC_EXIT_ERROR;

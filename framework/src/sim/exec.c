@@ -11,6 +11,7 @@
 #include <inttypes.h>
 #include <linux/perf_event.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -267,12 +268,17 @@ static int sum_final_dumps(const char *dir, uint64_t totals[PMC_SIM_NCOLUMNS],
 	return rc;
 }
 
-static int run_under_callgrind(char *const argv[], int verbose, uint64_t *totals,
-			       struct pmc_error *err)
+/*
+ * columns: ~0u for a whole run as it comes (every simulation, counted from
+ * the start); else pmc_sim_exec_for's narrower run.
+ */
+static int run_under_callgrind(char *const argv[], int verbose, unsigned columns,
+			       uint64_t *totals, struct pmc_error *err)
 {
 	char valgrind[PATH_MAX], version[128], dir[] = "/tmp/pmcheck-sim.XXXXXX";
 	char outfile[PATH_MAX], logfile[PATH_MAX], exe[PATH_MAX];
 	char env_dir[PATH_MAX], env_version[160], *env[16];
+	bool whole = columns == ~0u;
 	const char *vargv[32 + 64];
 	struct pmc__child c;
 	struct sigaction sa = { 0 }, old_int, old_term;
@@ -297,8 +303,20 @@ static int run_under_callgrind(char *const argv[], int verbose, uint64_t *totals
 	snprintf(logfile, sizeof(logfile), "--log-file=%s/valgrind.%%p.log", dir);
 
 	vargv[n++] = valgrind;
-	for (i = 0; valgrind_options[i]; i++)
-		vargv[n++] = valgrind_options[i];
+	for (i = 0; valgrind_options[i]; i++) {
+		const char *o = valgrind_options[i];
+
+		/* A narrower run simulates only what its columns need. */
+		if (!whole && !strcmp(o, "--cache-sim=yes") && !(columns & PMC_SIM_CACHE_COLUMNS))
+			o = "--cache-sim=no";
+		if (!whole && !strcmp(o, "--branch-sim=yes") && !(columns & PMC_SIM_BRANCH_COLUMNS))
+			o = "--branch-sim=no";
+		vargv[n++] = o;
+	}
+	/* ... and instruments from the program's first sim set on
+	 * (pmc__sim_check starts it). */
+	if (!whole)
+		vargv[n++] = "--instr-atstart=no";
 	/* Dumps go to a private directory, one file per process (%p) and
 	 * dump; valgrind's own messages to a log that is filtered afterwards
 	 * (pass_on_log), so the program's stderr stays the program's. */
@@ -326,6 +344,25 @@ static int run_under_callgrind(char *const argv[], int verbose, uint64_t *totals
 	snprintf(env_version, sizeof(env_version), SIM_ENV_VERSION "=%s", version);
 	env[ne++] = env_dir;
 	env[ne++] = env_version;
+	/* A narrower run says so in a file beside the dumps, not in the
+	 * environment: a longer environment costs code that calls getenv(3)
+	 * more (libexpat: 24 instructions for two more variables). */
+	if (!whole) {
+		char run[PATH_MAX];
+		FILE *f;
+
+		snprintf(run, sizeof(run), "%s/" SIM_RUN_FILE, dir);
+		f = fopen(run, "w");
+		if (!f || fprintf(f, "columns %x\ninstrument deferred\n",
+				  (columns & PMC_SIM_CACHE_COLUMNS ? PMC_SIM_CACHE_COLUMNS : 0) |
+					  (columns & PMC_SIM_BRANCH_COLUMNS ? PMC_SIM_BRANCH_COLUMNS : 0) |
+					  (1u << PMC_SIM_IR)) < 0 || fclose(f)) {
+			if (f)
+				fclose(f);
+			remove_dir(dir);
+			return pmc__fail(err, -EIO, run, -1, "cannot write %s", run);
+		}
+	}
 	for (i = 0; pinned_env[i]; i++)
 		env[ne++] = (char *)pinned_env[i];
 	env[ne] = NULL;
@@ -360,7 +397,14 @@ static int run_under_callgrind(char *const argv[], int verbose, uint64_t *totals
 
 int pmc_sim_exec(char *const argv[], int verbose, struct pmc_error *err)
 {
-	return run_under_callgrind(argv, verbose, NULL, err);
+	return run_under_callgrind(argv, verbose, ~0u, NULL, err);
+}
+
+int pmc_sim_exec_for(char *const argv[], int verbose, unsigned columns, struct pmc_error *err)
+{
+	/* ~0u is the whole run; no column past the last means the same. */
+	return run_under_callgrind(argv, verbose, columns & ((1u << PMC_SIM_NCOLUMNS) - 1), NULL,
+				   err);
 }
 
 int pmc_sim_run(char *const argv[], int verbose, uint64_t totals[PMC_SIM_NCOLUMNS],
@@ -368,5 +412,5 @@ int pmc_sim_run(char *const argv[], int verbose, uint64_t totals[PMC_SIM_NCOLUMN
 {
 	if (!totals)
 		return pmc__fail(err, -EINVAL, "", -1, "pmc_sim_run: NULL totals");
-	return run_under_callgrind(argv, verbose, totals, err);
+	return run_under_callgrind(argv, verbose, ~0u, totals, err);
 }

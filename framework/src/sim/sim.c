@@ -375,15 +375,64 @@ static uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-int pmc__sim_check(struct pmc_error *err)
+/* The run pmc_sim_exec_for started: the columns simulated (all when not
+ * narrowed) and whether instrumentation waits for the first set.  Read
+ * once per process. */
+static struct {
+	int read;
+	unsigned columns;
+	int deferred;
+} sim_run;
+
+static void read_sim_run(void)
 {
+	const char *dir = getenv(SIM_ENV_DIR);
+	char path[PATH_MAX], line[128];
+	FILE *f;
+
+	if (sim_run.read)
+		return;
+	sim_run.read = 1;
+	sim_run.columns = ~0u;
+	if (!dir || snprintf(path, sizeof(path), "%s/" SIM_RUN_FILE, dir) >= (int)sizeof(path) ||
+	    !(f = fopen(path, "r")))
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		unsigned m;
+
+		if (sscanf(line, "columns %x", &m) == 1)
+			sim_run.columns = m | (1u << PMC_SIM_IR);
+		else if (!strncmp(line, "instrument deferred", 19))
+			sim_run.deferred = 1;
+	}
+	fclose(f);
+}
+
+int pmc__sim_check(unsigned mask, const char *name, struct pmc_error *err)
+{
+	static int started;
+	unsigned missing;
+
 	if (!RUNNING_ON_VALGRIND)
 		return pmc__fail(err, PMC_E_NO_SIM, "", -1,
 				 "the sim backend counts only under valgrind's callgrind: run the suite with --backend=sim, or the program with `pmcheck sim -- PROGRAM`");
 	if (!getenv(SIM_ENV_DIR))
 		return pmc__fail(err, PMC_E_NO_SIM, "", -1,
 				 "running under valgrind, but not as the sim backend starts it (no " SIM_ENV_DIR "): use --backend=sim or `pmcheck sim -- PROGRAM` rather than calling valgrind yourself");
+	read_sim_run();
+	missing = mask & ~sim_run.columns & ((1u << PMC_SIM_NCOLUMNS) - 1);
+	if (missing)
+		return pmc__fail(err, PMC_E_UNSUPPORTED, name ? name : "", -1,
+				 "\"%s\" needs callgrind's %s simulation, which this run left off: the runner turns each simulation on from the events the case names in .events, and an event added at run time (pmc_test_add_event) is not among them; name an event that needs it in .events",
+				 name ? name : "?", missing & PMC_SIM_CACHE_COLUMNS ? "cache" : "branch");
 	sim_state_for_this_process();
+	/* Instrumentation from the first set on: what ran before (start-up,
+	 * the case's set-up) was not measured and ran at valgrind's plain
+	 * speed.  The simulated caches start empty here. */
+	if (!started && sim_run.deferred) {
+		CALLGRIND_START_INSTRUMENTATION;
+		started = 1;
+	}
 	return 0;
 }
 

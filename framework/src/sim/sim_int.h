@@ -14,13 +14,19 @@
 
 #define SIM_ENV_DIR "PMCHECK_SIM_DIR"
 #define SIM_ENV_VERSION "PMCHECK_SIM_VALGRIND"
+/* pmc_sim_exec_for's run, in this file of the dump directory:
+ * "columns HEX" (the columns simulated) and "instrument deferred" (the
+ * program starts instrumentation at its first sim set). */
+#define SIM_RUN_FILE "run"
 
 struct pmc_reading;
 
 /* Column index of a callgrind event name, or -1. */
 int pmc__sim_column_of(const char *name, size_t len);
-/* Can this process count with the sim backend?  0 or PMC_E_NO_SIM. */
-int pmc__sim_check(struct pmc_error *err);
+/* Can this process count with the sim backend the columns of `name`
+ * (mask)?  0, PMC_E_NO_SIM, or PMC_E_UNSUPPORTED when this run does not
+ * simulate them (pmc_sim_exec_for).  Starts deferred instrumentation. */
+int pmc__sim_check(unsigned mask, const char *name, struct pmc_error *err);
 /* One reading of n events whose column masks are masks[]; t0 is the set's
  * open time (CLOCK_MONOTONIC ns). */
 int pmc__sim_read(const unsigned *masks, size_t n, uint64_t t0, struct pmc_reading *r,
