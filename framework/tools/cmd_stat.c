@@ -324,14 +324,44 @@ out:
 	return rc;
 }
 
+/*
+ * On sim, the command runs with glibc's choices pinned (pmc_sim_pinned_env:
+ * baseline x86-64 string functions).  calls:strlen names an IFUNC whose
+ * implementation glibc binds by those choices, so pmcheck resolves it as
+ * the command will: it runs again under the same settings first (once:
+ * the settings are then in place).  Returns only on error.
+ */
+static int pinned_for_sim(char **argv)
+{
+	const char *const *env = pmc_sim_pinned_env();
+	bool same = true;
+
+	for (size_t i = 0; env[i]; i++) {
+		const char *eq = strchr(env[i], '=');
+		const char *have = eq ? getenv(strndupa(env[i], (size_t)(eq - env[i]))) : NULL;
+
+		if (!have || strcmp(have, eq + 1))
+			same = false;
+	}
+	if (same)
+		return 0;
+	for (size_t i = 0; env[i]; i++)
+		putenv((char *)env[i]);
+	/* argv is the command's (pmcheck.c passes argv + 1 of main's). */
+	execv("/proc/self/exe", argv - 1);
+	fprintf(stderr, "pmcheck stat: cannot run again with the sim backend's settings: %s\n",
+		strerror(errno));
+	return -1;
+}
+
 /* One run on the sim backend: the callgrind totals at the command's exit. */
 static int run_sim(struct stat_run *s, struct pmc_measurement *m)
 {
-	uint64_t totals[PMC_SIM_NCOLUMNS];
+	uint64_t values[PMC_MAX_EVENTS];
 	struct pmc_error err;
 	int rc;
 
-	rc = pmc_sim_run(s->argv, s->verbose, totals, &err);
+	rc = pmc_sim_run_events(s->argv, s->verbose, s->specs, s->n, values, &err);
 	if (rc < 0) {
 		fprintf(stderr, "pmcheck stat: %s\n", err.message);
 		return -1;
@@ -341,9 +371,7 @@ static int run_sim(struct stat_run *s, struct pmc_measurement *m)
 	memset(m, 0, sizeof(*m));
 	m->n = s->n;
 	for (size_t i = 0; i < s->n; i++)
-		for (unsigned col = 0; col < PMC_SIM_NCOLUMNS; col++)
-			if (s->sim_mask[i] & (1u << col))
-				m->d[i].value += totals[col];
+		m->d[i].value = values[i];
 	return 0;
 }
 
@@ -552,6 +580,10 @@ int cmd_stat(int argc, char **argv)
 		return cli_usage("stat", "expected a command to count (pmcheck stat [options] -- COMMAND ARGS...)");
 	}
 	s->argv = argv + optind;
+	if (s->backend == PMC_BACKEND_SIM && pinned_for_sim(argv) != 0) {
+		free(s);
+		return PMC_EXIT_ERROR;
+	}
 	if (!s->events)
 		s->events = default_events(s->backend);
 	program_path(s->argv[0], program, sizeof(program));

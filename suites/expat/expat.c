@@ -237,21 +237,21 @@ PMC_TEST(expat, chunked, .events = SIM_EVENTS, .backends = PMC_BACKEND_SIM, .rep
 	SIM_BUDGETS(t);
 }
 
-PMC_TEST(expat, flat_calls, .events = CALL_EVENTS, .backends = PMC_BACKEND_PERF,
+PMC_TEST(expat, flat_calls, .events = CALL_EVENTS, .backends = PMC_BACKEND_PERF | PMC_BACKEND_SIM,
 	 .requires = PMC_REQ_UPROBE)
 {
 	flat(t);
 	CALL_BUDGETS(t);
 }
 
-PMC_TEST(expat, attrs_calls, .events = CALL_EVENTS, .backends = PMC_BACKEND_PERF,
+PMC_TEST(expat, attrs_calls, .events = CALL_EVENTS, .backends = PMC_BACKEND_PERF | PMC_BACKEND_SIM,
 	 .requires = PMC_REQ_UPROBE)
 {
 	attrs(t);
 	CALL_BUDGETS(t);
 }
 
-PMC_TEST(expat, chunked_calls, .events = CALL_EVENTS, .backends = PMC_BACKEND_PERF,
+PMC_TEST(expat, chunked_calls, .events = CALL_EVENTS, .backends = PMC_BACKEND_PERF | PMC_BACKEND_SIM,
 	 .requires = PMC_REQ_UPROBE)
 {
 	chunked(t);

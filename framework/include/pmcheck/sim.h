@@ -159,6 +159,10 @@ PMC_API const char *const *pmc_sim_valgrind_options(void);
  */
 PMC_API int pmc_sim_exec(char *const argv[], int verbose, struct pmc_error *err);
 
+/* pmc_sim_columns' mask for a calls:FUNC event: not a column, the calls
+ * callgrind counted to the function (exact, as a uprobe counts entries). */
+#define PMC_SIM_CALLS_MASK (1u << 31)
+
 /* Columns that need callgrind's cache simulation (--cache-sim: loads,
  * stores and every miss) and branch simulation (--branch-sim). */
 #define PMC_SIM_CACHE_COLUMNS                                                        \
@@ -189,6 +193,24 @@ PMC_API int pmc_sim_exec_for(char *const argv[], int verbose, unsigned columns,
  */
 PMC_API int pmc_sim_run(char *const argv[], int verbose, uint64_t totals[PMC_SIM_NCOLUMNS],
 			struct pmc_error *err);
+
+/*
+ * pmc_sim_run for events: values[i] is event i's count over the whole run
+ * (its columns summed; for calls:FUNC, the calls callgrind counted to the
+ * function).  Events pmc_sim_columns refuses count 0 here: check first.
+ */
+PMC_API int pmc_sim_run_events(char *const argv[], int verbose,
+			       const struct pmc_event_spec *specs, size_t n, uint64_t *values,
+			       struct pmc_error *err);
+
+/*
+ * The calls callgrind counted, in one dump's text, to the function a
+ * calls:FUNC spec names (by its object and every symbol at its address).
+ * 0 with *calls, or a negative code with *err.
+ */
+PMC_API int pmc_sim_dump_calls(const char *file, const char *text, size_t len,
+			       const struct pmc_event_spec *spec, uint64_t *calls,
+			       struct pmc_error *err);
 
 #ifdef __cplusplus
 }

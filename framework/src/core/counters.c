@@ -344,8 +344,15 @@ static int open_set(struct pmc_counters **out, const struct pmc_event_spec *spec
 		}
 		/* Under the simulator, and does this run simulate each event? */
 		rc = pmc__sim_check(0, NULL, err);
-		for (size_t i = 0; rc == 0 && i < n; i++)
+		for (size_t i = 0; rc == 0 && i < n; i++) {
+			unsigned slot;
+
 			rc = pmc__sim_check(set->sim_mask[i], specs[i].name, err);
+			/* calls: a function whose calls each dump adds up */
+			if (rc == 0 && (set->sim_mask[i] & PMC_SIM_CALLS_MASK) &&
+			    (rc = pmc__sim_calls_watch(&specs[i], &slot, err)) == 0)
+				set->sim_mask[i] = PMC_SIM_CALLS_MASK | slot;
+		}
 		if (rc)
 			goto fail;
 		clock_gettime(CLOCK_MONOTONIC, &ts);

@@ -81,7 +81,7 @@ bool pmc__case_runs_on_sim(const struct pmc_test_def *def)
 
 	if (def->opt.backends && !(def->opt.backends & PMC_BACKEND_SIM))
 		return false;
-	if (def->opt.requires & (PMC_REQ_USER_READ | PMC_REQ_BREAKPOINT | PMC_REQ_UPROBE))
+	if (def->opt.requires & (PMC_REQ_USER_READ | PMC_REQ_BREAKPOINT))
 		return false;
 	/* Events added by a fixture at run time are unknown here: such a case
 	 * is a sim case only when it says so. */
@@ -239,9 +239,8 @@ static const char *missing_requirement(unsigned req, enum pmc_backend backend, c
 			return "needs user-space counter reads (rdpmc/mrs), which do not exist under simulation (--backend=perf on a machine with a PMU)";
 		if (req & PMC_REQ_BREAKPOINT)
 			return "needs breakpoint events, which the sim backend does not offer (valgrind runs translated code)";
-		if (req & PMC_REQ_UPROBE)
-			return "needs uprobe events, which the sim backend does not offer (valgrind runs translated code; a uprobe would never fire)";
-		req &= ~(unsigned)(PMC_REQ_HW_PMU | PMC_REQ_USER_READ);
+		/* calls: events: callgrind counts the calls itself. */
+		req &= ~(unsigned)(PMC_REQ_HW_PMU | PMC_REQ_USER_READ | PMC_REQ_UPROBE);
 	}
 
 	if ((req & PMC_REQ_ROOT) && geteuid() != 0) {

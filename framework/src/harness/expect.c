@@ -176,7 +176,11 @@ static void unbudgeted_message(void *ctx, struct pmc__check *c)
 		return;
 	}
 	c->gate = true;
-	if (t->backend == PMC_BACKEND_SIM) {
+	for (i = 0; i < n && !detail[0]; i++)
+		if (!strcmp(keys[i], looked_up))
+			snprintf(detail, sizeof(detail),
+				 " The suite has budgets under this very key, only not this one: this case, region or event was never calibrated here.");
+	if (t->backend == PMC_BACKEND_SIM && !detail[0]) {
 		/* Same simulator and compiler, another build type? Say so. */
 		const char *dash = strrchr(looked_up, '-');
 		size_t stem = dash ? (size_t)(dash - looked_up) : 0;
@@ -207,7 +211,18 @@ static int case_budget(void *ctx, const struct pmc__check *c, struct pmc_budget 
 	};
 
 	char why[PMC_ERROR_MSG_MAX];
+	int col = pmc__column_of(t, c->e.event);
 	int rc = budget_source->lookup(budget_source->ctx, &key, out, err);
+
+	/* Calls are the program's, not the CPU's or the simulator's: on sim
+	 * a calls: event is judged by the budget every backend shares
+	 * ("any"), as perf calibrated it, when the sim key has none. */
+	if (rc == -ENOENT && t->backend == PMC_BACKEND_SIM && col >= 0 &&
+	    t->spec[col].kind == PMC_KIND_UPROBE) {
+		key.backend = "perf";
+		key.signature = "any";
+		rc = budget_source->lookup(budget_source->ctx, &key, out, err);
+	}
 
 	if (rc == 0 && pmc__calibration_program_check(out->source, why, sizeof(why))) {
 		pmc_error_clear(err);

@@ -140,6 +140,8 @@ static bool sim_event_deterministic(const struct pmc__event_rec *e)
 
 	if (!p || !*p)
 		return false;
+	if (!strcmp(p, "calls")) /* callgrind counts every call */
+		return true;
 	while (*p) {
 		size_t len = strcspn(p, "+"), k;
 
@@ -306,8 +308,10 @@ int pmc__calibrate_case(const struct pmc__result *runs, size_t nruns,
 		if (!usable)
 			continue;
 		det = pmc__event_deterministic(first, ev, event, have_model ? &model : NULL);
-		if (!cal->key_chosen && !(first->backend && !strcmp(first->backend, "sim")) &&
-		    pmc__cpu_independent(ev))
+		/* Calls, breakpoint hits and page faults are the program's:
+		 * one budget for every CPU and for the simulator (which counts
+		 * calls the same way). */
+		if (!cal->key_chosen && pmc__cpu_independent(ev))
 			key = "any";
 		if (det && lo == hi && tol > 0) {
 			snprintf(bound, sizeof(bound), "%.0f +-%g%% ; calibrated: %zu equal runs, tolerance %g%%",

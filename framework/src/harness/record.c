@@ -29,6 +29,8 @@ static char *sim_columns(const struct pmc_event_spec *s)
 
 	if (pmc_sim_columns(s, &mask, NULL) != 0 || !mask)
 		return NULL;
+	if (mask & PMC_SIM_CALLS_MASK)
+		return strdup("calls");
 	buf[0] = '\0';
 	for (unsigned c = 0; c < PMC_SIM_NCOLUMNS && used < sizeof(buf); c++)
 		if (mask & (1u << c))

@@ -228,8 +228,14 @@ static void forward_signal(int sig)
 
 /* Sum the program-termination dumps of every process of the run (the
  * command and the children it forked) into totals: 0, or an error. */
+struct final_events {
+	const struct pmc_event_spec *specs;
+	size_t n;
+	uint64_t *calls; /* per spec: calls: events' counts, summed over processes */
+};
+
 static int sum_final_dumps(const char *dir, uint64_t totals[PMC_SIM_NCOLUMNS],
-			   struct pmc_error *err)
+			   struct final_events *ev, struct pmc_error *err)
 {
 	DIR *dh = opendir(dir);
 	struct dirent *de;
@@ -252,14 +258,23 @@ static int sum_final_dumps(const char *dir, uint64_t totals[PMC_SIM_NCOLUMNS],
 			break;
 		}
 		rc = pmc_sim_dump_parse(path, text, len, &d, err);
-		free(text);
 		/* A process's own dumps (a pmcheck suite) end in ".N"; its
 		 * totals at exit are the file without a part number. */
 		if (rc == 0 && !strchr(de->d_name + 3, '.')) {
 			for (int c = 0; c < PMC_SIM_NCOLUMNS; c++)
 				totals[c] += d.totals[c];
+			for (size_t i = 0; ev && rc == 0 && i < ev->n; i++) {
+				unsigned m;
+				uint64_t calls;
+
+				if (pmc_sim_columns(&ev->specs[i], &m, NULL) == 0 &&
+				    (m & PMC_SIM_CALLS_MASK) &&
+				    (rc = pmc_sim_dump_calls(path, text, len, &ev->specs[i], &calls, err)) == 0)
+					ev->calls[i] += calls;
+			}
 			found++;
 		}
+		free(text);
 	}
 	closedir(dh);
 	if (rc == 0 && !found)
@@ -273,7 +288,7 @@ static int sum_final_dumps(const char *dir, uint64_t totals[PMC_SIM_NCOLUMNS],
  * the start); else pmc_sim_exec_for's narrower run.
  */
 static int run_under_callgrind(char *const argv[], int verbose, unsigned columns,
-			       uint64_t *totals, struct pmc_error *err)
+			       uint64_t *totals, struct final_events *ev, struct pmc_error *err)
 {
 	char valgrind[PATH_MAX], version[128], dir[] = "/tmp/pmcheck-sim.XXXXXX";
 	char outfile[PATH_MAX], logfile[PATH_MAX], exe[PATH_MAX];
@@ -385,7 +400,7 @@ static int run_under_callgrind(char *const argv[], int verbose, unsigned columns
 	sigaction(SIGINT, &old_int, NULL);
 	sigaction(SIGTERM, &old_term, NULL);
 	pass_on_log(dir);
-	if (totals && (rc = sum_final_dumps(dir, totals, err)) != 0) {
+	if (totals && (rc = sum_final_dumps(dir, totals, ev, err)) != 0) {
 		remove_dir(dir);
 		return rc;
 	}
@@ -397,14 +412,14 @@ static int run_under_callgrind(char *const argv[], int verbose, unsigned columns
 
 int pmc_sim_exec(char *const argv[], int verbose, struct pmc_error *err)
 {
-	return run_under_callgrind(argv, verbose, ~0u, NULL, err);
+	return run_under_callgrind(argv, verbose, ~0u, NULL, NULL, err);
 }
 
 int pmc_sim_exec_for(char *const argv[], int verbose, unsigned columns, struct pmc_error *err)
 {
 	/* ~0u is the whole run; no column past the last means the same. */
 	return run_under_callgrind(argv, verbose, columns & ((1u << PMC_SIM_NCOLUMNS) - 1), NULL,
-				   err);
+				   NULL, err);
 }
 
 int pmc_sim_run(char *const argv[], int verbose, uint64_t totals[PMC_SIM_NCOLUMNS],
@@ -412,5 +427,32 @@ int pmc_sim_run(char *const argv[], int verbose, uint64_t totals[PMC_SIM_NCOLUMN
 {
 	if (!totals)
 		return pmc__fail(err, -EINVAL, "", -1, "pmc_sim_run: NULL totals");
-	return run_under_callgrind(argv, verbose, ~0u, totals, err);
+	return run_under_callgrind(argv, verbose, ~0u, totals, NULL, err);
+}
+
+int pmc_sim_run_events(char *const argv[], int verbose, const struct pmc_event_spec *specs,
+		       size_t n, uint64_t *values, struct pmc_error *err)
+{
+	uint64_t totals[PMC_SIM_NCOLUMNS], *calls = calloc(n + 1, sizeof(*calls));
+	struct final_events ev = { specs, n, calls };
+	int rc;
+
+	if (!calls)
+		return pmc__fail(err, -ENOMEM, "", -1, "out of memory");
+	rc = run_under_callgrind(argv, verbose, ~0u, totals, &ev, err);
+	for (size_t i = 0; rc >= 0 && i < n; i++) {
+		unsigned m = 0;
+
+		values[i] = 0;
+		if (pmc_sim_columns(&specs[i], &m, NULL))
+			continue;
+		if (m & PMC_SIM_CALLS_MASK)
+			values[i] = calls[i];
+		else
+			for (unsigned c = 0; c < PMC_SIM_NCOLUMNS; c++)
+				if (m & (1u << c))
+					values[i] += totals[c];
+	}
+	free(calls);
+	return rc;
 }

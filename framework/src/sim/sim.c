@@ -125,7 +125,8 @@ int pmc_sim_columns(const struct pmc_event_spec *s, unsigned *mask, struct pmc_e
 		why = "valgrind runs translated copies of the code, so debug registers do not see the program's own accesses the way hardware would";
 		break;
 	case PMC_KIND_UPROBE:
-		why = "valgrind executes translated copies of the program's code, so a uprobe in the original text never fires (it would read 0)";
+		/* Not a column: callgrind's count of calls to the function. */
+		m = PMC_SIM_CALLS_MASK;
 		break;
 	case PMC_KIND_TRACEPOINT:
 		why = "tracepoints count the kernel's events for the process, which under valgrind are valgrind's own";
@@ -140,7 +141,7 @@ int pmc_sim_columns(const struct pmc_event_spec *s, unsigned *mask, struct pmc_e
 	}
 	if (!m)
 		return pmc__fail(err, PMC_E_UNSUPPORTED, s->name, -1,
-				 "cannot count \"%s\" on the sim backend: %s; count it with --backend=perf, or use instructions, branches, branch-misses, cache-references, cache-misses, L1-dcache-*, L1-icache-*, LLC-*, branch-loads* or sim:Ir/Dr/Dw/I1mr/D1mr/D1mw/ILmr/DLmr/DLmw/Bc/Bcm/Bi/Bim",
+				 "cannot count \"%s\" on the sim backend: %s; count it with --backend=perf, or use instructions, branches, branch-misses, cache-references, cache-misses, L1-dcache-*, L1-icache-*, LLC-*, branch-loads*, calls:FUNC or sim:Ir/Dr/Dw/I1mr/D1mr/D1mw/ILmr/DLmr/DLmw/Bc/Bcm/Bi/Bim",
 				 s->name, why);
 	*mask = m;
 	return 0;
@@ -303,12 +304,16 @@ static int take_dump(const char *path, struct pmc_sim_dump *d, struct pmc_error 
 	if (rc)
 		return rc;
 	rc = pmc_sim_dump_parse(path, text, len, d, err);
+	if (rc == 0) {
+		snprintf(want, sizeof(want), "Client Request: %s", sim_state.tag);
+		if (strcmp(d->trigger, want))
+			rc = -ESTALE;
+		else /* calls: events count from the same dump */
+			rc = pmc__sim_calls_count(path, text, len, err);
+	}
 	free(text);
 	if (rc)
 		return rc;
-	snprintf(want, sizeof(want), "Client Request: %s", sim_state.tag);
-	if (strcmp(d->trigger, want))
-		return -ESTALE;
 	/* Kept until the next reading, for pmc_sim_claim_dump (attribution);
 	 * deleting it then is work the next reading's zeroing discards. */
 	if (sim_state.pending[0])
@@ -463,9 +468,12 @@ int pmc__sim_read(const unsigned *masks, size_t n, uint64_t t0, struct pmc_readi
 	for (size_t i = 0; i < n; i++) {
 		uint64_t v = 0;
 
-		for (unsigned c = 0; c < PMC_SIM_NCOLUMNS; c++)
-			if (masks[i] & (1u << c))
-				v += sim_state.total[c];
+		if (masks[i] & PMC_SIM_CALLS_MASK)
+			v = pmc__sim_calls_total(masks[i] & 0xffff);
+		else
+			for (unsigned c = 0; c < PMC_SIM_NCOLUMNS; c++)
+				if (masks[i] & (1u << c))
+					v += sim_state.total[c];
 		r->c[i].value = v;
 		/* Simulated counters are never multiplexed. */
 		r->c[i].enabled_ns = t;
