@@ -185,6 +185,14 @@ PMC_API int pmc_sim_exec_for(char *const argv[], int verbose, unsigned columns,
 			     struct pmc_error *err);
 
 /*
+ * In a program pmc_sim_exec_for started: nothing more will be read, so
+ * callgrind stops instrumenting (what runs after -- judging, reports --
+ * runs at valgrind's plain speed).  A sim set opened later starts it
+ * again.  Does nothing elsewhere.
+ */
+PMC_API void pmc_sim_pause(void);
+
+/*
  * pmc_sim_exec, keeping the whole run's totals: the callgrind columns of
  * every process of the run (the program and the children it forks), each
  * counted from its start to its exit (`pmcheck stat --backend=sim`).

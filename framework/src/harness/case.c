@@ -353,6 +353,9 @@ static void run_phases(struct pmc_test *t)
 	}
 	t->hot.recording = 0;
 	t->hot.expect = NULL;
+	/* Measured: judging and the record need no simulation. */
+	if (t->backend == PMC_BACKEND_SIM)
+		pmc_sim_pause();
 	pmc__judge_case(t);
 	t->verdict = pmc__verdict_from_checks(t->check, t->nexpect, t->strict, t->reason,
 					      sizeof(t->reason));

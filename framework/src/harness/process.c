@@ -347,7 +347,8 @@ static int exec_sim_case(struct runner *r, const struct pmc_test_def *d, int res
 	canonical_environment();
 	pad_environment(args);
 	pmc_log_set(pmc__log_stderr, NULL);
-	rc = pmc_sim_exec_for(args, r->verbose, (unsigned)columns, &err);
+	rc = r->sim_full ? pmc_sim_exec(args, r->verbose, &err)
+			 : pmc_sim_exec_for(args, r->verbose, (unsigned)columns, &err);
 	if (rc < 0) {
 		fprintf(stderr, "%s: --backend=sim: %s\n", r->prog, err.message);
 		return PMC_EXIT_ERROR;

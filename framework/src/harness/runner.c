@@ -44,6 +44,9 @@ static const char usage_text[] =
 	"                      variables PMCHECK_SIM_ENV=NAME:NAME names\n"
 	"  --strict            an unbudgeted expectation fails (without it, one fails\n"
 	"                      only where its suite has budgets under other keys)\n"
+	"  --sim-full          sim: simulate caches and branches and instrument from\n"
+	"                      the start whatever the case asks (by default a case's\n"
+	"                      valgrind simulates only what its .events need)\n"
 	"  --exact-layout      sim: an exact budget missed only in string and memory\n"
 	"                      functions called as often as at calibration fails too\n"
 	"                      (by default it passes, said as layout)\n"
@@ -95,7 +98,7 @@ double pmc__runner_now(void)
 
 static int parse_args(struct runner *r, int argc, char **argv)
 {
-	enum { O_LIST = 256, O_FILTER, O_REPEAT, O_TIMEOUT, O_BACKEND, O_STRICT, O_EXACT_LAYOUT, O_NOFORK,
+	enum { O_LIST = 256, O_FILTER, O_REPEAT, O_TIMEOUT, O_BACKEND, O_STRICT, O_EXACT_LAYOUT, O_SIM_FULL, O_NOFORK,
 	       O_TAP, O_JSON, O_JUNIT, O_RESDIR, O_CTEST, O_COLOR, O_HELP, O_HWDB, O_CALIBRATE,
 	       O_MARGIN, O_CALKEY, O_SAVEBASE, O_BASELINE, O_TOLERANCE, O_REPORTMD, O_CASE,
 	       O_RESFD, O_CALTOL, O_ALLOWMISSING, O_NOSAMPLING };
@@ -107,6 +110,7 @@ static int parse_args(struct runner *r, int argc, char **argv)
 		{ "backend", required_argument, NULL, O_BACKEND },
 		{ "strict", no_argument, NULL, O_STRICT },
 		{ "exact-layout", no_argument, NULL, O_EXACT_LAYOUT },
+		{ "sim-full", no_argument, NULL, O_SIM_FULL },
 		{ "no-fork", no_argument, NULL, O_NOFORK },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "tap", no_argument, NULL, O_TAP },
@@ -187,6 +191,9 @@ static int parse_args(struct runner *r, int argc, char **argv)
 			break;
 		case O_EXACT_LAYOUT:
 			pmc__layout_per_call = 0;
+			break;
+		case O_SIM_FULL:
+			r->sim_full = true;
 			break;
 		case O_NOFORK:
 			r->no_fork = true;

@@ -20,6 +20,7 @@ struct runner {
 	double timeout;
 	enum pmc_backend backend;
 	bool strict, no_fork, verbose, tap, ctest, color;
+	bool sim_full; /* --sim-full: every simulation, instrumented from the start */
 	const char *json_path, *junit_path, *results_dir;
 	const char *hwdb[PMC_HWDB_MAX_DIRS];
 	size_t nhwdb;

@@ -306,7 +306,8 @@ static int run_under_callgrind(char *const argv[], int verbose, unsigned columns
 	if (find_on_path("valgrind", valgrind, sizeof(valgrind)))
 		return pmc__fail(err, PMC_E_NO_SIM, "valgrind", -1,
 				 "the sim backend needs valgrind (callgrind), which is not on PATH: install it (apt-get install valgrind) or run with --backend=perf");
-	if (valgrind_version(valgrind, version, sizeof(version)))
+	/* Asked once per process (the runner asks for the profile key too). */
+	if (pmc__copy(version, sizeof(version), pmc_sim_valgrind_version()) || !version[0])
 		return pmc__fail(err, PMC_E_NO_SIM, valgrind, -1,
 				 "%s --version failed: the valgrind installation looks broken", valgrind);
 	if (find_on_path(argv[0], exe, sizeof(exe)))

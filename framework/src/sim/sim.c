@@ -413,9 +413,18 @@ static void read_sim_run(void)
 	fclose(f);
 }
 
+static int instrumenting; /* deferred instrumentation started */
+
+void pmc_sim_pause(void)
+{
+	if (instrumenting && RUNNING_ON_VALGRIND) {
+		CALLGRIND_STOP_INSTRUMENTATION;
+		instrumenting = 0;
+	}
+}
+
 int pmc__sim_check(unsigned mask, const char *name, struct pmc_error *err)
 {
-	static int started;
 	unsigned missing;
 
 	if (!RUNNING_ON_VALGRIND)
@@ -434,9 +443,9 @@ int pmc__sim_check(unsigned mask, const char *name, struct pmc_error *err)
 	/* Instrumentation from the first set on: what ran before (start-up,
 	 * the case's set-up) was not measured and ran at valgrind's plain
 	 * speed.  The simulated caches start empty here. */
-	if (!started && sim_run.deferred) {
+	if (!instrumenting && sim_run.deferred) {
 		CALLGRIND_START_INSTRUMENTATION;
-		started = 1;
+		instrumenting = 1;
 	}
 	return 0;
 }
