@@ -8,14 +8,14 @@ include(${CMAKE_CURRENT_LIST_DIR}/downstream_build.cmake)
 execute_process(COMMAND ${CMAKE_CTEST_COMMAND} -N WORKING_DIRECTORY ${WORK_DIR}/build
                 OUTPUT_VARIABLE listing RESULT_VARIABLE rc)
 foreach(t parser.one_call_per_token parser.watched_result parser.buffer_first_touch
-          parser.instructions_budget
+          parser.instructions_budget parser.one_call_per_token.sim parser.instructions_budget.sim
           parser.token_count pmcheck.measured.clear pmcheck.measured)
   if(NOT listing MATCHES "Test +#[0-9]+: ${t}\n")
     message(FATAL_ERROR "ctest -N does not list ${t}:\n${listing}")
   endif()
 endforeach()
-if(NOT listing MATCHES "Total Tests: 7")
-  message(FATAL_ERROR "expected 7 tests:\n${listing}")
+if(NOT listing MATCHES "Total Tests: 9")
+  message(FATAL_ERROR "expected 9 tests:\n${listing}")
 endif()
 execute_process(COMMAND ${CMAKE_CTEST_COMMAND} -N -L hardware WORKING_DIRECTORY ${WORK_DIR}/build
                 OUTPUT_VARIABLE hw)
@@ -68,7 +68,7 @@ endforeach()
 # The guard fails when every measuring case is skipped: run only the
 # skipping case (ctest adds the fixture's setup and cleanup by itself).
 if(NOT HAS_HW_PMU)
-  execute_process(COMMAND ${CMAKE_CTEST_COMMAND} -R instructions_budget --output-on-failure
+  execute_process(COMMAND ${CMAKE_CTEST_COMMAND} -R "instructions_budget$" --output-on-failure
                   WORKING_DIRECTORY ${WORK_DIR}/build OUTPUT_VARIABLE out ERROR_VARIABLE out
                   RESULT_VARIABLE rc)
   if(NOT rc OR NOT out MATCHES "nothing was measured")
@@ -106,4 +106,37 @@ if(out MATCHES "error while loading shared libraries" OR NOT (rc EQUAL 0 OR rc E
 endif()
 if(NOT out MATCHES "pass|not validated")
   message(FATAL_ERROR "installed pmcheck validate printed no table:\n${out}")
+endif()
+
+# Calls gated on the simulator by an unprivileged user, through CTest: the
+# project built afresh where `nobody` can read it, its .sim tests run as
+# nobody (uprobes would need root or CAP_PERFMON; callgrind counts calls
+# itself).  Root is needed to become nobody; sanitized builds do not run
+# under valgrind.
+find_program(SETPRIV setpriv)
+execute_process(COMMAND id -u OUTPUT_VARIABLE uid OUTPUT_STRIP_TRAILING_WHITESPACE)
+if(uid STREQUAL "0" AND SETPRIV AND NOT CONSUMER_FLAGS)
+  string(RANDOM LENGTH 8 tag)
+  set(WORK_DIR /tmp/pmcheck-nobody-${tag})
+  include(${CMAKE_CURRENT_LIST_DIR}/downstream_build.cmake)
+  execute_process(COMMAND chmod -R a+rwX ${WORK_DIR})
+  execute_process(COMMAND ${SETPRIV} --reuid=65534 --regid=65534 --clear-groups --reset-env
+                          ${CMAKE_CTEST_COMMAND} -R "[.]sim$" --output-on-failure
+                  WORKING_DIRECTORY ${WORK_DIR}/build OUTPUT_VARIABLE out ERROR_VARIABLE out
+                  RESULT_VARIABLE rc)
+  message("as nobody:\n${out}")
+  execute_process(COMMAND ${SETPRIV} --reuid=65534 --regid=65534 --clear-groups --reset-env
+                          ${CMAKE_CTEST_COMMAND} -R "one_call_per_token$" -V
+                  WORKING_DIRECTORY ${WORK_DIR}/build OUTPUT_VARIABLE perf_out ERROR_VARIABLE perf_out)
+  file(REMOVE_RECURSE ${WORK_DIR})
+  if(rc OR NOT out MATCHES "parser.one_call_per_token.sim [.]+ +Passed"
+     OR NOT out MATCHES "parser.instructions_budget.sim [.]+ +Passed")
+    message(FATAL_ERROR "the .sim tests as nobody (rc ${rc}):\n${out}")
+  endif()
+  # The same case on perf, as nobody: the uprobe is refused, and said so.
+  if(NOT perf_out MATCHES "parser.one_call_per_token [.]+[*]+Skipped")
+    message(FATAL_ERROR "calls: on perf as nobody should skip:\n${perf_out}")
+  endif()
+else()
+  message("not run as nobody: needs root and setpriv (uid ${uid}), and no sanitizer")
 endif()

@@ -13,7 +13,7 @@ import subprocess
 import sys
 import tempfile
 
-CHECK, KERNELS, EXAMPLES, CLI = sys.argv[1:5]
+CHECK, KERNELS, EXAMPLES, CLI, COST = sys.argv[1:6]
 failures = []
 
 
@@ -205,6 +205,40 @@ def t_cli():
           f"--help: {p.stdout}")
     p = subprocess.run([CLI, "sim", "--", "/nonexistent/prog"], capture_output=True, text=True)
     check(p.returncode == 2 and "/nonexistent/prog" in p.stderr, f"missing program: {p.stderr}")
+
+
+def t_narrowed():
+    """A case's valgrind simulates only what it asks and instruments from its
+    first set; --sim-full simulates everything from the start.  Counts of
+    what the program executes are the same either way, and so are the
+    misses of a case that asks for them; a case that asks for no cache
+    event cannot count one added at run time, and says why."""
+    def counts(case, *extra):
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "r.json")
+            p = run(COST, "--backend=sim", f"--filter={case}", f"--json={path}", *extra)
+            check(p.returncode == 0, f"{case} {extra}: {p.returncode} {p.stdout}")
+            with open(path) as f:
+                g = json.load(f)["cases"][0]["regions"][0]["events"]
+            return {k: (v["min"], v["max"]) for k, v in g.items()}
+    for case in ("cost.instructions", "cost.misses"):
+        narrow, full = counts(case), counts(case, "--sim-full")
+        # Executed work: every sample equal.  Misses: the caches and the
+        # predictor start empty at the first set (set-up ran unsimulated),
+        # so a sample may differ; the smallest, which budgets judge, not.
+        check(narrow and narrow["instructions:u"] == full["instructions:u"] and
+              all(narrow[k][0] == full[k][0] for k in narrow),
+              f"{case}: narrowed {narrow} against whole {full}")
+    p = run(COST, "--backend=sim", "--filter=cost.instructions", "--verbose")
+    check("--cache-sim=no" in p.stdout + p.stderr and "--branch-sim=no" in p.stdout + p.stderr and
+          "--instr-atstart=no" in p.stdout + p.stderr, f"instructions only: no simulation: {p.stdout[-800:]}")
+    p = run(COST, "--backend=sim", "--filter=cost.misses", "--verbose")
+    check("--cache-sim=yes" in p.stdout + p.stderr and "--branch-sim=yes" in p.stdout + p.stderr,
+          f"misses: both simulations: {p.stdout[-800:]}")
+    # An event with no simulated equivalent: skipped without valgrind.
+    p = run(EXAMPLES, "--backend=sim", "--filter=software.page_faults_first_touch", "--verbose")
+    check(p.returncode == 77 and "valgrind --tool" not in p.stdout + p.stderr,
+          f"skipped before valgrind starts: {p.stdout[-600:]}")
 
 
 if os.environ.get("PMCHECK_TEST_SANITIZED") == "1":

@@ -118,6 +118,14 @@ with tempfile.TemporaryDirectory() as d:
         check(min(vals) > 1000000 and (max(vals) - min(vals)) <= min(vals) * 1e-4,
               f"sim: instructions over runs within 0.01%: {vals}")
         check("sim backend" in p.stderr, "the table names the backend")
+        # calls: on sim is callgrind's count of calls: the same figures as
+        # the uprobes' on the same program, run by run.
+        ev = "calls:malloc,calls:stat_work_step"
+        on_sim, _ = stat(d, "sim_calls", WORK, "--work", "300", "0", events=ev, extra=("--backend=sim",))
+        on_perf, _ = stat(d, "perf_calls", WORK, "--work", "300", "0", events=ev)
+        for e in ("calls:malloc", "calls:stat_work_step"):
+            check(on_sim[e]["values"] == on_perf[e]["values"] and on_sim[e]["min"] > 0,
+                  f"{e}: sim {on_sim[e]['values']} = perf {on_perf[e]['values']}")
 
 print(f"{failures} failure(s)")
 sys.exit(1 if failures else 0)
