@@ -107,11 +107,14 @@ static const struct cli_command commands[] = {
 	  "exit status: 0 every judged figure passed, 1 a failure, 77 nothing could be\n"
 	  "validated here, 2 the suite could not run, 64 usage.\n",
 	  cmd_validate },
-	{ "sim", "sim [-v] [--print-command] [--] PROGRAM [ARG...]",
+	{ "sim", "sim [-v] [--only=EVENTS] [--print-command] [--] PROGRAM [ARG...]",
 	  "run PROGRAM under the sim backend (valgrind callgrind with pmcheck's fixed\n"
 	  "cache geometry, branch simulation, ASLR off, pinned glibc tunables), so the\n"
 	  "counter sets it opens with PMC_OPEN_SIM read the simulator",
 	  "  -v, --verbose     show the valgrind command line\n"
+	  "  --only=EVENTS     simulate only what EVENTS need (instructions and calls:\n"
+	  "                    neither the caches nor the branch predictor); the\n"
+	  "                    program's sets may count nothing else\n"
 	  "  --print-command   print the environment and valgrind options of a sim run,\n"
 	  "                    for a bare callgrind run that simulates the same:\n"
 	  "                    env $(pmcheck sim --print-command) PROGRAM\n"

@@ -183,6 +183,9 @@ PMC_API int pmc_sim_exec(char *const argv[], int verbose, struct pmc_error *err)
  */
 PMC_API int pmc_sim_exec_for(char *const argv[], int verbose, unsigned columns,
 			     struct pmc_error *err);
+/* In pmc_sim_exec_for's columns: instrument from the start (a program
+ * that measures from its first instruction, not from its first set). */
+#define PMC_SIM_FROM_START (1u << 30)
 
 /*
  * In a program pmc_sim_exec_for started: nothing more will be read, so

@@ -330,8 +330,8 @@ static int run_under_callgrind(char *const argv[], int verbose, unsigned columns
 		vargv[n++] = o;
 	}
 	/* ... and instruments from the program's first sim set on
-	 * (pmc__sim_check starts it). */
-	if (!whole)
+	 * (pmc__sim_check starts it), unless told to from the start. */
+	if (!whole && !(columns & PMC_SIM_FROM_START))
 		vargv[n++] = "--instr-atstart=no";
 	/* Dumps go to a private directory, one file per process (%p) and
 	 * dump; valgrind's own messages to a log that is filtered afterwards
@@ -369,10 +369,12 @@ static int run_under_callgrind(char *const argv[], int verbose, unsigned columns
 
 		snprintf(run, sizeof(run), "%s/" SIM_RUN_FILE, dir);
 		f = fopen(run, "w");
-		if (!f || fprintf(f, "columns %x\ninstrument deferred\n",
+		if (!f || fprintf(f, "columns %x\n%s",
 				  (columns & PMC_SIM_CACHE_COLUMNS ? PMC_SIM_CACHE_COLUMNS : 0) |
 					  (columns & PMC_SIM_BRANCH_COLUMNS ? PMC_SIM_BRANCH_COLUMNS : 0) |
-					  (1u << PMC_SIM_IR)) < 0 || fclose(f)) {
+					  (1u << PMC_SIM_IR),
+				  columns & PMC_SIM_FROM_START ? "" : "instrument deferred\n") < 0 ||
+		    fclose(f)) {
 			if (f)
 				fclose(f);
 			remove_dir(dir);
@@ -419,7 +421,8 @@ int pmc_sim_exec(char *const argv[], int verbose, struct pmc_error *err)
 int pmc_sim_exec_for(char *const argv[], int verbose, unsigned columns, struct pmc_error *err)
 {
 	/* ~0u is the whole run; no column past the last means the same. */
-	return run_under_callgrind(argv, verbose, columns & ((1u << PMC_SIM_NCOLUMNS) - 1), NULL,
+	return run_under_callgrind(argv, verbose,
+				   columns & (((1u << PMC_SIM_NCOLUMNS) - 1) | PMC_SIM_FROM_START), NULL,
 				   NULL, err);
 }
 
