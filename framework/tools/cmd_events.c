@@ -9,6 +9,8 @@
 static void print_spec(const struct pmc_event_spec *s)
 {
 	unsigned mask;
+	struct pmc_error err;
+	int sim_rc;
 
 	printf("%-32s %-10s type=%u config=0x%" PRIx64, s->name, pmc_event_kind_name(s->kind),
 	       s->type, s->config);
@@ -21,7 +23,10 @@ static void print_spec(const struct pmc_event_spec *s)
 		       s->bp_type);
 	if (s->kind == PMC_KIND_UPROBE)
 		printf(" path=%s offset=0x%" PRIx64, s->path, s->probe_offset);
-	if (pmc_sim_columns(s, &mask, NULL) == 0) {
+	sim_rc = pmc_sim_columns(s, &mask, &err);
+	if (sim_rc == 0 && (mask & PMC_SIM_CALLS_MASK)) {
+		printf(" sim=calls");
+	} else if (sim_rc == 0) {
 		printf(" sim=");
 		for (unsigned c = 0, first = 1; c < PMC_SIM_NCOLUMNS; c++)
 			if (mask & (1u << c)) {
@@ -33,6 +38,9 @@ static void print_spec(const struct pmc_event_spec *s)
 	}
 	printf("%s%s%s\n", s->exclude_user ? " exclude_user" : "",
 	       s->exclude_kernel ? " exclude_kernel" : "", s->exclude_hv ? " exclude_hv" : "");
+	/* Why not, in the words a sim case's SKIP uses. */
+	if (sim_rc)
+		printf("    %s\n", err.message);
 }
 
 int cmd_events(int argc, char **argv)

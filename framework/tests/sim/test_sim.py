@@ -179,9 +179,13 @@ def t_cli():
     p = subprocess.run([CLI, "events", "instructions,branch-misses,cycles,sim:Bc"],
                        capture_output=True, text=True)
     check(p.returncode == 0, f"events: {p.stderr}")
-    lines = p.stdout.splitlines()
+    lines = [l for l in p.stdout.splitlines() if not l.startswith(" ")]
     check(len(lines) == 4 and "sim=Ir" in lines[0] and "sim=Bcm+Bim" in lines[1] and
           "sim=unsupported" in lines[2] and "sim=Bc" in lines[3], f"events: {p.stdout}")
+    check('    cannot count "cycles" on the sim backend: callgrind simulates instructions' in p.stdout,
+          f"events says why not, in the SKIP's words: {p.stdout}")
+    p = subprocess.run([CLI, "events", "calls:malloc"], capture_output=True, text=True)
+    check(p.returncode == 0 and "sim=calls" in p.stdout, f"calls: on sim: {p.stdout}")
     p = subprocess.run([CLI, "sim", "--", KERNELS, "--filter=kernels.loop_linear", "--backend=sim"],
                        capture_output=True, text=True, env=env_for(), timeout=200)
     check(p.returncode == 0 and "PASS" in p.stdout, f"pmcheck sim: {p.returncode} {p.stdout}{p.stderr}")
