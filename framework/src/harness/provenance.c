@@ -108,8 +108,11 @@ static int one_object(struct dl_phdr_info *info, size_t size, void *user)
 	} else {
 		snprintf(path, sizeof(path), "%s", info->dlpi_name);
 	}
-	/* valgrind's own preloads are not the program's. */
-	if (strstr(pmc__file_part(path), "vgpreload_"))
+	/* valgrind's own preloads are not the program's, and the kernel's
+	 * vDSO is there natively and not under valgrind (and changes with
+	 * every kernel): neither says whose change a count was. */
+	if (strstr(pmc__file_part(path), "vgpreload_") || !strncmp(path, "linux-vdso", 10) ||
+	    !strncmp(path, "linux-gate", 10))
 		return 0;
 	if (build_id_of(info, id + 9, sizeof(id) - 9) == 0)
 		memcpy(id, "build-id:", 9);

@@ -48,9 +48,10 @@ int pmc__run_calibrate(struct runner *r, size_t total)
 		fprintf(stderr, "%s: --calibrate: %s\n", r->prog, why);
 		return PMC_EXIT_USAGE;
 	}
-	printf("calibrating %zu case(s), %u runs each, into %s/budgets/%s/ (deterministic counts: %s; noisy ones: margin %.3g%% over the largest)\n",
-	       total, r->calibrate, r->hwdb[0], key, r->cal_tolerance > 0 ? "within the tolerance" : "exact",
-	       r->margin);
+	printf("calibrating %zu case(s), %u runs each, into %s/budgets/%s/%s (deterministic counts: %s; noisy ones: margin %.3g%% over the largest)\n",
+	       total, r->calibrate, r->hwdb[0], key,
+	       r->calibrate_key && *r->calibrate_key ? "" : " and, for calls, breakpoint hits and page faults, budgets/any/",
+	       r->cal_tolerance > 0 ? "within the tolerance" : "exact", r->margin);
 	if (r->cal_tolerance > 0)
 		printf("tolerance for deterministic counts: %g%%\n", r->cal_tolerance);
 	for (i = 0; i < pmc__ncases(); i++) {
