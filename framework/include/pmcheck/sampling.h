@@ -193,6 +193,20 @@ struct pmc_symbol_at {
 };
 
 PMC_API int pmc_symtab_open(struct pmc_symtab **out, struct pmc_error *err);
+
+/*
+ * The objects loaded into this process, the program first, each with its
+ * identity: "build-id:HEX" (its GNU build ID), or "fnv1a64:HEX" of its
+ * content where it has none.  valgrind's preloads and the kernel's vDSO
+ * are left out (the one exists only under valgrind, the other only
+ * natively, and neither is the program's).  0, or -ENOMEM; *out is freed
+ * with pmc_objects_free().
+ */
+struct pmc_object {
+	char *path, *id;
+};
+PMC_API int pmc_objects_loaded(struct pmc_object **out, size_t *n);
+PMC_API void pmc_objects_free(struct pmc_object *o, size_t n);
 /* 1: a function covers addr; 0: it does not (out->object may still name
  * the object).  Strings live as long as the table. */
 PMC_API int pmc_symtab_lookup(struct pmc_symtab *t, uint64_t addr, struct pmc_symbol_at *out);

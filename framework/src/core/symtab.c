@@ -12,6 +12,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -74,6 +75,93 @@ static void build_id_of(const struct dl_phdr_info *info, char *hex, size_t size)
 			p = desc + ((nh->n_descsz + 3) & ~3u);
 		}
 	}
+}
+
+/* ---- the objects loaded, with their identities ---------------------------------- */
+
+void pmc_objects_free(struct pmc_object *o, size_t n)
+{
+	for (size_t i = 0; o && i < n; i++) {
+		free(o[i].path);
+		free(o[i].id);
+	}
+	free(o);
+}
+
+/* FNV-1a (64 bits) of a file's content: an identity for an object built
+ * without a build ID. */
+static int content_hash(const char *path, char *out, size_t size)
+{
+	unsigned char buf[65536];
+	unsigned long long h = 0xcbf29ce484222325ull;
+	ssize_t got;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return -errno;
+	while ((got = read(fd, buf, sizeof(buf))) > 0)
+		for (ssize_t i = 0; i < got; i++)
+			h = (h ^ buf[i]) * 0x100000001b3ull;
+	close(fd);
+	snprintf(out, size, "fnv1a64:%016llx", h);
+	return got < 0 ? -EIO : 0;
+}
+
+struct objects {
+	struct pmc_object *v;
+	size_t n;
+	int rc;
+};
+
+static int object_cb(struct dl_phdr_info *info, size_t size, void *data)
+{
+	struct objects *c = data;
+	char path[4096], id[72], ident[96];
+	struct pmc_object *grown;
+
+	(void)size;
+	if ((c->n > 0 && (!info->dlpi_name || !info->dlpi_name[0])) ||
+	    pmc__object_path(info, path, sizeof(path)) != 0)
+		return 0;
+	if (strstr(path, "vgpreload_") || !strncmp(path, "linux-vdso", 10) ||
+	    !strncmp(path, "linux-gate", 10))
+		return 0;
+	build_id_of(info, id, sizeof(id));
+	if (id[0])
+		snprintf(ident, sizeof(ident), "build-id:%s", id);
+	else if (content_hash(path, ident, sizeof(ident)) != 0)
+		return 0; /* nothing to know it by */
+	grown = realloc(c->v, (c->n + 1) * sizeof(*grown));
+	if (!grown) {
+		c->rc = -ENOMEM;
+		return 1;
+	}
+	c->v = grown;
+	c->v[c->n].path = strdup(path);
+	c->v[c->n].id = strdup(ident);
+	if (!c->v[c->n].path || !c->v[c->n].id) {
+		free(c->v[c->n].path);
+		free(c->v[c->n].id);
+		c->rc = -ENOMEM;
+		return 1;
+	}
+	c->n++;
+	return 0;
+}
+
+int pmc_objects_loaded(struct pmc_object **out, size_t *n)
+{
+	struct objects c = { 0 };
+
+	dl_iterate_phdr(object_cb, &c);
+	if (c.rc) {
+		pmc_objects_free(c.v, c.n);
+		c.v = NULL;
+		c.n = 0;
+	}
+	*out = c.v;
+	*n = c.n;
+	return c.rc;
 }
 
 static int scan_cb(struct dl_phdr_info *info, size_t size, void *data)

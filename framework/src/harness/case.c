@@ -392,7 +392,6 @@ int pmc__run_case(const struct pmc_test_def *def, const struct pmc_test_options 
 	t->opt = *opt;
 	t->backend = backend;
 	t->strict = strict;
-	t->layout_per_call = pmc__layout_per_call;
 	t->verdict = PMC_PASS;
 	/* t lives on the heap, so its fields are valid after longjmp. */
 	if (setjmp(t->jump) == 0) {

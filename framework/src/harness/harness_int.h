@@ -12,6 +12,7 @@
 
 #include <pmcheck/harness.h>
 #include <pmcheck/machine.h>
+#include <pmcheck/sampling.h>
 #include <pmcheck/sim.h>
 
 #if defined(__GNUC__)
@@ -156,7 +157,7 @@ struct pmc__result {
 	char **notes;
 	char *output;
 	size_t output_truncated;
-	struct pmc__object *objects;        /* what the measured process loaded */
+	struct pmc_object *objects;        /* what the measured process loaded */
 	size_t nobjects;
 };
 
@@ -210,7 +211,6 @@ struct pmc_test {
 	enum pmc_backend backend;
 	bool strict;
 	bool verdict_from_checks;  /* the verdict is the checks' (not an early end) */
-	double layout_per_call;    /* sim: layout.c's bound; 0: exact budgets stay exact */
 
 	/* events: spec + label (how expectations refer to it) */
 	size_t nev;
@@ -568,24 +568,18 @@ bool pmc__layout_function(const char *name);
 int pmc__layout_review(const struct pmc__region_rec *cal, const struct pmc__region_rec *now,
 		       const char *label, double per_call, struct pmc__layout *out);
 
-/* provenance.c: the objects a process loaded, each with its identity
- * ("build-id:HEX", or "fnv1a64:HEX" of its content without one); the
- * program first. */
-struct pmc__object {
-	char *path, *id;
-};
+/* provenance.c: the objects of a process (pmc_objects_loaded) as JSON,
+ * what changed between two lists, and the calibration file. */
 struct pmc__object_change {
 	const char *path, *was, *now; /* was/now NULL: not loaded then */
 	bool pmcheck;                 /* one of pmcheck's own libraries */
 };
-int pmc__objects_loaded(struct pmc__object **out, size_t *n);
-void pmc__objects_free(struct pmc__object *o, size_t n);
-json_t *pmc__objects_json(const struct pmc__object *o, size_t n);
-int pmc__objects_from_json(json_t *arr, struct pmc__object **out, size_t *n, char *why,
+json_t *pmc__objects_json(const struct pmc_object *o, size_t n);
+int pmc__objects_from_json(json_t *arr, struct pmc_object **out, size_t *n, char *why,
 			   size_t size);
 /* The libraries (the program itself left out) that differ, matched by file
  * name: at most max changes into ch; their number. */
-size_t pmc__objects_diff(const struct pmc__object *was, size_t nwas, const struct pmc__object *now,
+size_t pmc__objects_diff(const struct pmc_object *was, size_t nwas, const struct pmc_object *now,
 			 size_t nnow, struct pmc__object_change *ch, size_t max);
 /* "libexpat.so.1: another build than at calibration (build ID .. -> ..)" */
 void pmc__object_change_text(const struct pmc__object_change *c, const char *since, char *out,
@@ -598,7 +592,7 @@ const char *pmc__program_name(void);
 struct pmc__calibration_file {
 	char path[PATH_MAX];
 	char program[256], pmcheck[64];
-	struct pmc__object *objects;
+	struct pmc_object *objects;
 	size_t nobjects;
 };
 int pmc__beside_budget(const char *budget_source, const char *suffix, char *path, size_t size);
@@ -609,7 +603,7 @@ int pmc__calibration_program_check(const char *budget_source, char *why, size_t 
 /* Before calibrating: 0, or -EEXIST (said on out) when another program owns the file. */
 int pmc__calibration_owner(const char *dir, const char *key, const char *suite, FILE *out);
 int pmc__calibration_write(const char *dir, const char *key, const char *suite,
-			   const struct pmc__object *o, size_t n);
+			   const struct pmc_object *o, size_t n);
 
 /* gate.c: the file beside a suite's budgets (budgets/KEY/SUITE.ini) that
  * holds, per case and region, the functions calibration measured. */

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Whose change was it?  The objects the measured process loaded (each
- * with its GNU build ID, or a content hash where it has none), the program
+ * Whose change was it?  The objects the measured process loaded
+ * (pmc_objects_loaded: each with its GNU build ID, or a content hash), the program
  * that calibrated a suite's budgets and the pmcheck that measured them,
  * kept beside the budgets in SUITE.calibration.json.  A failed budget then
  * says which library is another build than at calibration, and a program
@@ -9,11 +9,8 @@
  * name.
  */
 #define _GNU_SOURCE
-#include <elf.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <limits.h>
-#include <link.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,133 +22,7 @@
 #include "harness_int.h"
 #include "util/util_int.h"
 
-void pmc__objects_free(struct pmc__object *o, size_t n)
-{
-	for (size_t i = 0; o && i < n; i++) {
-		free(o[i].path);
-		free(o[i].id);
-	}
-	free(o);
-}
-
-/* The build ID note of a loaded object, from its program headers in memory. */
-static int build_id_of(const struct dl_phdr_info *info, char *hex, size_t size)
-{
-	for (int i = 0; i < info->dlpi_phnum; i++) {
-		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-		const char *p, *end;
-
-		if (ph->p_type != PT_NOTE)
-			continue;
-		p = (const char *)(info->dlpi_addr + ph->p_vaddr);
-		end = p + ph->p_memsz;
-		while (p + sizeof(ElfW(Nhdr)) <= end) {
-			const ElfW(Nhdr) *nh = (const ElfW(Nhdr) *)(const void *)p;
-			const char *name = p + sizeof(*nh);
-			const unsigned char *desc =
-				(const unsigned char *)name + ((nh->n_namesz + 3) & ~3u);
-
-			if ((const char *)desc + nh->n_descsz > end)
-				break;
-			if (nh->n_type == NT_GNU_BUILD_ID && nh->n_namesz == 4 && !memcmp(name, "GNU", 4) &&
-			    nh->n_descsz * 2 + 1 <= size) {
-				for (unsigned k = 0; k < nh->n_descsz; k++)
-					sprintf(hex + 2 * k, "%02x", desc[k]);
-				return 0;
-			}
-			p = (const char *)desc + ((nh->n_descsz + 3) & ~3u);
-		}
-	}
-	return -ENOENT;
-}
-
-/* FNV-1a (64 bits) of a file's content: an identity for an object built
- * without a build ID. */
-static int content_hash(const char *path, char *hex, size_t size)
-{
-	unsigned char buf[65536];
-	unsigned long long h = 0xcbf29ce484222325ull;
-	ssize_t got;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-
-	if (fd < 0)
-		return -errno;
-	while ((got = read(fd, buf, sizeof(buf))) > 0)
-		for (ssize_t i = 0; i < got; i++)
-			h = (h ^ buf[i]) * 0x100000001b3ull;
-	close(fd);
-	snprintf(hex, size, "fnv1a64:%016llx", h);
-	return got < 0 ? -EIO : 0;
-}
-
-struct collect {
-	struct pmc__object *v;
-	size_t n;
-	int rc;
-};
-
-static int one_object(struct dl_phdr_info *info, size_t size, void *user)
-{
-	struct collect *c = user;
-	char path[PATH_MAX], id[160];
-	struct pmc__object *grown;
-
-	(void)size;
-	if (c->n == 0 && !info->dlpi_name[0]) {
-		ssize_t len = readlink("/proc/self/exe", path, sizeof(path) - 1);
-
-		if (len <= 0)
-			return 0;
-		path[len] = '\0';
-	} else if (!info->dlpi_name[0]) {
-		return 0;
-	} else {
-		snprintf(path, sizeof(path), "%s", info->dlpi_name);
-	}
-	/* valgrind's own preloads are not the program's, and the kernel's
-	 * vDSO is there natively and not under valgrind (and changes with
-	 * every kernel): neither says whose change a count was. */
-	if (strstr(pmc__file_part(path), "vgpreload_") || !strncmp(path, "linux-vdso", 10) ||
-	    !strncmp(path, "linux-gate", 10))
-		return 0;
-	if (build_id_of(info, id + 9, sizeof(id) - 9) == 0)
-		memcpy(id, "build-id:", 9);
-	else if (content_hash(path, id, sizeof(id)) != 0)
-		return 0; /* neither: nothing to compare it by */
-	grown = realloc(c->v, (c->n + 1) * sizeof(*grown));
-	if (!grown) {
-		c->rc = -ENOMEM;
-		return 1;
-	}
-	c->v = grown;
-	c->v[c->n].path = strdup(path);
-	c->v[c->n].id = strdup(id);
-	if (!c->v[c->n].path || !c->v[c->n].id) {
-		free(c->v[c->n].path);
-		free(c->v[c->n].id);
-		c->rc = -ENOMEM;
-		return 1;
-	}
-	c->n++;
-	return 0;
-}
-
-int pmc__objects_loaded(struct pmc__object **out, size_t *n)
-{
-	struct collect c = { 0 };
-
-	dl_iterate_phdr(one_object, &c);
-	if (c.rc) {
-		pmc__objects_free(c.v, c.n);
-		c.v = NULL;
-		c.n = 0;
-	}
-	*out = c.v;
-	*n = c.n;
-	return c.rc;
-}
-
-json_t *pmc__objects_json(const struct pmc__object *o, size_t n)
+json_t *pmc__objects_json(const struct pmc_object *o, size_t n)
 {
 	json_t *arr = json_array();
 
@@ -160,7 +31,7 @@ json_t *pmc__objects_json(const struct pmc__object *o, size_t n)
 	return arr;
 }
 
-int pmc__objects_from_json(json_t *arr, struct pmc__object **out, size_t *n, char *why,
+int pmc__objects_from_json(json_t *arr, struct pmc_object **out, size_t *n, char *why,
 			   size_t size)
 {
 	json_t *v;
@@ -205,7 +76,7 @@ static void short_id(const char *id, char *out, size_t size)
 		snprintf(out, size, "content %.24s", id);
 }
 
-static const struct pmc__object *object_named(const struct pmc__object *o, size_t n,
+static const struct pmc_object *object_named(const struct pmc_object *o, size_t n,
 					      const char *path)
 {
 	for (size_t i = 0; i < n; i++)
@@ -214,14 +85,14 @@ static const struct pmc__object *object_named(const struct pmc__object *o, size_
 	return NULL;
 }
 
-size_t pmc__objects_diff(const struct pmc__object *was, size_t nwas, const struct pmc__object *now,
+size_t pmc__objects_diff(const struct pmc_object *was, size_t nwas, const struct pmc_object *now,
 			 size_t nnow, struct pmc__object_change *ch, size_t max)
 {
 	size_t k = 0;
 
 	/* The program itself (first) is the user's own change: left out. */
 	for (size_t i = 1; i < nnow && k < max; i++) {
-		const struct pmc__object *o = object_named(was + (nwas > 0), nwas - (nwas > 0),
+		const struct pmc_object *o = object_named(was + (nwas > 0), nwas - (nwas > 0),
 							   now[i].path);
 
 		if (o && !strcmp(o->id, now[i].id))
@@ -303,7 +174,7 @@ int pmc__calibration_load(const char *budget_source, struct pmc__calibration_fil
 	snprintf(cf->pmcheck, sizeof(cf->pmcheck), "%s", pmc__jstr(doc, "pmcheck"));
 	if (pmc__objects_from_json(json_object_get(doc, "objects"), &cf->objects, &cf->nobjects, why,
 				   sizeof(why))) {
-		pmc__objects_free(cf->objects, cf->nobjects);
+		pmc_objects_free(cf->objects, cf->nobjects);
 		cf->objects = NULL;
 		cf->nobjects = 0;
 	}
@@ -313,7 +184,7 @@ int pmc__calibration_load(const char *budget_source, struct pmc__calibration_fil
 
 void pmc__calibration_release(struct pmc__calibration_file *cf)
 {
-	pmc__objects_free(cf->objects, cf->nobjects);
+	pmc_objects_free(cf->objects, cf->nobjects);
 	cf->objects = NULL;
 	cf->nobjects = 0;
 }
@@ -364,7 +235,7 @@ int pmc__calibration_owner(const char *dir, const char *key, const char *suite, 
 }
 
 int pmc__calibration_write(const char *dir, const char *key, const char *suite,
-			   const struct pmc__object *o, size_t n)
+			   const struct pmc_object *o, size_t n)
 {
 	char path[PATH_MAX], when[32];
 	time_t now = time(NULL);

@@ -313,8 +313,8 @@ static int excuse_layout(struct pmc_test *t, struct pmc__result *r, struct pmc__
 	struct pmc__layout lay;
 	char *why = NULL;
 
-	if (!t->layout_per_call || !pmc__event_deterministic(r, ev, c->e.event, NULL) ||
-	    pmc__layout_review(old, g, label, t->layout_per_call, &lay) || !lay.layout)
+	if (!pmc__layout_per_call || !pmc__event_deterministic(r, ev, c->e.event, NULL) ||
+	    pmc__layout_review(old, g, label, pmc__layout_per_call, &lay) || !lay.layout)
 		return 0;
 	/* The budget widened by exactly what those functions moved. */
 	if (isnan(c->measured) ||
@@ -323,7 +323,7 @@ static int excuse_layout(struct pmc_test *t, struct pmc__result *r, struct pmc__
 		return 0;
 	if (asprintf(&why,
 		     " Layout, not a regression: the difference lies wholly in string and memory functions called as many times as at calibration (%s), whose cost where their buffers lie moves by up to %.0f a call; passed. Calibrate again to make the budget exact for this build.",
-		     lay.why, t->layout_per_call) < 0)
+		     lay.why, pmc__layout_per_call) < 0)
 		return -1;
 	if (pmc__check_explain(r, cr, why)) {
 		free(why);
@@ -481,7 +481,7 @@ int pmc__result_record(struct pmc_test *t, struct pmc__result *r)
 		       (t->def->opt.fixture && t->def->opt.fixture->setup && !t->setup_done);
 	r->reason = dup_or_null(t->reason);
 	r->known_issue = dup_or_null(t->known_issue);
-	if (pmc__objects_loaded(&r->objects, &r->nobjects))
+	if (pmc_objects_loaded(&r->objects, &r->nobjects))
 		goto oom;
 	r->events = calloc(t->nev + 1, sizeof(*r->events));
 	r->regions = calloc(t->nregions + 1, sizeof(*r->regions));

@@ -126,7 +126,7 @@ void pmc__result_release(struct pmc__result *r)
 		free(r->regions[i].sampled);
 	}
 	free(r->regions);
-	pmc__objects_free(r->objects, r->nobjects);
+	pmc_objects_free(r->objects, r->nobjects);
 	for (i = 0; i < r->nchecks; i++) {
 		struct pmc__check_rec *c = &r->checks[i];
 

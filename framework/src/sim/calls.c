@@ -213,11 +213,6 @@ uint64_t pmc__sim_calls_total(unsigned slot)
 	return slot < ntargets ? targets[slot].total : 0;
 }
 
-size_t pmc__sim_calls_watched(void)
-{
-	return ntargets;
-}
-
 /* Callgrind's object paths, resolved once each. */
 static const char *real_object(const char *path)
 {

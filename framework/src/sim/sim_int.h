@@ -35,12 +35,11 @@ int pmc__sim_read(const unsigned *masks, size_t n, uint64_t t0, struct pmc_readi
  * column pmcheck does not know): their number, or -1 past max. */
 int pmc__sim_events_line(const char *q, const char *e, int *map, int max);
 /* calls.c: count calls to the function of a calls: spec in this process's
- * dumps from now on (*slot names it); its total so far; how many are
- * watched; add a dump's calls to every watched function's total. */
+ * dumps from now on (*slot names it); its total so far; add a dump's
+ * calls to every watched function's total. */
 struct pmc_event_spec;
 int pmc__sim_calls_watch(const struct pmc_event_spec *s, unsigned *slot, struct pmc_error *err);
 uint64_t pmc__sim_calls_total(unsigned slot);
-size_t pmc__sim_calls_watched(void);
 int pmc__sim_calls_count(const char *file, const char *text, size_t len, struct pmc_error *err);
 
 /* Nonzero when running under valgrind (rdpmc would raise SIGILL there). */

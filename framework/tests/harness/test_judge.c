@@ -515,9 +515,9 @@ T_CASE(layout_review)
 
 T_CASE(objects_changed)
 {
-	struct pmc__object was[4] = { { "/a/prog", "build-id:aa" }, { "/usr/lib/libexpat.so.1", "build-id:1111" },
+	struct pmc_object was[4] = { { "/a/prog", "build-id:aa" }, { "/usr/lib/libexpat.so.1", "build-id:1111" },
 				      { "/b/libpmcheck.so.0", "build-id:22" }, { "/lib/libgone.so", "fnv1a64:33" } };
-	struct pmc__object now[4] = { { "/other/prog", "build-id:bb" }, { "/opt/libexpat.so.1", "build-id:4444" },
+	struct pmc_object now[4] = { { "/other/prog", "build-id:bb" }, { "/opt/libexpat.so.1", "build-id:4444" },
 				      { "/c/libpmcheck.so.0", "build-id:22" }, { "/lib/libnew.so", "build-id:55" } };
 	struct pmc__object_change ch[8];
 	char text[400];
