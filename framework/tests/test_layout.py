@@ -20,21 +20,10 @@ import sys
 import tempfile
 import xml.etree.ElementTree as ET
 
+from checks import check, finish
+
 CLI, LIB_V1, LIB_V2, BASE, MORE, TINY = sys.argv[1:7]
 PADS = sys.argv[7:]
-failures = 0
-
-
-def check(ok, what):
-    global failures
-    if not ok:
-        failures += 1
-        print("FAIL:", what)
-
-
-if os.environ.get("PMCHECK_TEST_SANITIZED") == "1":
-    print("SKIP: the sim backend does not run sanitized builds")
-    sys.exit(77)
 
 d = tempfile.mkdtemp(prefix="pmcheck-layout-")
 gate = os.path.join(d, "layout_gate")
@@ -165,4 +154,4 @@ check(p.returncode != 0 and "two programs have a suite of this name" in p.stdout
       f"calibrating the other program refuses and leaves the files: {p.returncode}\n{p.stdout}")
 
 shutil.rmtree(d, ignore_errors=True)
-sys.exit(1 if failures else 0)
+finish()
