@@ -143,25 +143,50 @@ struct pmc_fixture {
 	void (*teardown)(struct pmc_test *t, void *data);
 };
 
-/* Per-case options, given as designated initializers in PMC_TEST. */
+/*
+ * In C++ every member below starts from zero (a default member initializer),
+ * so a C++20 designated initializer that names some of them, and the
+ * pmc::options builder, leave the rest as C does, with no
+ * missing-field-initializers warning.
+ */
+#ifdef __cplusplus
+#define PMC__ZERO = {}
+#define PMC__NULL nullptr
+#define PMC__LL(x) static_cast<long long>(x)
+#else
+#define PMC__ZERO
+#define PMC__NULL NULL
+#define PMC__LL(x) ((long long)(x))
+#endif
+
+/*
+ * Per-case options, given in PMC_TEST as designated initializers (C, and
+ * C++20 in this order), or in C++ as pmc::options().events(...).reps(...).
+ */
 struct pmc_test_options {
-	const char *events;   /* comma-separated event list (event syntax) */
-	unsigned reps;        /* measured repetitions of the body; 0 = 5 */
-	unsigned warmup;      /* unmeasured runs before them; default 1 */
-	int no_warmup;        /* set to 1 for no warm-up run at all */
-	double timeout;       /* seconds for the whole case; 0 = 30 */
-	unsigned backends;    /* enum pmc_backend mask; 0 = any */
-	unsigned requires;    /* enum pmc_requirement mask */
-	enum pmc_stat stat;   /* statistic the expectations judge */
-	const struct pmc_fixture *fixture;
-	const char *labels;   /* extra CTest labels, ';'-separated */
+	const char *events PMC__ZERO;   /* comma-separated event list (event syntax) */
+	unsigned reps PMC__ZERO;        /* measured repetitions of the body; 0 = 5 */
+	unsigned warmup PMC__ZERO;      /* unmeasured runs before them; default 1 */
+	int no_warmup PMC__ZERO;        /* set to 1 for no warm-up run at all */
+	double timeout PMC__ZERO;       /* seconds for the whole case; 0 = 30 */
+	unsigned backends PMC__ZERO;    /* enum pmc_backend mask; 0 = any */
+	/* enum pmc_requirement mask.  C++20 made `requires` a keyword, so C++
+	 * spells the same member `require`. */
+#ifdef __cplusplus
+	unsigned require PMC__ZERO;
+#else
+	unsigned requires;
+#endif
+	enum pmc_stat stat PMC__ZERO;   /* statistic the expectations judge */
+	const struct pmc_fixture *fixture PMC__ZERO;
+	const char *labels PMC__ZERO;   /* extra CTest labels, ';'-separated */
 	/* 1: count the threads and child processes the case creates too
 	 * (PMC_OPEN_INHERIT; read with read(2)).  0: the calling thread only;
 	 * a sample during which other threads of the process ran is then
 	 * flagged PMC_DELTA_OTHER_THREADS and an expectation the missing
 	 * counts could change is INCONCLUSIVE.  The sim backend always counts
 	 * every thread of the process. */
-	int inherit;
+	int inherit PMC__ZERO;
 };
 
 /* A registered case.  Filled by PMC_TEST; users never build one by hand. */
@@ -207,17 +232,35 @@ PMC_API void pmc_test_register(const struct pmc_test_def *def);
 /*
  * Declare a case; the block that follows is its body and sees `t`.
  * suite and name are C identifiers; the case's full name is "suite.name".
+ * The options may be left out: PMC_TEST(suite, name).
+ *
+ *   C, C++20:  PMC_TEST(s, n, .events = "instructions", .reps = 9)
+ *   C++17:     PMC_TEST(s, n, pmc::options().events("instructions").reps(9))
+ *
+ * (PMC_TEST adds an empty last argument, so a case without options still
+ * passes one to the variadic macro: no pedantic warning in C11 or C++17.)
  */
-#define PMC_TEST(suite, name, ...)                                             \
+#define PMC_TEST(...) PMC__TEST(__VA_ARGS__, )
+#ifdef __cplusplus
+/* C++ registers with a static object, constructed after the definition
+ * above it even when an option is computed at run time. */
+#define PMC__TEST_REGISTER(suite, name)                                        \
+	static const ::pmc::detail::registrar pmc__reg_##suite##__##name(      \
+		&pmc__def_##suite##__##name);
+#else
+#define PMC__TEST_REGISTER(suite, name)                                        \
+	__attribute__((constructor)) static void pmc__reg_##suite##__##name(void) \
+	{                                                                      \
+		pmc_test_register(&pmc__def_##suite##__##name);                \
+	}
+#endif
+#define PMC__TEST(suite, name, ...)                                            \
 	static void pmc__body_##suite##__##name(struct pmc_test *t);           \
 	static const struct pmc_test_def pmc__def_##suite##__##name = {        \
 		#suite, #name, __FILE__, __LINE__,                             \
 		pmc__body_##suite##__##name, { __VA_ARGS__ }, PMC__BUILD       \
 	};                                                                     \
-	__attribute__((constructor)) static void pmc__reg_##suite##__##name(void) \
-	{                                                                      \
-		pmc_test_register(&pmc__def_##suite##__##name);                \
-	}                                                                      \
+	PMC__TEST_REGISTER(suite, name)                                        \
 	static void pmc__body_##suite##__##name(struct pmc_test *t __attribute__((unused)))
 
 /* ---- inside a case ---------------------------------------------------------- */
@@ -274,7 +317,7 @@ PMC_API void pmc_test_note(struct pmc_test *t, const char *fmt, ...)
 /* Fail the case now unless a == b; prints both values. */
 #define PMC_CHECK_EQ(t, a, b)                                                  \
 	do {                                                                   \
-		long long pmc__a = (long long)(a), pmc__b = (long long)(b);    \
+		long long pmc__a = PMC__LL(a), pmc__b = PMC__LL(b);            \
 		if (pmc__a != pmc__b)                                          \
 			pmc__check_failed((t), __FILE__, __LINE__,             \
 					  "%s == %s: %lld != %lld", #a, #b,    \
@@ -510,39 +553,51 @@ struct pmc_expectation {
  * of the same call site are ignored).  Judged after the last repetition. */
 PMC_API void pmc_test_expect(struct pmc_test *t, const struct pmc_expectation *e);
 
-#define PMC__EXPECT(t, ...)                                                    \
-	pmc_test_expect((t), &(struct pmc_expectation){ __VA_ARGS__,           \
-							.file = __FILE__,      \
-							.line = __LINE__ })
+/* What the PMC_EXPECT_* macros call: one expectation built field by field
+ * (no compound literal, so the macros mean the same in C and C++). */
+static inline void pmc__expect_at(struct pmc_test *t, enum pmc_expect_kind kind,
+				  const char *region, const char *event, const char *per,
+				  uint64_t lo, uint64_t hi, double rlo, double rhi,
+				  const char *file, int line)
+{
+	struct pmc_expectation e;
+
+	e.kind = kind;
+	e.region = region;
+	e.event = event;
+	e.per = per;
+	e.lo = lo;
+	e.hi = hi;
+	e.rlo = rlo;
+	e.rhi = rhi;
+	e.file = file;
+	e.line = line;
+	pmc_test_expect(t, &e);
+}
+
+#define PMC__EXPECT(t, kind, region_, event_, per_, lo_, hi_, rlo_, rhi_)      \
+	pmc__expect_at((t), (kind), (region_), (event_), (per_), (lo_), (hi_), \
+		       (rlo_), (rhi_), __FILE__, __LINE__)
 
 /* Upper bound, lower bound, inclusive range, exact count. */
 #define PMC_EXPECT_LE(t, region_, event_, max)                                 \
-	PMC__EXPECT(t, .kind = PMC_EXPECT_KIND_LE, .region = (region_),        \
-		    .event = (event_), .hi = (max))
+	PMC__EXPECT(t, PMC_EXPECT_KIND_LE, region_, event_, PMC__NULL, 0, max, 0, 0)
 #define PMC_EXPECT_GE(t, region_, event_, min)                                 \
-	PMC__EXPECT(t, .kind = PMC_EXPECT_KIND_GE, .region = (region_),        \
-		    .event = (event_), .lo = (min))
+	PMC__EXPECT(t, PMC_EXPECT_KIND_GE, region_, event_, PMC__NULL, min, 0, 0, 0)
 #define PMC_EXPECT_RANGE(t, region_, event_, min, max)                         \
-	PMC__EXPECT(t, .kind = PMC_EXPECT_KIND_RANGE, .region = (region_),     \
-		    .event = (event_), .lo = (min), .hi = (max))
+	PMC__EXPECT(t, PMC_EXPECT_KIND_RANGE, region_, event_, PMC__NULL, min, max, 0, 0)
 #define PMC_EXPECT_EQ(t, region_, event_, value)                               \
-	PMC__EXPECT(t, .kind = PMC_EXPECT_KIND_EQ, .region = (region_),        \
-		    .event = (event_), .lo = (value), .hi = (value))
+	PMC__EXPECT(t, PMC_EXPECT_KIND_EQ, region_, event_, PMC__NULL, value, value, 0, 0)
 /* Ratio of two events of the same region, e.g. misses per instruction. */
 #define PMC_EXPECT_RATIO_LE(t, region_, event_, per_, max)                     \
-	PMC__EXPECT(t, .kind = PMC_EXPECT_KIND_RATIO_LE, .region = (region_),  \
-		    .event = (event_), .per = (per_), .rhi = (max))
+	PMC__EXPECT(t, PMC_EXPECT_KIND_RATIO_LE, region_, event_, per_, 0, 0, 0, max)
 #define PMC_EXPECT_RATIO_GE(t, region_, event_, per_, min)                     \
-	PMC__EXPECT(t, .kind = PMC_EXPECT_KIND_RATIO_GE, .region = (region_),  \
-		    .event = (event_), .per = (per_), .rlo = (min))
+	PMC__EXPECT(t, PMC_EXPECT_KIND_RATIO_GE, region_, event_, per_, 0, 0, min, 0)
 #define PMC_EXPECT_RATIO_RANGE(t, region_, event_, per_, min, max)             \
-	PMC__EXPECT(t, .kind = PMC_EXPECT_KIND_RATIO_RANGE,                    \
-		    .region = (region_), .event = (event_), .per = (per_),     \
-		    .rlo = (min), .rhi = (max))
+	PMC__EXPECT(t, PMC_EXPECT_KIND_RATIO_RANGE, region_, event_, per_, 0, 0, min, max)
 /* Within the budget recorded for this machine (see pmc_budget_source). */
 #define PMC_EXPECT_BUDGET(t, region_, event_)                                  \
-	PMC__EXPECT(t, .kind = PMC_EXPECT_KIND_BUDGET, .region = (region_),    \
-		    .event = (event_))
+	PMC__EXPECT(t, PMC_EXPECT_KIND_BUDGET, region_, event_, PMC__NULL, 0, 0, 0, 0)
 
 /*
  * Judge a figure the case computed itself -- a difference of two regions, a
@@ -595,6 +650,71 @@ PMC_API int pmc_main(int argc, char **argv);
 
 #ifdef __cplusplus
 }
+
+/* ---- C++ ---------------------------------------------------------------------- */
+
+namespace pmc {
+
+/*
+ * A case's options as a chain, for C++ before C++20 (designated
+ * initializers) or in any order:
+ *
+ *   PMC_TEST(map, fill, pmc::options().events("instructions").reps(9))
+ *
+ * Each call sets the member of struct pmc_test_options of the same name;
+ * require() is `.requires`.  The chain is constexpr, so a case whose
+ * options are constants is initialized before any code runs, as in C.
+ */
+struct options : pmc_test_options {
+	constexpr options() : pmc_test_options() {}
+	constexpr options &events(const char *v) { pmc_test_options::events = v; return *this; }
+	constexpr options &reps(unsigned v) { pmc_test_options::reps = v; return *this; }
+	constexpr options &warmup(unsigned v) { pmc_test_options::warmup = v; return *this; }
+	constexpr options &no_warmup() { pmc_test_options::no_warmup = 1; return *this; }
+	constexpr options &timeout(double seconds) { pmc_test_options::timeout = seconds; return *this; }
+	constexpr options &backends(unsigned mask) { pmc_test_options::backends = mask; return *this; }
+	constexpr options &require(unsigned mask) { pmc_test_options::require = mask; return *this; }
+	constexpr options &stat(enum pmc_stat v) { pmc_test_options::stat = v; return *this; }
+	constexpr options &fixture(const pmc_fixture *v) { pmc_test_options::fixture = v; return *this; }
+	constexpr options &labels(const char *v) { pmc_test_options::labels = v; return *this; }
+	constexpr options &inherit(int v = 1) { pmc_test_options::inherit = v; return *this; }
+};
+
+/*
+ * A measured region that ends where its scope ends, for code that leaves
+ * by return, break or an exception (PMC_REGION's block must not):
+ *
+ *   {
+ *           pmc::region r(t, "insert");
+ *           table.insert(42);
+ *   }
+ *
+ * The same inline path as PMC_REGION: begin in the constructor, end in the
+ * destructor, nothing else inside the counted window.
+ */
+class region {
+public:
+	region(pmc_test *t, const char *name, uint64_t iterations = 1) : t_(t)
+	{
+		pmc__test_begin(t, name, iterations);
+	}
+	~region() { pmc__test_end(t_); }
+	region(const region &) = delete;
+	region &operator=(const region &) = delete;
+
+private:
+	pmc_test *t_;
+};
+
+namespace detail {
+
+struct registrar {
+	explicit registrar(const pmc_test_def *def) { pmc_test_register(def); }
+};
+
+} // namespace detail
+} // namespace pmc
+
 #endif
 
 #endif

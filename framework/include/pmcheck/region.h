@@ -29,11 +29,51 @@ extern "C" {
 #define PMC_BARRIER() __asm__ __volatile__("" ::: "memory")
 
 /*
- * Make the compiler believe `v` is read and possibly modified here, so the
- * computation producing it cannot be deleted, hoisted out of a loop, or
- * constant-folded past this point.  `v` must be an lvalue.
+ * Keep the computation of `v`: the compiler must believe v is read here, so
+ * the work producing it cannot be deleted or sunk past this point.
+ *
+ * An lvalue (a variable, p[i], s->f) is also taken as possibly modified
+ * here, so what follows cannot constant-fold it or reuse a copy held in a
+ * register: "+m"(v), the same code in C and C++.
+ *
+ * Any other expression -- f(x), a + b, m.size(), a class-type temporary --
+ * has nothing to modify: its value is stored to memory that the compiler
+ * must believe is read here, the same store the lvalue form makes, and no
+ * more.  In C++, PMC_DO_NOT_OPTIMIZE takes it directly (overloads tell the
+ * two apart).  C cannot tell an lvalue from an rvalue at compile time, so
+ * in C an rvalue goes through PMC_DO_NOT_OPTIMIZE_VALUE (which C++ has
+ * too); a C macro that took both would change the code of every existing
+ * lvalue use.
  */
+#ifdef __cplusplus
+} /* extern "C" */
+namespace pmc {
+namespace detail {
+template <class T> PMC__ALWAYS_INLINE void do_not_optimize(T &v)
+{
+	__asm__ __volatile__("" : "+m"(v) : : "memory");
+}
+template <class T> PMC__ALWAYS_INLINE void do_not_optimize(const T &v)
+{
+	__asm__ __volatile__("" : : "m"(v) : "memory");
+}
+template <class T> PMC__ALWAYS_INLINE void do_not_optimize_value(const T &v)
+{
+	__asm__ __volatile__("" : : "m"(v) : "memory");
+}
+} // namespace detail
+} // namespace pmc
+extern "C" {
+#define PMC_DO_NOT_OPTIMIZE(v) ::pmc::detail::do_not_optimize(v)
+#define PMC_DO_NOT_OPTIMIZE_VALUE(v) ::pmc::detail::do_not_optimize_value(v)
+#else
 #define PMC_DO_NOT_OPTIMIZE(v) __asm__ __volatile__("" : "+m"(v) : : "memory")
+#define PMC_DO_NOT_OPTIMIZE_VALUE(v)                                           \
+	do {                                                                   \
+		const __typeof__(((void)0, (v))) pmc__value = (v);             \
+		__asm__ __volatile__("" : : "m"(pmc__value) : "memory");       \
+	} while (0)
+#endif
 
 struct pmc_region {
 	struct pmc_counters *set;
