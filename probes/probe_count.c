@@ -55,7 +55,7 @@ static struct pmc_counters *try_open(const char *events, unsigned flags, char *w
 	return set;
 }
 
-static __attribute__((noipa)) void probe_loop(unsigned n)
+static PMC__NOIPA void probe_loop(unsigned n)
 {
 	for (unsigned i = 0; i < n; i++)
 		__asm__ __volatile__("" ::: "memory");
@@ -203,7 +203,7 @@ json_t *pmc__probe_breakpoints(void)
 			 "user_only", user_only, "limit", limit, "how", c[0].summary);
 }
 
-static __attribute__((noipa)) int probe_uprobe_target(int x)
+static PMC__NOIPA int probe_uprobe_target(int x)
 {
 	return x + 1;
 }

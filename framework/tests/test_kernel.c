@@ -115,7 +115,7 @@ static const char *exact_inherited_source(void)
 static volatile long t_var;
 static volatile long t_other;
 
-__attribute__((noipa)) void t_bp_function(void)
+PMC__NOIPA void t_bp_function(void)
 {
 	__asm__ __volatile__("" ::: "memory");
 }
@@ -474,7 +474,7 @@ T_CASE(bp_slots_exhausted)
 
 /* ---- uprobes ---------------------------------------------------------------- */
 
-__attribute__((noipa)) int t_probe_target(int x)
+PMC__NOIPA int t_probe_target(int x)
 {
 	return x + 1;
 }

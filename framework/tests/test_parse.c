@@ -559,7 +559,7 @@ T_CASE(breakpoint_errors)
 
 /* ---- calls: ---------------------------------------------------------------- */
 
-__attribute__((noipa)) int t_probe_target(int x)
+PMC__NOIPA int t_probe_target(int x)
 {
 	return x * 3 + 1;
 }

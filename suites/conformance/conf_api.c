@@ -184,7 +184,7 @@ struct pmc_ring *conf_map_ring(struct pmc_test *t, int fd, size_t pages)
 
 void conf_spin(long iterations)
 {
-	volatile long x = 0;
+	volatile long x __attribute__((unused)) = 0;
 
 	for (long i = 0; i < iterations; i++)
 		x += i;

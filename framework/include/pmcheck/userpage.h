@@ -37,6 +37,14 @@ extern "C" {
 #endif
 
 #define PMC__ALWAYS_INLINE inline __attribute__((always_inline))
+/* A function the compiler may neither inline nor reason about across the
+ * call (known work for checks and tests).  clang has no noipa: noinline
+ * and optnone keep its calls and its body as written. */
+#if defined(__clang__)
+#define PMC__NOIPA __attribute__((noinline, optnone))
+#else
+#define PMC__NOIPA __attribute__((noipa))
+#endif
 #define PMC__COMPILER_BARRIER() __asm__ __volatile__("" ::: "memory")
 
 /* Give up after this many torn reads; the caller then uses read(2).  The

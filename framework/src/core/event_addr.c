@@ -232,6 +232,38 @@ int pmc__parse_sim(struct pmc__pctx *p, const char *s, size_t len, struct pmc_ev
 	return 0;
 }
 
+/* The position of a ':' that is not half of a C++ "::", or -1. */
+static int lone_colon(const char *s, size_t len)
+{
+	for (size_t i = 0; i < len; i++)
+		if (s[i] == ':') {
+			if (i + 1 < len && s[i + 1] == ':' && i > 0) {
+				i++;
+				continue;
+			}
+			return (int)i;
+		}
+	return -1;
+}
+
+/* A C identifier, or C++ ones joined by "::": -1, or where it is not. */
+static int qualified_ident(const char *s, size_t len)
+{
+	size_t at = 0;
+
+	while (at <= len) {
+		const char *end = memchr(s + at, ':', len - at);
+		size_t n = end ? (size_t)(end - (s + at)) : len - at;
+
+		if (n == 0 || !pmc__is_ident(s + at, n))
+			return (int)at;
+		if (!end)
+			return -1;
+		at += n + 2;
+	}
+	return (int)len;
+}
+
 /* calls:SYMBOL[@OBJECT] */
 int pmc__parse_calls(struct pmc__pctx *p, const char *s, size_t len,
 		       struct pmc_event_spec *spec)
@@ -242,15 +274,15 @@ int pmc__parse_calls(struct pmc__pctx *p, const char *s, size_t len,
 	uint64_t type;
 	int rc;
 
-	if (!at && memchr(sym, ':', slen))
-		return pmc__perr(p, PMC_E_SYNTAX, (int)((const char *)memchr(sym, ':', slen) - s),
-			    "calls: takes no modifiers: a uprobe counts every call, in user space (form: calls:SYMBOL[@OBJECT])");
+	if ((rc = lone_colon(sym, slen)) >= 0)
+		return pmc__perr(p, PMC_E_SYNTAX, 6 + rc,
+			    "calls: takes no modifiers: a uprobe counts every call, in user space (form: calls:SYMBOL[@OBJECT]; a C++ function is calls:ns::cls::fn)");
 	if (slen >= sizeof(name))
 		return pmc__perr(p, PMC_E_TOO_LONG, 6, "the function name is %zu bytes, longer than %d",
 			    slen, PMC_EVENT_NAME_MAX - 1);
-	if (!pmc__is_ident(sym, slen))
-		return pmc__perr(p, PMC_E_SYNTAX, 6,
-			    "expected a function name after \"calls:\" (form: calls:SYMBOL[@OBJECT])");
+	if ((rc = qualified_ident(sym, slen)) >= 0)
+		return pmc__perr(p, PMC_E_SYNTAX, 6 + rc,
+			    "expected a function name after \"calls:\" (form: calls:SYMBOL[@OBJECT]: a C symbol, a mangled C++ symbol, or a C++ name without its parameters, ns::cls::fn)");
 	memcpy(name, sym, slen);
 	name[slen] = '\0';
 	if (at) {

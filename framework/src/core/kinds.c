@@ -108,12 +108,12 @@ int pmc_kind_check_of(const struct pmc_event_spec *s)
  * uprobe have one address to watch and the compiler cannot fold the work. */
 static volatile long check_word;
 
-__attribute__((noipa, used)) void pmc__kind_check_callee(void)
+PMC__NOIPA __attribute__((used)) void pmc__kind_check_callee(void)
 {
 	__asm__ __volatile__("" ::: "memory");
 }
 
-static __attribute__((noipa)) void check_loop(unsigned n)
+static PMC__NOIPA void check_loop(unsigned n)
 {
 	for (unsigned i = 0; i < n; i++)
 		__asm__ __volatile__("" ::: "memory");

@@ -18,6 +18,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <link.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -31,7 +33,88 @@ struct pmc__elf_hit {
 	uint64_t value; /* st_value (link-time address) */
 	int type;       /* STT_* */
 	int rank;       /* 3 global, 2 weak, 1 local */
+	/* A C++ name (ns::cls::fn) that several functions answer to --
+	 * overloads, const and non-const members, template instances: the
+	 * mangled names of two of them, for the error. */
+	int ambiguous;
+	char first[160], second[160];
 };
+
+/*
+ * C++ names.  The symbol tables hold mangled names (_ZN4pugi12xml_document
+ * 11load_stringEPKcj); a user writes pugi::xml_document::load_string.  The
+ * demangler is libstdc++'s __cxa_demangle, taken from the process when it
+ * has one (every C++ program) or loaded once otherwise; without libstdc++
+ * a qualified name finds nothing and the error says to use the mangled one.
+ */
+typedef char *(*pmc__demangle_fn)(const char *mangled, char *buf, size_t *len, int *status);
+
+static pmc__demangle_fn demangler(void)
+{
+	static pmc__demangle_fn fn;
+	static int tried;
+	void *sym;
+
+	if (!tried) {
+		void *h;
+
+		tried = 1;
+		sym = dlsym(RTLD_DEFAULT, "__cxa_demangle");
+		if (!sym && (h = dlopen("libstdc++.so.6", RTLD_LAZY | RTLD_LOCAL)) != NULL)
+			sym = dlsym(h, "__cxa_demangle");
+		if (sym)
+			memcpy(&fn, &sym, sizeof(fn));
+	}
+	return fn;
+}
+
+char *pmc__demangle(const char *mangled)
+{
+	pmc__demangle_fn fn;
+	int status = -1;
+	char *out;
+
+	if (strncmp(mangled, "_Z", 2) != 0 || !(fn = demangler()))
+		return NULL;
+	out = fn(mangled, NULL, NULL, &status);
+	if (status != 0) {
+		free(out);
+		return NULL;
+	}
+	return out;
+}
+
+int pmc__is_cxx_name(const char *name)
+{
+	return strstr(name, "::") != NULL;
+}
+
+/* Does the mangled symbol name the C++ function `want` (qualified, without
+ * parameters): its demangled form is want followed by the parameter list
+ * or template arguments. */
+static int cxx_names(const char *mangled, const char *want)
+{
+	const char *last = strrchr(want, ':') + 1;
+	size_t n = strlen(want);
+	char *d;
+	int hit;
+
+	/* The unqualified name is spelled out in the mangled one. */
+	if (strncmp(mangled, "_Z", 2) != 0 || !strstr(mangled, last))
+		return 0;
+	if (!(d = pmc__demangle(mangled)))
+		return 0;
+	hit = !strncmp(d, want, n) && (d[n] == '(' || d[n] == '<');
+	/* A template instance's demangled form starts with its return type:
+	 * "void std::__introsort_loop<...>(...)". */
+	for (const char *q = d; !hit && (q = strstr(q, want)) != NULL; q++) {
+		if (q > d && q[-1] == ' ' && (q[n] == '(' || q[n] == '<') &&
+		    !memchr(d, '(', (size_t)(q - d)))
+			hit = 1;
+	}
+	free(d);
+	return hit;
+}
 
 /*
  * Call fn for each defined symbol of one ELF file: .symtab first, then
@@ -114,9 +197,22 @@ static int find_cb(void *ctx, const char *nm, const ElfW(Sym) *y)
 	struct find_ctx *c = ctx;
 	int bind = ELF64_ST_BIND(y->st_info), type = ELF64_ST_TYPE(y->st_info), rank;
 
-	if ((type != STT_FUNC && type != STT_GNU_IFUNC && type != STT_OBJECT &&
-	     type != STT_NOTYPE) || strcmp(nm, c->name) != 0)
+	if (type != STT_FUNC && type != STT_GNU_IFUNC && type != STT_OBJECT && type != STT_NOTYPE)
 		return 0;
+	if (pmc__is_cxx_name(c->name)) {
+		if (type != STT_FUNC || y->st_value == 0 || !cxx_names(nm, c->name))
+			return 0;
+		if (c->hit->rank && y->st_value != c->hit->value) {
+			if (!c->hit->ambiguous)
+				snprintf(c->hit->second, sizeof(c->hit->second), "%s", nm);
+			c->hit->ambiguous = 1;
+			return 0;
+		}
+		if (!c->hit->rank)
+			snprintf(c->hit->first, sizeof(c->hit->first), "%s", nm);
+	} else if (strcmp(nm, c->name) != 0) {
+		return 0;
+	}
 	rank = bind == STB_GLOBAL ? 3 : bind == STB_WEAK ? 2 : 1;
 	if (rank > c->hit->rank) {
 		c->hit->value = y->st_value;
@@ -170,7 +266,7 @@ static int file_offset_of(const char *path, uint64_t vaddr, uint64_t *off)
 static int resolve_in_file(const char *file, const char *symbol, char *path, size_t path_size,
 			   uint64_t *file_offset)
 {
-	struct pmc__elf_hit hit = { 0, 0, 0 };
+	struct pmc__elf_hit hit = { 0 };
 	struct stat st;
 
 	if (!strchr(file, '/') || stat(file, &st) != 0 || !S_ISREG(st.st_mode) ||
@@ -187,6 +283,8 @@ struct pmc__resolve_ctx {
 	uint64_t file_offset, address;
 	int found, status, ifunc;
 	uint64_t want_addr; /* address-to-object mode when nonzero */
+	struct pmc__elf_hit ambiguous; /* a C++ name several functions answer to */
+	char ambiguous_in[PMC_EVENT_PATH_MAX];
 };
 
 int pmc__object_path(const struct dl_phdr_info *info, char *buf, size_t size)
@@ -223,7 +321,7 @@ static int vaddr_to_offset(const struct dl_phdr_info *info, uint64_t vaddr,
 static int resolve_cb(struct dl_phdr_info *info, size_t size, void *data)
 {
 	struct pmc__resolve_ctx *c = data;
-	struct pmc__elf_hit hit = { 0, 0, 0 };
+	struct pmc__elf_hit hit = { 0 };
 	char path[PMC_EVENT_PATH_MAX];
 	uint64_t off;
 	int rc;
@@ -246,6 +344,11 @@ static int resolve_cb(struct dl_phdr_info *info, size_t size, void *data)
 	rc = elf_find(path, c->symbol, &hit);
 	if (rc <= 0)
 		return 0; /* unreadable (vdso, deleted file): keep looking */
+	if (hit.ambiguous) {
+		c->ambiguous = hit;
+		pmc__copy(c->ambiguous_in, sizeof(c->ambiguous_in), path);
+		return 1;
+	}
 	if (hit.type == STT_GNU_IFUNC) {
 		/* The symbol's value is the resolver, not the code that runs:
 		 * ask the dynamic linker what it bound the name to. */
@@ -273,6 +376,11 @@ int pmc_symbol_resolve(const char *symbol, const char *object, char *path,
 	c.path = path;
 	c.path_size = path_size;
 	dl_iterate_phdr(resolve_cb, &c);
+	if (c.ambiguous.ambiguous)
+		return pmc__fail(err, PMC_E_NO_SYMBOL, symbol, -1,
+				 "\"%s\" names several functions in %s (overloads, const and non-const members, or template instances), e.g. %s and %s; count one by its mangled name: calls:%s",
+				 symbol, c.ambiguous_in, c.ambiguous.first, c.ambiguous.second,
+				 c.ambiguous.first);
 	if (c.ifunc) {
 		void *impl = dlsym(RTLD_DEFAULT, symbol);
 
@@ -299,8 +407,8 @@ int pmc_symbol_resolve(const char *symbol, const char *object, char *path,
 					 "symbol \"%s\" is not defined by any loaded object whose path contains \"%s\", nor by a file of that path; check the name with nm -D, or drop @%s",
 					 symbol, c.object, c.object);
 		return pmc__fail(err, PMC_E_NO_SYMBOL, symbol, -1,
-				 "symbol \"%s\" is not defined by the program or any loaded shared object; check the spelling (nm/nm -D), and make sure the function is not inlined or stripped",
-				 symbol);
+				 "symbol \"%s\" is not defined by the program or any loaded shared object; check the spelling (nm/nm -D%s), and make sure the function is not inlined or stripped",
+				 symbol, pmc__is_cxx_name(symbol) ? (demangler() ? " -C" : "; libstdc++ is not here to demangle C++ names, so give the mangled name") : "");
 	}
 	if (file_offset)
 		*file_offset = c.file_offset;

@@ -34,7 +34,7 @@
 struct call_target {
 	char object[PATH_MAX]; /* the object's real path */
 	uint64_t offset;
-	char names[MAX_ALIASES][128];
+	char names[MAX_ALIASES][256]; /* C++: demangled, as callgrind names them */
 	int nnames;
 	uint64_t total; /* calls in every dump since it was watched */
 };
@@ -82,7 +82,14 @@ static int alias_cb(void *ctx, const char *name, const ElfW(Sym) *y)
 	for (int i = 0; i < a->nph; i++)
 		if (y->st_value >= a->ph[i].p_vaddr && y->st_value < a->ph[i].p_vaddr + a->ph[i].p_memsz &&
 		    y->st_value - a->ph[i].p_vaddr + a->ph[i].p_offset == a->t->offset) {
+			char *demangled = pmc__demangle(name);
+
 			add_alias(a->t, name);
+			/* callgrind demangles C++ names: "pugi::xml_node::
+			 * append_attribute(char const*)". */
+			if (demangled)
+				add_alias(a->t, demangled);
+			free(demangled);
 			break;
 		}
 	return 0; /* every table: .symtab and .dynsym name it differently */
