@@ -24,6 +24,38 @@ execute_process(COMMAND ${WORK_DIR}/build/consumer_cxx RESULT_VARIABLE rc)
 if(rc)
   message(FATAL_ERROR "the C++ consumer (find_package) failed: ${rc}")
 endif()
+# The harness from C++: every macro, C++17/20/23, with this compiler and
+# with clang++ (when it is here), pedantic and -Werror; each program runs.
+function(run_harness_cxx build_dir what)
+  foreach(std 17 20 23)
+    execute_process(COMMAND ${build_dir}/harness_cxx${std} OUTPUT_VARIABLE out ERROR_VARIABLE out
+                    RESULT_VARIABLE rc)
+    if(rc OR NOT out MATCHES "PASS +cxx[.]macros" OR NOT out MATCHES "PASS +cxx[.]no_options")
+      message(FATAL_ERROR "the C++${std} harness consumer (${what}) failed (${rc}):\n${out}")
+    endif()
+    if(std GREATER 17 AND NOT out MATCHES "PASS +cxx20[.]designated")
+      message(FATAL_ERROR "C++${std}: the designated-initializer case did not pass:\n${out}")
+    endif()
+  endforeach()
+  message(STATUS "harness from C++17/20/23 (${what}): built with -Wpedantic -Werror, cases pass")
+endfunction()
+run_harness_cxx(${WORK_DIR}/build "the default c++")
+find_program(CLANGXX clang++)
+if(CLANGXX)
+  execute_process(COMMAND ${CMAKE_COMMAND} -S ${CONSUMER_DIR} -B ${WORK_DIR}/build-clang
+                  -DCMAKE_PREFIX_PATH=${WORK_DIR}/prefix -DCMAKE_C_COMPILER=clang
+                  -DCMAKE_CXX_COMPILER=${CLANGXX}
+                  "-DCMAKE_C_FLAGS=${CONSUMER_FLAGS}" "-DCMAKE_CXX_FLAGS=${CONSUMER_FLAGS}"
+                  RESULT_VARIABLE rc)
+  if(NOT rc)
+    execute_process(COMMAND ${CMAKE_COMMAND} --build ${WORK_DIR}/build-clang RESULT_VARIABLE rc)
+  endif()
+  if(rc)
+    message(FATAL_ERROR "building the consumer with clang/clang++ failed")
+  endif()
+  run_harness_cxx(${WORK_DIR}/build-clang clang++)
+endif()
+
 # pkg-config route.
 file(GLOB pcdir ${WORK_DIR}/prefix/lib*/pkgconfig ${WORK_DIR}/prefix/lib/*/pkgconfig)
 set(ENV{PKG_CONFIG_PATH} "${pcdir}")

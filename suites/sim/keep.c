@@ -1,0 +1,91 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * PMC_DO_NOT_OPTIMIZE keeps the work that computes a value, whether the
+ * value is a variable (an lvalue) or any other expression (an rvalue).
+ * Compiled twice: as C (this file; the rvalue goes through
+ * PMC_DO_NOT_OPTIMIZE_VALUE, since C cannot tell the two apart) and as C++
+ * (keep.cpp; PMC_DO_NOT_OPTIMIZE takes the rvalue itself).  On the sim
+ * backend the instruction counts are exact, so "kept" is checked to the
+ * instruction:
+ *   - the loop that passes mix(i) itself executes exactly as many
+ *     instructions as the loop that first stores it in a variable;
+ *   - both execute the arithmetic: at least 4 instructions an iteration;
+ *   - the same loop with the value unused is deleted by the compiler
+ *     (under 1 instruction an iteration), which is what the macro prevents
+ *     and what would make the first two checks fail if it did not.
+ */
+#include <math.h>
+#include <stdint.h>
+
+#include <pmcheck/harness.h>
+
+#ifdef __cplusplus
+#define KEEP_SUITE keep_cxx
+#define KEEP_RVALUE(e) PMC_DO_NOT_OPTIMIZE(e)
+#define KEEP_OPTIONS pmc::options().events("instructions:u").backends(PMC_BACKEND_SIM)
+#else
+#define KEEP_SUITE keep_c
+#define KEEP_RVALUE(e) PMC_DO_NOT_OPTIMIZE_VALUE(e)
+#define KEEP_OPTIONS .events = "instructions:u", .backends = PMC_BACKEND_SIM
+#endif
+
+#define KEEP_N 1000
+
+static inline uint64_t mix(uint64_t x)
+{
+	x ^= x >> 7;
+	x *= 0x9E3779B97F4A7C15ull;
+	return x ^ (x >> 29);
+}
+
+/* The loops run n and 2n times, n hidden from the compiler: the difference
+ * is the cost of n iterations, free of the loop's entry and exit code
+ * (which the two forms may lay out differently: 1 instruction, measured). */
+#define KEEP_LOOP(t, region, n, body)                                          \
+	PMC_REGION(t, region) {                                                \
+		for (uint64_t i = 0; i < (n); i++) {                           \
+			body;                                                  \
+		}                                                              \
+	}
+#define KEEP_LVALUE(e)                                                         \
+	do {                                                                   \
+		uint64_t v = (e);                                              \
+		PMC_DO_NOT_OPTIMIZE(v);                                        \
+	} while (0)
+#define KEEP_UNUSED(e)                                                         \
+	do {                                                                   \
+		uint64_t v = (e);                                              \
+		(void)v;                                                       \
+	} while (0)
+
+static double per_iteration(struct pmc_test *t, const char *once, const char *twice, uint64_t n)
+{
+	return ((double)pmc_test_last(t, twice, "instructions:u") -
+		(double)pmc_test_last(t, once, "instructions:u")) / (double)n;
+}
+
+PMC_TEST(KEEP_SUITE, rvalue_as_lvalue, KEEP_OPTIONS)
+{
+	uint64_t n = KEEP_N, n2 = 2 * KEEP_N;
+	double lvalue, rvalue, unused;
+
+	PMC_DO_NOT_OPTIMIZE(n);
+	PMC_DO_NOT_OPTIMIZE(n2);
+	KEEP_LOOP(t, "lvalue n", n, KEEP_LVALUE(mix(i)));
+	KEEP_LOOP(t, "lvalue 2n", n2, KEEP_LVALUE(mix(i)));
+	KEEP_LOOP(t, "rvalue n", n, KEEP_RVALUE(mix(i)));
+	KEEP_LOOP(t, "rvalue 2n", n2, KEEP_RVALUE(mix(i)));
+	KEEP_LOOP(t, "unused n", n, KEEP_UNUSED(mix(i)));
+	KEEP_LOOP(t, "unused 2n", n2, KEEP_UNUSED(mix(i)));
+	if (pmc_test_rep(t) < 0)
+		return;
+	lvalue = per_iteration(t, "lvalue n", "lvalue 2n", KEEP_N);
+	rvalue = per_iteration(t, "rvalue n", "rvalue 2n", KEEP_N);
+	unused = per_iteration(t, "unused n", "unused 2n", KEEP_N);
+	pmc_test_expect_figure(t, "per iteration, rvalue - lvalue", "instructions:u", rvalue - lvalue,
+			       0, 0, "the rvalue form keeps exactly the lvalue form's code");
+	pmc_test_expect_figure(t, "per iteration, rvalue", "instructions:u", rvalue, 4, NAN,
+			       "mix() is at least 4 instructions");
+	pmc_test_expect_figure(t, "per iteration, value unused", "instructions:u", unused, NAN, 0.5,
+			       "without the macro the compiler deletes the work");
+}
