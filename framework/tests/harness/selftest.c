@@ -338,7 +338,10 @@ static void *wait_for_lock(void *arg)
 PMC_TEST(threads, idle_thread, .fixture = &exact_calls, .reps = 3)
 {
 	struct timespec settle = { 0, 20 * 1000 * 1000 };
-	pthread_t th;
+	/* Made in repetition 0, joined in repetition 2: each repetition is
+	 * another call of this body, so the thread lives outside it (a local
+	 * joined a garbage id under clang, which keeps it elsewhere). */
+	static pthread_t th;
 
 	if (pmc_test_rep(t) == 0) {
 		pthread_mutex_lock(&idle_lock);

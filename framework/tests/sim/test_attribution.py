@@ -95,7 +95,7 @@ with tempfile.TemporaryDirectory() as d:
           f"one REGRESSION failure in JUnit: {[(f.get('type'), f.get('message')) for f in fails]}")
     body = fails[0].text if fails else ""
     check(body and "regression against the baseline" in body and "attr_middle" in body and
-          "+811 (100.0% of the change)" in body and "unbudgeted" not in body,
+          f"+{grew} (100.0% of the change)" in body and "unbudgeted" not in body,
           f"the JUnit failure names the function: {body}")
 
     # Without a baseline: calibrate the first build, run the second against
@@ -112,12 +112,12 @@ with tempfile.TemporaryDirectory() as d:
     p = subprocess.run([AFTER, "--backend=sim", f"--hwdb={hw}", f"--json={os.path.join(d, 'gate.json')}"],
                        capture_output=True, text=True, timeout=300)
     check(p.returncode == 1 and "FAIL" in p.stdout and "against calibration" in p.stdout and
-          "attr_middle +811 (100% of the change)" in p.stdout,
+          f"attr_middle +{grew} (100% of the change)" in p.stdout,
           f"the failed budget names the function:\n{p.stdout[-1200:]}")
     with open(os.path.join(d, "gate.json")) as f:
         case = json.load(f)["cases"][0]
-    check("attr_middle +811" in case.get("reason", "") and
-          any("attr_middle +811" in c["message"] for c in case["checks"]),
+    check(f"attr_middle +{grew}" in case.get("reason", "") and
+          any(f"attr_middle +{grew}" in c["message"] for c in case["checks"]),
           f"the record's reason and check carry it: {case.get('reason')}")
 
 print(f"{failures} failure(s)")

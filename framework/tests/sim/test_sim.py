@@ -229,9 +229,13 @@ def t_narrowed():
         narrow, full = counts(case), counts(case, "--sim-full")
         # Executed work: every sample equal.  Misses: the caches and the
         # predictor start empty at the first set (set-up ran unsimulated),
-        # so a sample may differ; the smallest, which budgets judge, not.
+        # so a sample may differ, and the smallest, which budgets judge, by
+        # at most 1 in 10000 (measured: equal in the gcc build; 1 of 33468
+        # L1 misses and 1 of 222115 branch misses in the clang build).
+        misses = [k for k in narrow if "miss" in k]
         check(narrow and narrow["instructions:u"] == full["instructions:u"] and
-              all(narrow[k][0] == full[k][0] for k in narrow),
+              all(narrow[k][0] == full[k][0] for k in narrow if k not in misses) and
+              all(abs(narrow[k][0] - full[k][0]) <= max(1, full[k][0] // 10000) for k in misses),
               f"{case}: narrowed {narrow} against whole {full}")
     p = run(COST, "--backend=sim", "--filter=cost.instructions", "--verbose")
     check("--cache-sim=no" in p.stdout + p.stderr and "--branch-sim=no" in p.stdout + p.stderr and
