@@ -264,14 +264,19 @@ static int file_offset_of(const char *path, uint64_t vaddr, uint64_t *off)
 /* calls:SYMBOL@/path/to/file where the file is not loaded here (another
  * program, as `pmcheck stat` counts): its own symbols and headers. */
 static int resolve_in_file(const char *file, const char *symbol, char *path, size_t path_size,
-			   uint64_t *file_offset)
+			   uint64_t *file_offset, struct pmc__elf_hit *ambiguous)
 {
 	struct pmc__elf_hit hit = { 0 };
 	struct stat st;
 
 	if (!strchr(file, '/') || stat(file, &st) != 0 || !S_ISREG(st.st_mode) ||
-	    elf_find(file, symbol, &hit) != 1 || hit.type == STT_GNU_IFUNC ||
-	    file_offset_of(file, hit.value, file_offset) != 1)
+	    elf_find(file, symbol, &hit) != 1)
+		return 0;
+	if (hit.ambiguous) {
+		*ambiguous = hit;
+		return 0;
+	}
+	if (hit.type == STT_GNU_IFUNC || file_offset_of(file, hit.value, file_offset) != 1)
 		return 0;
 	return pmc__copy(path, path_size, file) == 0;
 }
@@ -376,11 +381,24 @@ int pmc_symbol_resolve(const char *symbol, const char *object, char *path,
 	c.path = path;
 	c.path_size = path_size;
 	dl_iterate_phdr(resolve_cb, &c);
-	if (c.ambiguous.ambiguous)
-		return pmc__fail(err, PMC_E_NO_SYMBOL, symbol, -1,
-				 "\"%s\" names several functions in %s (overloads, const and non-const members, or template instances), e.g. %s and %s; count one by its mangled name: calls:%s",
-				 symbol, c.ambiguous_in, c.ambiguous.first, c.ambiguous.second,
-				 c.ambiguous.first);
+	if (!c.found && !c.ambiguous.ambiguous && c.object &&
+	    resolve_in_file(c.object, symbol, path, path_size, &c.file_offset, &c.ambiguous)) {
+		c.found = 1;
+		c.address = 0; /* not loaded in this process */
+	}
+	if (c.ambiguous.ambiguous && !c.ambiguous_in[0])
+		pmc__copy(c.ambiguous_in, sizeof(c.ambiguous_in), c.object);
+	if (c.ambiguous.ambiguous) {
+		char *d1 = pmc__demangle(c.ambiguous.first), *d2 = pmc__demangle(c.ambiguous.second);
+		int rc = pmc__fail(err, PMC_E_NO_SYMBOL, symbol, -1,
+				   "\"%s\" names several functions in %s (overloads, const and non-const members, or template instances), e.g. %s (%s) and %s (%s); count one by its mangled name: calls:%s",
+				   symbol, c.ambiguous_in, d1 ? d1 : "?", c.ambiguous.first, d2 ? d2 : "?",
+				   c.ambiguous.second, c.ambiguous.first);
+
+		free(d1);
+		free(d2);
+		return rc;
+	}
 	if (c.ifunc) {
 		void *impl = dlsym(RTLD_DEFAULT, symbol);
 
@@ -396,11 +414,6 @@ int pmc_symbol_resolve(const char *symbol, const char *object, char *path,
 		return pmc__fail(err, c.status, symbol, -1,
 				 "path of the object defining \"%s\" is longer than %zu bytes",
 				 symbol, path_size - 1);
-	if (!c.found && c.object &&
-	    resolve_in_file(c.object, symbol, path, path_size, &c.file_offset)) {
-		c.found = 1;
-		c.address = 0; /* not loaded in this process */
-	}
 	if (!c.found) {
 		if (c.object)
 			return pmc__fail(err, PMC_E_NO_SYMBOL, symbol, -1,

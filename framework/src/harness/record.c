@@ -281,14 +281,17 @@ static char *explain_budget(const struct pmc__region_rec *old, const struct pmc_
 		json_array_foreach(at, i, a) {
 			char d[48];
 			json_t *sh = json_object_get(a, "share");
+			const char *fn = pmc__jstr(a, "function");
+			/* Rows folded per object (compare.c), and functions a
+			 * stripped library names by address, name the object. */
+			int in = (*fn == '(' || (fn[0] == '0' && fn[1] == 'x')) &&
+				 *pmc__jstr(a, "object");
 
 			if (i == 3)
 				break;
 			pmc__fmt_num(d, sizeof(d), fabs(json_number_value(json_object_get(a, "change"))));
-			fprintf(f, "%s %s%s%s %s%s", i ? ";" : "", pmc__jstr(a, "function"),
-				/* rows folded per object (compare.c) name it */
-				*pmc__jstr(a, "function") == '(' && *pmc__jstr(a, "object") ? " in " : "",
-				*pmc__jstr(a, "function") == '(' ? pmc__file_part(pmc__jstr(a, "object")) : "",
+			fprintf(f, "%s %s%s%s %s%s", i ? ";" : "", fn, in ? " in " : "",
+				in ? pmc__file_part(pmc__jstr(a, "object")) : "",
 				json_number_value(json_object_get(a, "change")) > 0 ? "+" : "-", d);
 			if (json_is_number(sh))
 				fprintf(f, " (%.0f%% of the change)", 100.0 * json_number_value(sh));

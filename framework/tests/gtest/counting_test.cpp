@@ -146,3 +146,25 @@ TEST(Errors, ReadingAnEventTheSetLacksThrowsAndListsWhatItHas)
 		EXPECT_NE(std::string(e.what()).find("they count page-faults"), std::string::npos) << e.what();
 	}
 }
+
+namespace gtest_work {
+__attribute__((noinline, used)) int over(int x) { return x; }
+__attribute__((noinline, used)) int over(double x) { return static_cast<int>(x); }
+} // namespace gtest_work
+
+TEST(Errors, AnOverloadedCxxNameIsRefusedWithItsCandidates)
+{
+	try {
+		pmc::counters c("calls:gtest_work::over");
+		FAIL() << "no exception";
+	} catch (const pmc::error &e) {
+		const std::string w = e.what();
+
+		if (pmc_error_is_capability(e.code()))
+			GTEST_SKIP() << w;
+		EXPECT_EQ(e.code(), PMC_E_NO_SYMBOL);
+		EXPECT_NE(w.find("gtest_work::over(int)"), std::string::npos) << w;
+		EXPECT_NE(w.find("gtest_work::over(double)"), std::string::npos) << w;
+		EXPECT_NE(w.find("calls:_ZN10gtest_work4over"), std::string::npos) << w;
+	}
+}
