@@ -392,6 +392,7 @@ PMC_API size_t pmc_test_general_samples(const struct pmc_test *t);
  * flags, PMC_DELTA_OTHER_THREADS or 0 (rows are zeroed when reserved). */
 struct pmc__stats;
 struct pmc__attr;
+struct pmc__summary;
 
 struct pmc__region {
 	const char *name;        /* the caller's string (lives through the case) */
@@ -411,6 +412,11 @@ struct pmc__region {
 	/* sim backend: the dumps of the first measured executions, for the
 	 * per-function attribution of the record. */
 	struct pmc__attr *attr;
+	/* Rows summarised so far: a region keeps at most a window of rows;
+	 * when it is full they are folded into exact per-event statistics
+	 * and the window starts over (harness stats.c). */
+	struct pmc__summary *summary;
+	size_t stats_folded;
 };
 
 /*

@@ -26,6 +26,17 @@
 #define PMC__MAX_NOTES 8
 #define PMC__OVERHEAD_TRIES 16
 #define PMC__OVERHEAD_TRIES_SIM 4
+/* Scale: a region keeps at most PMC__WINDOW_ROWS rows of samples in memory;
+ * a full window is folded into exact statistics (count, minimum, maximum,
+ * sum, flags) and the distribution of each event: exact while it takes at
+ * most PMC__EXACT_DISTINCT values, else a log-bucket sketch whose median is
+ * within PMC__SKETCH_ALPHA of the true one (relative).  The results list the
+ * first PMC__KEPT_VALUES samples of each event; the statistics cover all. */
+#define PMC__WINDOW_ROWS 16384
+#define PMC__EXACT_DISTINCT 4096
+#define PMC__SKETCH_ALPHA 0.005
+#define PMC__KEPT_VALUES 1000
+#define PMC__MAX_RATIOS 16       /* ratios (event / per) a region tracks past its window */
 #define PMC__DEFAULT_REPS 5
 #define PMC__DEFAULT_WARMUP 1
 #define PMC__DEFAULT_TIMEOUT 30.0
@@ -36,6 +47,9 @@ struct pmc__stats {
 	size_t n;
 	uint64_t min, max;
 	double median, mean;
+	/* The median is an estimate within this relative error (0: exact):
+	 * more samples than a window, of more distinct values than kept. */
+	double median_error;
 	size_t multiplexed;      /* samples with running < enabled */
 	size_t not_counted;      /* samples with running == 0 */
 	size_t other_threads;    /* samples during which other threads ran, uncounted */
@@ -76,8 +90,10 @@ struct pmc__stat_rec {
 	size_t n, multiplexed, not_counted, other_threads;
 	uint64_t min, max;
 	double median, mean;
-	uint64_t *values;        /* every sample, overhead subtracted */
+	uint64_t *values;        /* the first samples, overhead subtracted */
 	size_t nvalues;
+	size_t summarised;       /* samples the statistics cover beyond values */
+	double median_error;     /* relative error of the median (0: exact) */
 };
 
 /* One function's own cost in a region, per event of the region: on sim
@@ -262,7 +278,25 @@ const struct pmc__stats *pmc__region_stats(struct pmc__region *r, size_t ev);
 /* Figure named by stat. */
 double pmc__stat_pick(const struct pmc__stats *s, enum pmc_stat stat);
 const char *pmc__stat_name(enum pmc_stat stat);
-/* Append one sample row; returns 0 or -ENOMEM. */
+/* The samples a region summarised (folded out of its window), 0 for none;
+ * the first PMC__KEPT_VALUES rows of the region, the summarised and the
+ * window's together, nev values each (row-major), and their number. */
+size_t pmc__region_folded(const struct pmc__region *r);
+size_t pmc__region_kept(const struct pmc__region *r, const uint64_t **rows);
+/* Track event ev / per sample by sample through the folds from now on (a
+ * ratio expectation's): 0, -E2BIG past PMC__MAX_RATIOS, -ENOMEM. */
+int pmc__region_want_ratio(struct pmc__region *r, size_t ev, size_t per);
+/* The ratio ev / per of the region's samples, by stat: exact while nothing
+ * was folded, and for the minimum and maximum; the median of folded rows
+ * is an estimate within *error (relative).  *div0: some denominator was 0
+ * (those samples are left out); *missed: folded rows the ratio was not
+ * tracked over (asked for too late).  NAN when no sample has a ratio. */
+double pmc__region_ratio(const struct pmc__region *r, size_t ev, size_t per, enum pmc_stat stat,
+			 bool *div0, double *error, size_t *missed);
+/* The last row of the region (final), or NULL when it has none. */
+const uint64_t *pmc__region_last(const struct pmc__region *r, const unsigned **flags);
+/* Append one sample row (a full window is summarised first); returns 0
+ * or -ENOMEM. */
 int pmc__region_append(struct pmc__region *r, const struct pmc_measurement *m);
 /* Make raw rows final (see struct pmc__region), subtracting `overhead`. */
 void pmc__region_settle(struct pmc__region *r, const struct pmc_measurement *overhead);

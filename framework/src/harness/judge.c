@@ -59,47 +59,6 @@ static struct pmc__region *region_in(const struct pmc__judging *j, const char *n
 
 /* ---- one expectation ----------------------------------------------------------------- */
 
-/* Ratio samples event/per, with the chosen statistic. */
-static double ratio_pick(const struct pmc__region *r, int ev, int per, enum pmc_stat stat,
-			 bool *div0)
-{
-	double best = 0, *v = malloc(r->n * sizeof(*v));
-	size_t i, n = 0;
-
-	*div0 = false;
-	if (!v)
-		return NAN;
-	for (i = 0; i < r->n; i++) {
-		uint64_t den = r->value[i * r->nev + (size_t)per];
-
-		if (den == 0) {
-			*div0 = true;
-			continue;
-		}
-		v[n++] = (double)r->value[i * r->nev + (size_t)ev] / (double)den;
-	}
-	if (n > 0) {
-		/* Small n: insertion sort keeps this free of another comparator. */
-		for (i = 1; i < n; i++) {
-			double x = v[i];
-			size_t j = i;
-
-			while (j > 0 && v[j - 1] > x) {
-				v[j] = v[j - 1];
-				j--;
-			}
-			v[j] = x;
-		}
-		best = stat == PMC_STAT_MAX ? v[n - 1]
-		       : stat == PMC_STAT_MEDIAN ? (n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2)
-						 : v[0];
-	} else {
-		best = NAN;
-	}
-	free(v);
-	return best;
-}
-
 void pmc__fmt_num(char *buf, size_t size, double x)
 {
 	if (isnan(x))
@@ -151,8 +110,9 @@ void pmc__judge(struct pmc__check *c, struct pmc__region *r, int ev, int per,
 	struct pmc__stats s, sp;
 	bool ratio = e->kind == PMC_EXPECT_KIND_RATIO_LE || e->kind == PMC_EXPECT_KIND_RATIO_GE ||
 		     e->kind == PMC_EXPECT_KIND_RATIO_RANGE;
-	char bound[128], meas[48], what[300];
-	double x, lo = NAN, hi = NAN;
+	char bound[128], meas[48], what[300], estimate[96] = "";
+	double x, lo = NAN, hi = NAN, error = 0;
+	size_t total;
 	bool ok;
 
 	c->stat = pmc__stat_name(stat);
@@ -160,13 +120,14 @@ void pmc__judge(struct pmc__check *c, struct pmc__region *r, int ev, int per,
 	c->bound_lo = c->bound_hi = NAN;
 	snprintf(what, sizeof(what), "region \"%s\", %s%s%s", e->region, describe_column(c),
 		 ratio ? " per " : "", ratio ? e->per : "");
-	if (!r || r->n == 0) {
+	if (!r || (r->n == 0 && !pmc__region_folded(r))) {
 		c->status = PMC__CHECK_ERROR;
 		pmc__check_msg(c, "%s: no samples (the region ran only in warm-up runs, or never)", what);
 		return;
 	}
-	c->samples = r->n;
 	s = *pmc__region_stats(r, (size_t)ev);
+	total = s.n;
+	c->samples = total;
 	sp = ratio ? *pmc__region_stats(r, (size_t)per) : s;
 	/* A partial count cannot be judged: it is not the code's count. */
 	if (s.not_counted || s.multiplexed || (ratio && (sp.not_counted || sp.multiplexed))) {
@@ -176,13 +137,21 @@ void pmc__judge(struct pmc__check *c, struct pmc__region *r, int ev, int per,
 		c->status = PMC__CHECK_INCONCLUSIVE;
 		pmc__check_msg(c,
 			 "%s: cannot judge: %zu of %zu samples never counted, %zu multiplexed (counter ran %.0f%% of the time); reduce the events per case or free counters (e.g. the NMI watchdog)",
-			 what, nc, r->n, mx, 100.0 * (ratio && sp.running_share < s.running_share ? sp.running_share : s.running_share));
+			 what, nc, total, mx, 100.0 * (ratio && sp.running_share < s.running_share ? sp.running_share : s.running_share));
 		return;
 	}
 	if (ratio) {
 		bool div0;
+		size_t missed;
 
-		x = ratio_pick(r, ev, per, stat, &div0);
+		x = pmc__region_ratio(r, (size_t)ev, (size_t)per, stat, &div0, &error, &missed);
+		if (missed) {
+			c->status = PMC__CHECK_INCONCLUSIVE;
+			pmc__check_msg(c,
+				"%s: cannot judge: %zu of %zu samples were summarised before this ratio was asked for (a region keeps %d samples, then sums them up); keep a warm-up repetition, or declare the expectation before the region first runs",
+				what, missed, total, PMC__WINDOW_ROWS);
+			return;
+		}
 		if (isnan(x)) {
 			c->status = PMC__CHECK_ERROR;
 			pmc__check_msg(c, "%s: the denominator %s is 0 in every sample", what, e->per);
@@ -190,7 +159,11 @@ void pmc__judge(struct pmc__check *c, struct pmc__region *r, int ev, int per,
 		}
 	} else {
 		x = pmc__stat_pick(&s, stat);
+		error = s.median_error;
 	}
+	if (stat == PMC_STAT_MEDIAN && error > 0)
+		snprintf(estimate, sizeof(estimate),
+			 "; the median of %zu samples is estimated, within %.1f%%", total, 100.0 * error);
 	switch (e->kind) {
 	case PMC_EXPECT_KIND_LE:
 		hi = (double)e->hi;
@@ -250,7 +223,7 @@ void pmc__judge(struct pmc__check *c, struct pmc__region *r, int ev, int per,
 			c->status = PMC__CHECK_INCONCLUSIVE;
 			pmc__check_msg(c,
 				"%s: cannot judge: other threads of the process ran during %zu of %zu samples and the case counts its own thread only (measured %s, a partial count); set .inherit = 1 to count them",
-				what, ot, r->n, meas);
+				what, ot, total, meas);
 			return;
 		}
 	}
@@ -258,8 +231,8 @@ void pmc__judge(struct pmc__check *c, struct pmc__region *r, int ev, int per,
 	pmc__fmt_num(meas, sizeof(meas), x);
 	if (ok) {
 		c->status = PMC__CHECK_PASS;
-		pmc__check_msg(c, "%s: %s (%s of %zu) within %s", what, meas,
-			 c->stat, r->n, bound);
+		pmc__check_msg(c, "%s: %s (%s of %zu) within %s%s", what, meas,
+			 c->stat, total, bound, estimate);
 		return;
 	}
 	{
@@ -271,17 +244,17 @@ void pmc__judge(struct pmc__check *c, struct pmc__region *r, int ev, int per,
 		c->status = PMC__CHECK_FAIL;
 		if (edge != 0)
 			pmc__check_msg(c,
-				 "%s: measured %s (%s of %zu samples), expected %s: %s by %s (%+.*f%% of the %s)%s%s",
-				 what, meas, c->stat, r->n, bound, delta > 0 ? "over" : "under", d,
+				 "%s: measured %s (%s of %zu samples), expected %s: %s by %s (%+.*f%% of the %s)%s%s%s",
+				 what, meas, c->stat, total, bound, delta > 0 ? "over" : "under", d,
 				 /* a tiny miss still shows its size: +0.0046%, not +0.00% */
 				 fabs(100.0 * delta / edge) < 0.01 ? 4 : 2, 100.0 * delta / edge,
 				 budget ? "budget" : "bound",
-				 c->budget_source[0] ? "; budget from " : "", c->budget_source);
+				 c->budget_source[0] ? "; budget from " : "", c->budget_source, estimate);
 		else
 			pmc__check_msg(c,
-				 "%s: measured %s (%s of %zu samples), expected %s: over by %s%s%s",
-				 what, meas, c->stat, r->n, bound, d,
-				 c->budget_source[0] ? "; budget from " : "", c->budget_source);
+				 "%s: measured %s (%s of %zu samples), expected %s: over by %s%s%s%s",
+				 what, meas, c->stat, total, bound, d,
+				 c->budget_source[0] ? "; budget from " : "", c->budget_source, estimate);
 	}
 }
 

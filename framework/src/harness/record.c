@@ -462,7 +462,8 @@ int pmc__check_explain(struct pmc__result *r, struct pmc__check_rec *cr, const c
 int pmc__result_record(struct pmc_test *t, struct pmc__result *r)
 {
 	char name[256], desc[1024];
-	size_t i, j, k, excused = 0;
+	size_t i, j, k, excused = 0, nkept;
+	const uint64_t *kept;
 
 	memset(r, 0, sizeof(*r));
 	pmc__full_name(t->def, name, sizeof(name));
@@ -534,7 +535,7 @@ int pmc__result_record(struct pmc_test *t, struct pmc__result *r)
 
 		gr->name = strdup(g->name);
 		gr->iterations = g->iterations;
-		gr->samples = g->n;
+		gr->samples = g->n + pmc__region_folded(g);
 		gr->ev = calloc(g->nev + 1, sizeof(*gr->ev));
 		if (!gr->name || !gr->ev)
 			goto oom;
@@ -551,11 +552,16 @@ int pmc__result_record(struct pmc_test *t, struct pmc__result *r)
 			st->multiplexed = s.multiplexed;
 			st->not_counted = s.not_counted;
 			st->other_threads = s.other_threads;
-			st->values = calloc(g->n + 1, sizeof(*st->values));
+			st->median_error = s.median_error;
+			/* The first samples (PMC__KEPT_VALUES at most); the
+			 * statistics above cover every one. */
+			nkept = pmc__region_kept(g, &kept);
+			st->values = calloc(nkept + 1, sizeof(*st->values));
 			if (!st->label || !st->values)
 				goto oom;
-			for (k = 0; k < g->n; k++)
-				st->values[st->nvalues++] = g->value[k * g->nev + j];
+			for (k = 0; k < nkept; k++)
+				st->values[st->nvalues++] = kept[k * g->nev + j];
+			st->summarised = s.n - st->nvalues;
 		}
 		if (g->attr && g->attr->n && attribution(t, g, gr))
 			goto oom;

@@ -275,26 +275,50 @@ uint64_t pmc_test_last(struct pmc_test *t, const char *region, const char *event
 {
 	struct pmc__region *r = pmc__region_named(t, region);
 	int ev = pmc__column_of(t, event);
+	const uint64_t *last;
+	const unsigned *flags;
 
 	if (r)
 		pmc__region_settle(r, &t->hot.overhead);
 	if (ev < 0)
 		pmc_test_error(t, "pmc_test_last: the case counts no event \"%s\"", event);
-	if (!r || r->n == 0)
+	if (!r || !(last = pmc__region_last(r, &flags)))
 		pmc_test_error(t, "pmc_test_last: region \"%s\" has no sample yet (warm-up runs keep none)",
 			       region);
-	if (r->flags[(r->n - 1) * r->nev + (size_t)ev] &
-	    (PMC_DELTA_MULTIPLEXED | PMC_DELTA_NOT_COUNTED | PMC_DELTA_OTHER_THREADS))
+	if (flags[ev] & (PMC_DELTA_MULTIPLEXED | PMC_DELTA_NOT_COUNTED | PMC_DELTA_OTHER_THREADS))
 		pmc_test_skip(t, "region \"%s\", %s: the last sample was multiplexed, never counted, or missed other threads (set .inherit = 1); its value is partial",
 			      region, event);
-	return r->value[(r->n - 1) * r->nev + (size_t)ev];
+	return last[ev];
 }
 
 /* Before each repetition's body: record from the first measured one on,
  * start the inline path over at the region that came first last time, and
  * make room for the samples once the warm-up has shown how many. */
+/* Ratio expectations declared so far: their regions track the ratios
+ * sample by sample through the folds (stats.c), since a ratio of two
+ * summaries is not the ratio of the samples. */
+static void want_ratios(struct pmc_test *t)
+{
+	for (size_t i = 0; i < t->nexpect; i++) {
+		const struct pmc_expectation *e = &t->check[i].e;
+		struct pmc__region *r;
+		int ev, per;
+
+		if (e->kind != PMC_EXPECT_KIND_RATIO_LE && e->kind != PMC_EXPECT_KIND_RATIO_GE &&
+		    e->kind != PMC_EXPECT_KIND_RATIO_RANGE)
+			continue;
+		r = pmc__region_named(t, e->region);
+		ev = pmc__column_of(t, e->event);
+		per = e->per ? pmc__column_of(t, e->per) : -1;
+		if (r && ev >= 0 && per >= 0 &&
+		    pmc__region_want_ratio(r, (size_t)ev, (size_t)per) == -ENOMEM)
+			pmc_test_error(t, "out of memory tracking a ratio of region \"%s\"", r->name);
+	}
+}
+
 void pmc__repetition_begin(struct pmc_test *t)
 {
+	want_ratios(t);
 	t->hot.recording = t->rep >= 0;
 	t->hot.last = NULL;
 	t->hot.expect = inline_allowed(t) ? t->hot.first : NULL;

@@ -211,6 +211,10 @@ static json_t *stats_to_json(const struct pmc__stat_rec *s, uint64_t iterations)
 	for (size_t k = 0; k < s->nvalues; k++)
 		json_array_append_new(vals, json_integer((json_int_t)s->values[k]));
 	json_object_set_new(o, "values", vals);
+	if (s->summarised)
+		json_object_set_new(o, "summarised", json_integer((json_int_t)s->summarised));
+	if (s->median_error > 0)
+		json_object_set_new(o, "median_error", json_real(s->median_error));
 	return o;
 }
 

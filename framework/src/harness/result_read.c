@@ -146,6 +146,10 @@ static void read_stats(struct reader *rd, json_t *st, const char *path, struct p
 			fail(rd, "%s.%s: missing (statistics of %zu samples have a median and a mean)",
 			     path, need[i], s->n);
 	}
+	if (json_object_get(st, "summarised"))
+		s->summarised = count(rd, st, path, "summarised", false);
+	if (json_object_get(st, "median_error"))
+		s->median_error = number(rd, st, path, "median_error");
 	vals = field(rd, st, path, "values", JSON_ARRAY, true);
 	if (!vals || rd->failed)
 		return;

@@ -538,3 +538,154 @@ T_CASE(objects_changed)
 	T_CHECK(n == 4 && ch[1].pmcheck && strstr(text, "pmcheck changed, not your code"), "%s", text);
 	T_CHECK(pmc__objects_diff(was, 1, now, 1, ch, 8) == 0, "the program itself is left out");
 }
+
+/* ---- summaries: regions run more times than a window holds ---------------------- */
+
+/* n samples of a deterministic-looking pattern (few distinct values), one
+ * of them flagged: statistics exact against a direct computation. */
+T_CASE(summary_exact_beyond_the_window)
+{
+	const size_t n = 3 * PMC__WINDOW_ROWS + 123;
+	struct pmc__region r;
+	uint64_t min = UINT64_MAX, max = 0, *all = malloc(n * sizeof(*all));
+	const uint64_t *kept;
+	long double sum = 0;
+	size_t nkept;
+
+	memset(&r, 0, sizeof(r));
+	r.name = "r";
+	r.iterations = 1;
+	r.nev = 2;
+	for (size_t i = 0; i < n; i++) {
+		struct pmc_measurement m = { .n = 2 };
+		uint64_t v = 1000 + (i * 7919) % 13; /* 13 distinct values */
+
+		m.d[0] = (struct pmc_delta){ v, 1000, 1000, i == n / 2 ? PMC_DELTA_MULTIPLEXED : 0u };
+		if (i == n / 2)
+			m.d[0].running_ns = 250;
+		m.d[1] = (struct pmc_delta){ i, 1000, 1000, 0 };
+		T_EQ_U64(pmc__region_append(&r, &m), 0, "append");
+		all[i] = v;
+		sum += v;
+		min = v < min ? v : min;
+		max = v > max ? v : max;
+	}
+	T_CHECK(r.cap <= PMC__WINDOW_ROWS && pmc__region_folded(&r) == 3 * PMC__WINDOW_ROWS,
+		"a window of %zu rows at most, %zu folded", r.cap, pmc__region_folded(&r));
+	{
+		const struct pmc__stats *s = pmc__region_stats(&r, 0), *c = pmc__region_stats(&r, 1);
+		double median;
+
+		{
+			size_t cnt[13] = { 0 }, seen = 0, k;
+
+			for (size_t i = 0; i < n; i++)
+				cnt[all[i] - 1000]++;
+			for (k = 0; k < 13 && seen + cnt[k] <= (n - 1) / 2; k++)
+				seen += cnt[k];
+			median = 1000.0 + (double)k; /* n odd: one middle value */
+		}
+		T_EQ_U64(s->n, n, "every sample counted");
+		T_EQ_U64(s->min, min, "exact minimum");
+		T_EQ_U64(s->max, max, "exact maximum");
+		T_CHECK(s->median == median && s->median_error == 0, "exact median %g (want %g), error %g",
+			s->median, median, s->median_error);
+		T_CHECK(fabs(s->mean - (double)(sum / n)) < 1e-9, "mean %g want %g", s->mean,
+			(double)(sum / n));
+		T_EQ_U64(s->multiplexed, 1, "the one multiplexed sample among them is kept");
+		T_CHECK(s->running_share == 0.25, "its running share %g", s->running_share);
+		T_EQ_U64(c->max, n - 1, "second column: exact maximum");
+		T_CHECK(fabs(c->median - (double)((n - 1) / 2)) <= PMC__SKETCH_ALPHA * (double)((n - 1) / 2) &&
+				c->median_error == PMC__SKETCH_ALPHA,
+			"%zu distinct values: the median of 0..n-1 estimated %g (error %g)", n, c->median,
+			c->median_error);
+	}
+	nkept = pmc__region_kept(&r, &kept);
+	T_EQ_U64(nkept, PMC__KEPT_VALUES, "the first samples are kept for the record");
+	T_CHECK(kept[0] == all[0] && kept[(PMC__KEPT_VALUES - 1) * 2] == all[PMC__KEPT_VALUES - 1] &&
+			kept[(PMC__KEPT_VALUES - 1) * 2 + 1] == PMC__KEPT_VALUES - 1,
+		"in order, every column");
+	free(all);
+	pmc__region_release(&r);
+}
+
+/* Many distinct values: the median becomes an estimate, within the stated
+ * relative error of the true one. */
+T_CASE(summary_sketch_median_within_its_error)
+{
+	const size_t n = 4 * PMC__WINDOW_ROWS + 1;
+	struct pmc__region r;
+	uint64_t x = 88172645463325252ull;
+	uint64_t *all = malloc(n * sizeof(*all));
+
+	memset(&r, 0, sizeof(r));
+	r.name = "r";
+	r.iterations = 1;
+	r.nev = 1;
+	for (size_t i = 0; i < n; i++) {
+		struct pmc_measurement m = { .n = 1 };
+
+		x ^= x << 13;
+		x ^= x >> 7;
+		x ^= x << 17;
+		all[i] = 100000 + x % 9000000;
+		m.d[0] = (struct pmc_delta){ all[i], 1000, 1000, 0 };
+		pmc__region_append(&r, &m);
+	}
+	{
+		const struct pmc__stats *s = pmc__region_stats(&r, 0);
+		size_t below = 0, above = 0;
+
+		/* The true median m has (n-1)/2 values below-or-equal on
+		 * each side; the estimate e is within alpha: the values
+		 * below e*(1-alpha) are at most half, those above
+		 * e*(1+alpha) at most half. */
+		for (size_t i = 0; i < n; i++) {
+			below += (double)all[i] < s->median * (1 - PMC__SKETCH_ALPHA);
+			above += (double)all[i] > s->median * (1 + PMC__SKETCH_ALPHA);
+		}
+		T_CHECK(s->median_error == PMC__SKETCH_ALPHA, "an estimate, saying so: %g", s->median_error);
+		T_CHECK(below <= n / 2 && above <= n / 2,
+			"median %g within %g: %zu values below the band, %zu above, of %zu", s->median,
+			PMC__SKETCH_ALPHA, below, above, n);
+		T_EQ_U64(s->n, n, "count exact");
+	}
+	free(all);
+	pmc__region_release(&r);
+}
+
+/* A ratio asked for before the first fold is tracked sample by sample:
+ * exact extremes, a median within its error; one asked for later cannot be
+ * judged and says why. */
+T_CASE(summary_ratios)
+{
+	const size_t n = 2 * PMC__WINDOW_ROWS + 7;
+	struct pmc__region r;
+	bool div0;
+	double err, x;
+	size_t missed;
+
+	memset(&r, 0, sizeof(r));
+	r.name = "r";
+	r.iterations = 1;
+	r.nev = 2;
+	T_EQ_U64(pmc__region_want_ratio(&r, 0, 1), 0, "ratio 0/1 wanted");
+	for (size_t i = 0; i < n; i++) {
+		struct pmc_measurement m = { .n = 2 };
+
+		/* 0/1 is (i % 4 + 1) / 4: 0.25 .. 1; row 5's denominator 0 */
+		m.d[0] = (struct pmc_delta){ i % 4 + 1, 1000, 1000, 0 };
+		m.d[1] = (struct pmc_delta){ i == 5 ? 0 : 4, 1000, 1000, 0 };
+		pmc__region_append(&r, &m);
+	}
+	x = pmc__region_ratio(&r, 0, 1, PMC_STAT_MIN, &div0, &err, &missed);
+	T_CHECK(x == 0.25 && err == 0 && missed == 0 && div0, "min %g exact, div0 %d", x, div0);
+	x = pmc__region_ratio(&r, 0, 1, PMC_STAT_MAX, &div0, &err, &missed);
+	T_CHECK(x == 1.0 && err == 0, "max %g exact", x);
+	x = pmc__region_ratio(&r, 0, 1, PMC_STAT_MEDIAN, &div0, &err, &missed);
+	T_CHECK(err == PMC__SKETCH_ALPHA && fabs(x - 0.625) <= 0.625 * 0.4 + 1e-9,
+		"median %g between the two middle values 0.5 and 0.75, estimated (error %g)", x, err);
+	x = pmc__region_ratio(&r, 1, 0, PMC_STAT_MIN, &div0, &err, &missed);
+	T_CHECK(missed == 2 * PMC__WINDOW_ROWS, "1/0 was never asked for: %zu rows missed", missed);
+	pmc__region_release(&r);
+}
