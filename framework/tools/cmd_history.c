@@ -554,17 +554,22 @@ static int report(sqlite3 *db, const char *dbpath, const char *dir)
 	if (map_models(db))
 		return db_fail(db, dbpath, "cannot map CPU signatures to models");
 	if (sqlite3_prepare_v2(db,
-			       "SELECT f.case_name, f.region, f.event,"
+			       /* Each commit's first run, once (a subquery per figure
+				* made the report quadratic: 14.6 s for 10,000 files). */
+			       "WITH firsts AS (SELECT git_commit,"
+			       "  min(date || '#' || printf('%08d', id)) AS first FROM runs"
+			       "  WHERE git_commit IS NOT NULL GROUP BY git_commit)"
+			       " SELECT f.case_name, f.region, f.event,"
 			       " coalesce(m.model, r.cpu_signature, '?') || ' \u00b7 ' || r.backend AS line,"
 			       /* The x position: the commit (ordered by its first run), so
 				* every machine's run of one commit lines up; without a commit,
 				* the run itself. */
 			       " CASE WHEN r.git_commit IS NULL THEN r.date || '#' || printf('%08d', r.id)"
-			       " ELSE (SELECT min(r2.date || '#' || printf('%08d', r2.id)) FROM runs r2"
-			       "  WHERE r2.git_commit = r.git_commit) || ' ' || r.git_commit END,"
+			       " ELSE fc.first || ' ' || r.git_commit END,"
 			       " r.git_commit, f.min, f.verdict,"
 			       " f.budget_lo, f.budget_hi, r.cpu_signature"
 			       " FROM figures f JOIN runs r ON r.id = f.run_id"
+			       " LEFT JOIN firsts fc ON fc.git_commit = r.git_commit"
 			       " LEFT JOIN models m ON m.signature = r.cpu_signature WHERE f.min IS NOT NULL"
 			       " ORDER BY f.case_name, f.region, f.event, line, 5, r.id",
 			       -1, &st, NULL) != SQLITE_OK)

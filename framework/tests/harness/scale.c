@@ -70,3 +70,17 @@ PMC_TEST(scale, one_flagged, .events = "calls:scale_callee", .requires = PMC_REQ
 	run(t, 1);
 	PMC_EXPECT_LE(t, "tick", "calls:scale_callee", 2);
 }
+
+/* The harness's own cost per execution: an empty region on a software
+ * event (read with read(2): this machine's kind has no user-space reads
+ * for it), for scale.py.  An empty region faults in no page. */
+PMC_TEST(scale, empty, .events = "page-faults", .reps = 5)
+{
+	unsigned long n = executions();
+
+	for (unsigned long i = 0; i < n; i++) {
+		PMC_REGION(t, "empty") {
+		}
+	}
+	PMC_EXPECT_EQ(t, "empty", "page-faults", 0);
+}
