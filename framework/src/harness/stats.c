@@ -239,6 +239,21 @@ static int dist_add(struct pmc__dist *d, uint64_t v, uint64_t count)
 
 static int cmp_u64(const void *a, const void *b);
 
+/* Cell c's flags added to the counts, and its running share to the
+ * smallest seen. */
+static void count_flags(const struct pmc__region *r, size_t c, size_t *not_counted,
+			size_t *multiplexed, size_t *other_threads, double *running_share)
+{
+	if (r->flags[c] & PMC_DELTA_NOT_COUNTED)
+		(*not_counted)++;
+	else if (r->flags[c] & PMC_DELTA_MULTIPLEXED)
+		(*multiplexed)++;
+	if (r->flags[c] & PMC_DELTA_OTHER_THREADS)
+		(*other_threads)++;
+	if (r->enabled_ns[c] > 0 && (double)r->running_ns[c] / (double)r->enabled_ns[c] < *running_share)
+		*running_share = (double)r->running_ns[c] / (double)r->enabled_ns[c];
+}
+
 /* Column ev of the window's rows, sorted, into v (room for r->n). */
 static void sorted_column(const struct pmc__region *r, size_t ev, uint64_t *v)
 {
@@ -433,19 +448,9 @@ static int fold_window(struct pmc__region *r)
 	for (size_t j = 0; r->n && j < r->nev; j++) {
 		struct pmc__dist *d = &m->ev[j];
 
-		for (size_t k = 0; k < r->n; k++) {
-			size_t c = k * r->nev + j;
-
-			if (r->flags[c] & PMC_DELTA_NOT_COUNTED)
-				d->not_counted++;
-			else if (r->flags[c] & PMC_DELTA_MULTIPLEXED)
-				d->multiplexed++;
-			if (r->flags[c] & PMC_DELTA_OTHER_THREADS)
-				d->other_threads++;
-			if (r->enabled_ns[c] > 0 &&
-			    (double)r->running_ns[c] / (double)r->enabled_ns[c] < d->running_share)
-				d->running_share = (double)r->running_ns[c] / (double)r->enabled_ns[c];
-		}
+		for (size_t k = 0; k < r->n; k++)
+			count_flags(r, k * r->nev + j, &d->not_counted, &d->multiplexed,
+				    &d->other_threads, &d->running_share);
 		sorted_column(r, j, col);
 		d->min = col[0] < d->min ? col[0] : d->min;
 		d->max = col[r->n - 1] > d->max ? col[r->n - 1] : d->max;
@@ -636,18 +641,8 @@ void pmc__stats_of(const struct pmc__region *r, size_t ev, struct pmc__stats *s)
 			s->min = x;
 		if (x > s->max)
 			s->max = x;
-		if (r->flags[k] & PMC_DELTA_NOT_COUNTED)
-			s->not_counted++;
-		else if (r->flags[k] & PMC_DELTA_MULTIPLEXED)
-			s->multiplexed++;
-		if (r->flags[k] & PMC_DELTA_OTHER_THREADS)
-			s->other_threads++;
-		if (r->enabled_ns[k] > 0) {
-			double share = (double)r->running_ns[k] / (double)r->enabled_ns[k];
-
-			if (share < s->running_share)
-				s->running_share = share;
-		}
+		count_flags(r, k, &s->not_counted, &s->multiplexed, &s->other_threads,
+			    &s->running_share);
 	}
 	s->mean = (double)((long double)sum / (long double)s->n);
 	if (!v) {

@@ -541,6 +541,14 @@ T_CASE(objects_changed)
 
 /* ---- summaries: regions run more times than a window holds ---------------------- */
 
+static void empty_region(struct pmc__region *r, size_t nev)
+{
+	memset(r, 0, sizeof(*r));
+	r->name = "r";
+	r->iterations = 1;
+	r->nev = nev;
+}
+
 /* n samples of a deterministic-looking pattern (few distinct values), one
  * of them flagged: statistics exact against a direct computation. */
 T_CASE(summary_exact_beyond_the_window)
@@ -552,10 +560,7 @@ T_CASE(summary_exact_beyond_the_window)
 	long double sum = 0;
 	size_t nkept;
 
-	memset(&r, 0, sizeof(r));
-	r.name = "r";
-	r.iterations = 1;
-	r.nev = 2;
+	empty_region(&r, 2);
 	for (size_t i = 0; i < n; i++) {
 		struct pmc_measurement m = { .n = 2 };
 		uint64_t v = 1000 + (i * 7919) % 13; /* 13 distinct values */
@@ -618,10 +623,7 @@ T_CASE(summary_sketch_median_within_its_error)
 	uint64_t x = 88172645463325252ull;
 	uint64_t *all = malloc(n * sizeof(*all));
 
-	memset(&r, 0, sizeof(r));
-	r.name = "r";
-	r.iterations = 1;
-	r.nev = 1;
+	empty_region(&r, 1);
 	for (size_t i = 0; i < n; i++) {
 		struct pmc_measurement m = { .n = 1 };
 
@@ -665,10 +667,7 @@ T_CASE(summary_ratios)
 	double err, x;
 	size_t missed;
 
-	memset(&r, 0, sizeof(r));
-	r.name = "r";
-	r.iterations = 1;
-	r.nev = 2;
+	empty_region(&r, 2);
 	T_EQ_U64(pmc__region_want_ratio(&r, 0, 1), 0, "ratio 0/1 wanted");
 	for (size_t i = 0; i < n; i++) {
 		struct pmc_measurement m = { .n = 2 };
