@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "export.h"
 #include "harness_int.h"
 
 /* Read one results file into rs (its cases appended, its environment kept
@@ -43,6 +44,24 @@ static void note_kernel(size_t upto, json_t *env)
 	}
 }
 
+/* The CPU signatures of the loaded files, each once: an export to a
+ * dashboard is one machine's (its testbed). */
+static char *machines[8];
+static size_t nmachines, more_machines;
+
+static void note_machine(json_t *env)
+{
+	const char *sig = pmc__jstr(json_object_get(env, "cpu"), "signature");
+
+	for (size_t i = 0; i < nmachines; i++)
+		if (!strcmp(machines[i], sig))
+			return;
+	if (nmachines == sizeof(machines) / sizeof(machines[0]))
+		more_machines++;
+	else if ((machines[nmachines] = strdup(*sig ? sig : "?")) != NULL)
+		nmachines++;
+}
+
 static int load_into(const char *path, struct pmc__results *rs)
 {
 	struct pmc__results one;
@@ -57,6 +76,7 @@ static int load_into(const char *path, struct pmc__results *rs)
 		if (pmc__results_add(rs, &one.cases[i]))
 			break;
 	note_kernel(rs->n, one.environment);
+	note_machine(one.environment);
 	if (!rs->environment)
 		rs->environment = json_incref(one.environment);
 	pmc__results_release(&one);
@@ -356,6 +376,76 @@ static int clear_dirs(int n, char **dirs)
 	return rc;
 }
 
+/* The testbed a dashboard files one machine's figures under: its CPU
+ * model as hwdb names it, else its signature. */
+static void testbed_of(const char *sig, char *out, size_t size)
+{
+	struct pmc_hwdb *hw = NULL;
+	struct pmc_hwdb_match m;
+	struct pmc_error err;
+
+	if (pmc_hwdb_open(&hw, NULL, 0, &err) == 0 && pmc_hwdb_match(hw, sig, &m, NULL) == 0 && m.model[0])
+		snprintf(out, size, "%s", m.model);
+	else
+		snprintf(out, size, "%s", sig);
+	pmc_hwdb_free(hw);
+}
+
+/* --format: the document, to `output` (atomically) or stdout, and what was
+ * left out, on stderr.  Returns 0 or PMC_EXIT_ERROR. */
+static int export_results(const struct pmc__results *rs, const char *format, const char *output)
+{
+	struct export_notes notes = { 0 };
+	char testbed[128], *text;
+	json_t *doc;
+	int rc = 0;
+
+	if (nmachines + more_machines > 1) {
+		fprintf(stderr, "pmcheck results: --format=%s: these results come from %zu machines (", format,
+			nmachines + more_machines);
+		for (size_t i = 0; i < nmachines; i++)
+			fprintf(stderr, "%s%s", i ? ", " : "", machines[i]);
+		fprintf(stderr, "%s); a dashboard run is one machine's (Bencher's testbed): export each machine's results on its own\n",
+			more_machines ? ", ..." : "");
+		return PMC_EXIT_ERROR;
+	}
+	testbed_of(nmachines ? machines[0] : "?", testbed, sizeof(testbed));
+	doc = !strcmp(format, "bencher") ? export_bencher(rs, &notes) : export_github(rs, testbed, &notes);
+	text = doc ? json_dumps(doc, JSON_INDENT(2) | JSON_SORT_KEYS) : NULL;
+	json_decref(doc);
+	if (!text) {
+		fprintf(stderr, "pmcheck results: --format=%s: out of memory\n", format);
+		return PMC_EXIT_ERROR;
+	}
+	if (output) {
+		if (pmc_write_file_atomic(output, text, strlen(text)) != 0) {
+			fprintf(stderr, "pmcheck results: cannot write %s\n", output);
+			rc = PMC_EXIT_ERROR;
+		}
+	} else {
+		printf("%s\n", text);
+	}
+	free(text);
+	if (rc)
+		return rc;
+	fprintf(stderr, "%s: testbed %s (the CPU model; for Bencher: bencher run --testbed %s --adapter json --file %s)\n",
+		format, testbed, testbed, output ? output : "FILE");
+	if (notes.cases_without_figures) {
+		fprintf(stderr, "not exported: %zu cases without figures (", notes.cases_without_figures);
+		for (int v = 0, first = 1; v <= PMC_ERROR; v++)
+			if (notes.by_verdict[v]) {
+				fprintf(stderr, "%s%zu %s", first ? "" : ", ", notes.by_verdict[v],
+					pmc_verdict_name((enum pmc_verdict)v));
+				first = 0;
+			}
+		fprintf(stderr, ")\n");
+	}
+	if (notes.events_without_samples)
+		fprintf(stderr, "not exported: %zu events without samples in cases that have figures\n",
+			notes.events_without_samples);
+	return 0;
+}
+
 int cmd_results(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -366,10 +456,14 @@ int cmd_results(int argc, char **argv)
 		{ "by-suite", no_argument, NULL, 's' },
 		{ "markdown", required_argument, NULL, 'm' },
 		{ "top", optional_argument, NULL, 't' },
+		{ "format", required_argument, NULL, 'f' },
+		{ "output", required_argument, NULL, 'o' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
-	const char *json_path = NULL, *junit_path = NULL, *md_path = NULL;
+	const char *json_path = NULL, *junit_path = NULL, *md_path = NULL, *format = NULL,
+		   *output = NULL;
+	FILE *say = stdout;
 	bool require_measured = false, clear = false, by_suite = false;
 	unsigned top = 0;
 	struct pmc__results rs = { 0 };
@@ -405,8 +499,24 @@ int cmd_results(int argc, char **argv)
 			by_suite = true;
 			md_path = optarg;
 			break;
+		case 'f':
+			if (strcmp(optarg, "bencher") && strcmp(optarg, "github-action-benchmark"))
+				return cli_usage("results", "--format=%s: the formats are bencher (Bencher Metric Format) and github-action-benchmark (its customSmallerIsBetter input)",
+						 optarg);
+			format = optarg;
+			break;
+		case 'o':
+			output = optarg;
+			break;
 		}
 	}
+	if (output && !format)
+		return cli_usage("results", "--output=%s: names where --format writes; give --format", output);
+	/* The document alone on stdout: the summary goes to stderr. */
+	if (format && !output && (top || by_suite))
+		return cli_usage("results", "--format without --output writes the document to stdout: give --output=FILE to combine it with --top, --by-suite or --markdown");
+	if (format && !output)
+		say = stderr;
 	if (clear)
 		return clear_dirs(argc - optind, argv + optind);
 	for (i = optind; i < argc; i++) {
@@ -426,13 +536,13 @@ int cmd_results(int argc, char **argv)
 		return PMC_EXIT_ERROR;
 	}
 	summary = pmc__summary(&rs);
-	printf("%s (from %zu result files)\n", pmc__jstr(summary, "line"), files);
+	fprintf(say, "%s (from %zu result files)\n", pmc__jstr(summary, "line"), files);
 	{
 		json_t *reasons = json_object_get(summary, "skip_reasons"), *n;
 		const char *reason;
 
 		json_object_foreach(reasons, reason, n)
-			printf("  SKIP %3" JSON_INTEGER_FORMAT " x %s\n", json_integer_value(n), reason);
+			fprintf(say, "  SKIP %3" JSON_INTEGER_FORMAT " x %s\n", json_integer_value(n), reason);
 	}
 	status = (int)json_integer_value(json_object_get(summary, "exit_status"));
 	if (status == PMC_EXIT_SKIP)
@@ -441,7 +551,7 @@ int cmd_results(int argc, char **argv)
 	    json_integer_value(json_object_get(summary, "measuring")) == 0) {
 		/* e.g. ctest -L conformance: the selection holds no case that
 		 * counts events, so there is nothing whose skipping to guard. */
-		printf("no measuring case among the selected ones (they check behaviour, not counts): nothing to guard\n");
+		fprintf(say, "no measuring case among the selected ones (they check behaviour, not counts): nothing to guard\n");
 	} else if (require_measured && json_integer_value(json_object_get(summary, "measured")) == 0) {
 		if (files == 0)
 			fprintf(stderr, "pmcheck results: no result files: did the tests run with PMCHECK_RESULTS_DIR set?\n");
@@ -458,6 +568,8 @@ int cmd_results(int argc, char **argv)
 
 		doc = pmc__results_doc(&rs, &info);
 	}
+	if (format && export_results(&rs, format, output))
+		status = PMC_EXIT_ERROR;
 	if (top)
 		print_top(&rs, top);
 	if (by_suite) {
@@ -514,5 +626,8 @@ int cmd_results(int argc, char **argv)
 	free(case_kernel);
 	case_kernel = NULL;
 	ncase_kernel = 0;
+	for (size_t k = 0; k < nmachines; k++)
+		free(machines[k]);
+	nmachines = more_machines = 0;
 	return status;
 }

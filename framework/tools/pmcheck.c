@@ -45,10 +45,18 @@ static const struct cli_command commands[] = {
 	  "                      that failed on perf, from samples)\n"
 	  "  --json=FILE         the merged results, atomically\n"
 	  "  --junit=FILE        JUnit XML, atomically\n"
+	  "  --format=NAME       the figures for a dashboard: bencher (Bencher Metric\n"
+	  "                      Format) or github-action-benchmark (customSmallerIsBetter);\n"
+	  "                      a benchmark per case, region and backend, the judged figure\n"
+	  "                      with the samples' range; one machine per export (its CPU\n"
+	  "                      model is the testbed, printed); what has no figures is\n"
+	  "                      counted on stderr\n"
+	  "  --output=FILE       where --format writes, atomically (default: stdout, and\n"
+	  "                      the summary goes to stderr)\n"
 	  "\n"
 	  "exit status: the merged cases' (0 pass, 1 fail, 2 error, 4 inconclusive; all\n"
 	  "skipped is 0), 1 when --require-measured finds nothing measured, 2 for an\n"
-	  "unreadable file, 64 usage.\n",
+	  "unreadable file or an export of several machines, 64 usage.\n",
 	  cmd_results },
 	{ "history", "history [--db=FILE] add FILE|DIR... | show CASE [EVENT] | report --html=DIR",
 	  "results across commits and machines in an SQLite database: add results\n"
