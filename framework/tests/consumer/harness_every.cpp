@@ -1,6 +1,7 @@
 // Every harness macro from C++ (C++17 and later), built by the install test
 // with g++ and clang++ under -Wall -Wextra -Wpedantic -Werror, and run.
 #include <pmcheck/harness.h>
+#include <pmcheck/pmcheck.hpp>
 
 #include <sys/mman.h>
 
@@ -97,4 +98,28 @@ PMC_TEST(cxx, watch, pmc::options().fixture(&watch_fixture).require(PMC_REQ_BREA
 PMC_TEST(cxx, no_options)
 {
 	PMC_CHECK(t, t != nullptr);
+}
+
+// <pmcheck/pmcheck.hpp> inside a case: a second set, its own region.
+PMC_TEST(cxx, core_api)
+{
+	pmc::counters c("page-faults");
+	pmc::counts n;
+	char *p = fresh_pages(t);
+
+	// Once untimed: the mapping the next one gets (usually the same
+	// addresses) then costs only its own faults, also under
+	// AddressSanitizer, whose shadow pages fault the first time.
+	for (int i = 0; i < pages; i++)
+		p[i * 4096] = 1;
+	munmap(p, pages * 4096);
+	p = fresh_pages(t);
+	{
+		pmc::count scope(c, n);
+		for (int i = 0; i < pages; i++)
+			p[i * 4096] = 1;
+	}
+	munmap(p, pages * 4096);
+	PMC_CHECK_EQ(t, n["page-faults"], pages);
+	PMC_CHECK(t, std::string(c.name(0)) == "page-faults" && c.size() == 1);
 }

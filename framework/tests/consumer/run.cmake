@@ -30,7 +30,8 @@ function(run_harness_cxx build_dir what)
   foreach(std 17 20 23)
     execute_process(COMMAND ${build_dir}/harness_cxx${std} OUTPUT_VARIABLE out ERROR_VARIABLE out
                     RESULT_VARIABLE rc)
-    if(rc OR NOT out MATCHES "PASS +cxx[.]macros" OR NOT out MATCHES "PASS +cxx[.]no_options")
+    if(rc OR NOT out MATCHES "PASS +cxx[.]macros" OR NOT out MATCHES "PASS +cxx[.]no_options"
+       OR NOT out MATCHES "PASS +cxx[.]core_api")
       message(FATAL_ERROR "the C++${std} harness consumer (${what}) failed (${rc}):\n${out}")
     endif()
     if(std GREATER 17 AND NOT out MATCHES "PASS +cxx20[.]designated")
