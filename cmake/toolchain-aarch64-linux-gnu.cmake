@@ -6,6 +6,12 @@
 set(CMAKE_SYSTEM_NAME Linux)
 set(CMAKE_SYSTEM_PROCESSOR aarch64)
 set(CMAKE_C_COMPILER aarch64-linux-gnu-gcc)
+# C++ only with the cross g++ (g++-aarch64-linux-gnu); the project's C++
+# suites and consumers are then left out of this build.
+find_program(PMCHECK_CROSS_CXX aarch64-linux-gnu-g++)
+if(PMCHECK_CROSS_CXX)
+  set(CMAKE_CXX_COMPILER "${PMCHECK_CROSS_CXX}")
+endif()
 
 if(NOT PMCHECK_SYSROOT)
   set(PMCHECK_SYSROOT "$ENV{PMCHECK_SYSROOT}")
