@@ -8,7 +8,7 @@ file(COPY ${SOURCE_PROJECT}/ DESTINATION ${PROJECT_DIR})
 set(DOWNSTREAM_ARGS "-DCMAKE_CXX_FLAGS=${CONSUMER_FLAGS}" "-DCMAKE_CXX_COMPILER=${CXX}")
 include(${CMAKE_CURRENT_LIST_DIR}/downstream_build.cmake)
 foreach(args "--backend=sim" "")
-  execute_process(COMMAND ${WORK_DIR}/build/xmlgate ${args} --calibrate --hwdb=${PROJECT_DIR}/hwdb
+  execute_process(COMMAND ${WORK_DIR}/build/gate ${args} --calibrate --hwdb=${PROJECT_DIR}/hwdb
                   OUTPUT_VARIABLE out ERROR_VARIABLE out RESULT_VARIABLE rc)
   if(rc)
     message(FATAL_ERROR "calibrating (${args}) failed (${rc}):\n${out}")

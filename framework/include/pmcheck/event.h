@@ -2,7 +2,7 @@
 /*
  * Event specifications: what to count, parsed from perf-stat-like strings.
  *
- * Accepted forms (see README.md, "Event syntax"):
+ * Accepted forms (see docs/events.md):
  *   instructions, cycles, branch-misses, ...      generic hardware events
  *   L1-dcache-load-misses, LLC-loads, ...         hardware cache events
  *   task-clock, page-faults, context-switches ... software events

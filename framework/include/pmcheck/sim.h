@@ -11,8 +11,8 @@
  * the dump, and zeroes the simulator's counters; the work between the dump
  * and the zeroing (the parse itself) is counted by nobody.
  *
- * Generic events map onto callgrind's events (the table is in README.md,
- * "The sim backend"); `sim:NAME[+NAME...]` names callgrind events directly
+ * Generic events map onto callgrind's events (the table is in
+ * docs/backends.md, "The sim backend"); `sim:NAME[+NAME...]` names callgrind events directly
  * (sim:Bc, sim:Bcm+Bim).  An event without a simulated equivalent (cycles,
  * software, breakpoint and uprobe events, kernel-only counts) is refused
  * with PMC_E_UNSUPPORTED, never counted as zero.

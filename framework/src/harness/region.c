@@ -117,7 +117,7 @@ size_t pmc_test_general_samples(const struct pmc_test *t)
 /* Did other threads of the process run since the region began?  Threads
  * created inside the region did (the process is no longer single-threaded);
  * for threads that existed, the process CPU clock advanced beyond this
- * thread's.  Limits (README): another thread running in parallel is seen
+ * thread's.  Limits (docs/threads.md): another thread running in parallel is seen
  * once the kernel has accounted its runtime (at least every scheduler
  * tick), and child processes are not seen at all. */
 static bool other_threads_ran(struct pmc_test *t)

@@ -490,6 +490,13 @@ int pmc_main(int argc, char **argv)
 		counts[res.verdict]++;
 		if (r.tap) {
 			pmc__print_tap(stdout, &res, idx);
+			/* TAP harnesses (meson test, prove) show a test's stderr,
+			 * not its YAML: what did not pass, in the console's words. */
+			if (res.verdict == PMC_FAIL || res.verdict == PMC_ERROR ||
+			    res.verdict == PMC_INCONCLUSIVE) {
+				pmc__print_case_line(stderr, &res, idx, total, false);
+				pmc__print_case_details(stderr, &res, r.verbose);
+			}
 		} else {
 			if (isatty(STDOUT_FILENO) && !r.verbose)
 				printf("\033[K");

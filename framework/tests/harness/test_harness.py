@@ -274,6 +274,10 @@ def t_tap():
     check(results[2].startswith("ok 3 - skip.explicit # SKIP needs a unicorn"), results[2])
     check(results[3].startswith("not ok 4 - known.reproduces # TODO known issue"), results[3])
     check("  ---" in lines and "  ..." in lines, "YAML diagnostics block")
+    # What did not pass is also on stderr, in the console's words, for TAP
+    # harnesses that show stderr and not the YAML (meson test); passes are not.
+    check("fail.over_budget" in p.stderr and "over by" in p.stderr, p.stderr)
+    check("pass.plain" not in p.stderr and "skip.explicit" not in p.stderr, p.stderr)
 
 
 def t_no_fork():
