@@ -11,6 +11,9 @@
 #include "cli.h"
 #include "harness_int.h"
 #include "util/util_int.h"
+#if PMCHECK_HAVE_SQLITE
+#include "history.h"
+#endif
 
 struct hwdb_args {
 	const char *dirs[PMC_HWDB_MAX_DIRS];
@@ -18,6 +21,8 @@ struct hwdb_args {
 	const char *signature, *backend;
 	double tolerance;  /* merge: noisy ranges widened by it, percent */
 	bool tolerance_set;
+	bool from_history;
+	const char *history, *commit; /* merge --from-history[=DB] --commit=REV */
 	char *env_copy; /* PMCHECK_HWDB, split in place */
 };
 
@@ -157,6 +162,36 @@ static int check(struct pmc_hwdb *db)
 	return findings ? PMC_EXIT_ERROR : 0;
 }
 
+/* merge --from-history: the store must exist (merging never creates one). */
+static int merge_from_history(const struct hwdb_args *a, const struct pmc__merge *m)
+{
+#if PMCHECK_HAVE_SQLITE
+	const char *path = a->history;
+	sqlite3 *hist;
+	struct stat sb;
+	int rc;
+
+	if (!path || !*path)
+		path = getenv("PMCHECK_HISTORY_DB");
+	if (!path || !*path)
+		path = HISTORY_DEFAULT;
+	if (stat(path, &sb) != 0) {
+		fprintf(stderr, "pmcheck hwdb merge: --from-history: %s: %s (give the store with --from-history=DB or PMCHECK_HISTORY_DB)\n",
+			path, strerror(errno));
+		return PMC_EXIT_ERROR;
+	}
+	if ((rc = history_open(path, &hist)) != 0)
+		return rc;
+	rc = history_merge(hist, path, m, a->commit, stdout);
+	sqlite3_close(hist);
+	return rc;
+#else
+	(void)a;
+	(void)m;
+	return PMC_EXIT_ERROR;
+#endif
+}
+
 int cmd_hwdb(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -164,6 +199,8 @@ int cmd_hwdb(int argc, char **argv)
 		{ "signature", required_argument, NULL, 's' },
 		{ "backend", required_argument, NULL, 'b' },
 		{ "tolerance", required_argument, NULL, 't' },
+		{ "from-history", optional_argument, NULL, 'H' },
+		{ "commit", required_argument, NULL, 'c' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
@@ -185,6 +222,13 @@ int cmd_hwdb(int argc, char **argv)
 			break;
 		case 's':
 			a.signature = optarg;
+			break;
+		case 'H':
+			a.from_history = true;
+			a.history = optarg;
+			break;
+		case 'c':
+			a.commit = optarg;
 			break;
 		case 'b':
 			if (strcmp(optarg, "perf") && strcmp(optarg, "sim"))
@@ -209,9 +253,24 @@ int cmd_hwdb(int argc, char **argv)
 	if (nop < 1)
 		return cli_usage("hwdb", "expected lookup, budget or check");
 	if (!((!strcmp(op[0], "lookup") && nop <= 2) || (!strcmp(op[0], "budget") && nop == 4) ||
-	      (!strcmp(op[0], "check") && nop == 1) || (!strcmp(op[0], "merge") && nop >= 2)))
-		return cli_usage("hwdb", "unknown or incomplete subcommand \"%s\" (lookup [SIGNATURE], budget SUITE.TEST REGION EVENT, check, merge RESULTS...)",
+	      (!strcmp(op[0], "check") && nop == 1) ||
+	      (!strcmp(op[0], "merge") && (a.from_history ? nop == 1 : nop >= 2))))
+		return cli_usage("hwdb", "%s subcommand \"%s\" (lookup [SIGNATURE], budget SUITE.TEST REGION EVENT, check, merge RESULTS..., merge --from-history[=DB])",
+				 !strcmp(op[0], "merge") && a.from_history ?
+					 "merge --from-history takes no results files:" :
+					 "unknown or incomplete",
 				 op[0]);
+	if ((a.from_history || a.commit) && strcmp(op[0], "merge"))
+		return cli_usage("hwdb", "--from-history and --commit belong to merge");
+	if (a.commit && !a.from_history)
+		return cli_usage("hwdb", "--commit=%s picks runs of the history store: add --from-history",
+				 a.commit);
+#if !PMCHECK_HAVE_SQLITE
+	if (a.from_history) {
+		fprintf(stderr, "pmcheck hwdb merge: --from-history: this pmcheck was built without SQLite (libsqlite3-dev); install it and rebuild\n");
+		return PMC_EXIT_ERROR;
+	}
+#endif
 	if (!strcmp(op[0], "merge") && a.ndirs == 0)
 		return cli_usage("hwdb", "merge writes into the first --hwdb=DIR: give one");
 	if (a.tolerance_set && strcmp(op[0], "merge"))
@@ -241,6 +300,9 @@ int cmd_hwdb(int argc, char **argv)
 		rc = lookup(db, nop > 1 ? op[1] : NULL);
 	else if (!strcmp(op[0], "budget"))
 		rc = budget(db, &a, op + 1);
+	else if (!strcmp(op[0], "merge") && a.from_history)
+		rc = merge_from_history(&a, &(struct pmc__merge){ a.dirs[0], db,
+								  a.tolerance_set ? a.tolerance : 10.0 });
 	else if (!strcmp(op[0], "merge"))
 		rc = pmc__hwdb_merge(&(struct pmc__merge){ a.dirs[0], db,
 							   a.tolerance_set ? a.tolerance : 10.0 },

@@ -85,7 +85,7 @@ static const struct cli_command commands[] = {
 	  "exit status: 0 no regression, 3 a regression or a case that did not run,\n"
 	  "2 unreadable input or runs that cannot be compared (CPU, backend), 64 usage.\n",
 	  cmd_compare },
-	{ "hwdb", "hwdb lookup [SIG] | budget SUITE.TEST REGION EVENT | check | merge RESULTS...  [options]",
+	{ "hwdb", "hwdb lookup [SIG] | budget SUITE.TEST REGION EVENT | check | merge RESULTS... | merge --from-history[=DB]  [options]",
 	  "lookup: which hwdb model a signature (default: this CPU) maps to, from which\n"
 	  "file:line, its facts and the budget keys; budget: the budget that applies\n"
 	  "and its file:line; check: parse every hwdb file (map, models, budgets);\n"
@@ -93,12 +93,17 @@ static const struct cli_command commands[] = {
 	  "the first --hwdb directory: exact where every machine agrees on a\n"
 	  "deterministic count, the range seen widened by --tolerance for noisy ones,\n"
 	  "machines, runs and kernels in each line's comment; machines that disagree on\n"
-	  "a deterministic count are listed, not averaged (exit 1)",
+	  "a deterministic count are listed, not averaged (exit 1). With --from-history\n"
+	  "it pools one commit's runs from the pmcheck history store instead of files",
 	  "  --hwdb=DIR        a database directory (repeatable; PMCHECK_HWDB adds\n"
 	  "                    colon-separated ones; default: the built-in hwdb)\n"
 	  "  --signature=SIG   budget: the CPU signature (default: this CPU's)\n"
 	  "  --backend=B       budget: perf or sim (default perf)\n"
 	  "  --tolerance=PCT   merge: widen noisy ranges by PCT (default 10)\n"
+	  "  --from-history[=DB]  merge: from the history store (default\n"
+	  "                    $PMCHECK_HISTORY_DB, else ./pmcheck-history.sqlite)\n"
+	  "  --commit=REV      merge --from-history: the runs of this commit (a prefix\n"
+	  "                    naming one; default: the newest commit in the store)\n"
 	  "\n"
 	  "exit status: 0 found / clean / merged, 1 unbudgeted / a deterministic count\n"
 	  "the machines disagree on, 2 a broken database or results file, 64 usage.\n",

@@ -528,6 +528,19 @@ struct pmc__merge {
 	double tolerance_pct;  /* noisy events: the range seen, widened by it */
 };
 int pmc__hwdb_merge(const struct pmc__merge *m, char *const *files, size_t nfiles, FILE *out);
+/* One figure to pool: a budget check's judged figure, with what decides its
+ * key (signature, backend, sim profile, the event's kind) and provenance. */
+struct pmc__merge_obs {
+	const char *suite, *test, *region, *event;
+	const char *kind, *name, *sim_columns; /* the event record's, may be NULL */
+	const char *backend, *signature, *sim_profile;
+	const char *host, *kernel, *source;    /* source: the results file */
+	double value;
+};
+bool pmc__merge_obs_of(const struct pmc__results *rs, const struct pmc__result *r,
+		       const struct pmc__check_rec *cr, const char *source, struct pmc__merge_obs *o);
+int pmc__hwdb_merge_pool(const struct pmc__merge *m, const struct pmc__merge_obs *obs, size_t n,
+			 const char *what, FILE *out);
 /* After a whole-suite run: budgets (under this run's keys) naming a test that
  * is no case of the program, or a case that was skipped, are gate holes.
  * Prints each with its file:line; returns how many. */

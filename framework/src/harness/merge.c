@@ -37,15 +37,14 @@ struct pools {
 	size_t n, cap;
 };
 
-static struct pool *pool_of(struct pools *ps, const char *key, const struct pmc__result *r,
-			    const char *region, const char *event)
+static struct pool *pool_of(struct pools *ps, const char *key, const struct pmc__merge_obs *o)
 {
 	struct pool *g;
 
 	for (size_t i = 0; i < ps->n; i++) {
 		g = &ps->p[i];
-		if (!strcmp(g->key, key) && !strcmp(g->suite, r->suite) && !strcmp(g->test, r->test) &&
-		    !strcmp(g->region, region) && !strcmp(g->event, event))
+		if (!strcmp(g->key, key) && !strcmp(g->suite, o->suite) && !strcmp(g->test, o->test) &&
+		    !strcmp(g->region, o->region) && !strcmp(g->event, o->event))
 			return g;
 	}
 	if (ps->n == ps->cap) {
@@ -60,10 +59,10 @@ static struct pool *pool_of(struct pools *ps, const char *key, const struct pmc_
 	g = &ps->p[ps->n];
 	memset(g, 0, sizeof(*g));
 	g->key = strdup(key);
-	g->suite = strdup(r->suite);
-	g->test = strdup(r->test);
-	g->region = strdup(region);
-	g->event = strdup(event);
+	g->suite = strdup(o->suite);
+	g->test = strdup(o->test);
+	g->region = strdup(o->region);
+	g->event = strdup(o->event);
 	if (!g->key || !g->suite || !g->test || !g->region || !g->event)
 		return NULL;
 	ps->n++;
@@ -158,64 +157,48 @@ static int write_pool(const struct pmc__merge *m, const struct pool *g, FILE *ou
 	return 0;
 }
 
-int pmc__hwdb_merge(const struct pmc__merge *m, char *const *files, size_t nfiles, FILE *out)
+/*
+ * Pool the observations (from results files or from the history store) per
+ * key, case, region and event, and write a budget line per pool.  `what`
+ * names the source in the first line of the report.
+ */
+int pmc__hwdb_merge_pool(const struct pmc__merge *m, const struct pmc__merge_obs *obs, size_t n,
+			 const char *what, FILE *out)
 {
-	struct pmc__results *rs = calloc(nfiles + 1, sizeof(*rs));
 	struct pools ps = { 0 };
 	size_t disagree = 0, written = 0;
 	int status = 0;
 
-	if (!rs)
-		return PMC_EXIT_ERROR;
-	for (size_t f = 0; f < nfiles && status == 0; f++) {
-		char why[1024], model_key[PMC_HWDB_KEY_MAX];
+	for (size_t i = 0; i < n && status == 0; i++) {
+		const struct pmc__merge_obs *o = &obs[i];
+		char model_key[PMC_HWDB_KEY_MAX];
 		struct pmc_hwdb_model model;
 		struct pmc_hwdb_match match;
-		const char *sig, *backend, *host, *kernel;
-		bool have_model;
+		/* The classifiers read the event record and the backend only. */
+		struct pmc__event_rec ev = { .kind = (char *)o->kind, .name = (char *)o->name,
+					     .sim_columns = (char *)o->sim_columns };
+		struct pmc__result r = { .backend = o->backend };
+		bool have_model = pmc_hwdb_match(m->db, o->signature, &match, &model) == 0;
+		const char *key = model_key;
+		struct seen s = { o->value, o->host && *o->host ? o->host : o->source,
+				  o->kernel && *o->kernel ? o->kernel : "?", o->source };
+		struct pool *g;
 
-		if (pmc__results_load(files[f], &rs[f], why, sizeof(why))) {
-			fprintf(stderr, "pmcheck hwdb merge: %s\n", why);
+		snprintf(model_key, sizeof(model_key), "%s", have_model ? match.model : o->signature);
+		if (!strcmp(o->backend, "sim"))
+			key = o->sim_profile && *o->sim_profile ? o->sim_profile : "sim";
+		else if (pmc__cpu_independent(&ev))
+			key = "any";
+		g = pool_of(&ps, key, o);
+		if (!g || pool_add(g, &s)) {
 			status = PMC_EXIT_ERROR;
 			break;
 		}
-		sig = pmc__results_signature(&rs[f]);
-		backend = pmc__results_backend(&rs[f]);
-		host = pmc__jstr(rs[f].environment, "hostname");
-		kernel = pmc__jstr(json_object_get(rs[f].environment, "kernel"), "release");
-		have_model = pmc_hwdb_match(m->db, sig, &match, &model) == 0;
-		snprintf(model_key, sizeof(model_key), "%s", have_model ? match.model : sig);
-		for (size_t c = 0; c < rs[f].n; c++) {
-			const struct pmc__result *r = &rs[f].cases[c];
-
-			for (size_t k = 0; k < r->nchecks; k++) {
-				const struct pmc__check_rec *cr = &r->checks[k];
-				const struct pmc__event_rec *ev = pmc__result_event(r, cr->event);
-				const char *key = model_key;
-				struct seen s = { cr->measured, *host ? host : files[f],
-						  *kernel ? kernel : "?", files[f] };
-				struct pool *g;
-
-				if (cr->kind != PMC_EXPECT_KIND_BUDGET || isnan(cr->measured) ||
-				    cr->status == PMC__CHECK_INCONCLUSIVE || cr->status == PMC__CHECK_ERROR)
-					continue;
-				if (!strcmp(backend, "sim"))
-					key = r->sim_profile ? r->sim_profile : "sim";
-				else if (pmc__cpu_independent(ev))
-					key = "any";
-				g = pool_of(&ps, key, r, cr->region, cr->event);
-				if (!g || pool_add(g, &s)) {
-					status = PMC_EXIT_ERROR;
-					break;
-				}
-				if (g->n == 1)
-					g->det = pmc__event_deterministic(r, ev, cr->event,
-									  have_model ? &model : NULL);
-			}
-		}
+		if (g->n == 1)
+			g->det = pmc__event_deterministic(&r, &ev, o->event, have_model ? &model : NULL);
 	}
 	if (status == 0)
-		fprintf(out, "merging %zu results file(s) into %s/budgets/:\n", nfiles, m->dir);
+		fprintf(out, "merging %s into %s/budgets/:\n", what, m->dir);
 	for (size_t i = 0; i < ps.n && status == 0; i++) {
 		int rc = write_pool(m, &ps.p[i], out);
 
@@ -228,7 +211,8 @@ int pmc__hwdb_merge(const struct pmc__merge *m, char *const *files, size_t nfile
 	}
 	if (status == 0 && ps.n == 0) {
 		/* Nothing to pool is not a merge that worked. */
-		fprintf(stderr, "pmcheck hwdb merge: nothing to merge: no budget expectation was measured in these files (cases skipped, or without PMC_EXPECT_BUDGET)\n");
+		fprintf(stderr, "pmcheck hwdb merge: nothing to merge: no budget expectation was measured in %s (cases skipped, or without PMC_EXPECT_BUDGET)\n",
+			what);
 		status = PMC_EXIT_FAIL;
 	} else if (status == 0) {
 		fprintf(out, "%zu budget(s) written, %zu not merged (machines disagree on a deterministic count); review with git diff before committing\n",
@@ -245,6 +229,75 @@ int pmc__hwdb_merge(const struct pmc__merge *m, char *const *files, size_t nfile
 		free(ps.p[i].v);
 	}
 	free(ps.p);
+	return status;
+}
+
+/* What pooling takes from a budget check of a result: NULL when the check
+ * has no figure to pool (inconclusive, an error, not a budget). */
+bool pmc__merge_obs_of(const struct pmc__results *rs, const struct pmc__result *r,
+		       const struct pmc__check_rec *cr, const char *source, struct pmc__merge_obs *o)
+{
+	const struct pmc__event_rec *ev = pmc__result_event(r, cr->event);
+
+	if (cr->kind != PMC_EXPECT_KIND_BUDGET || isnan(cr->measured) ||
+	    cr->status == PMC__CHECK_INCONCLUSIVE || cr->status == PMC__CHECK_ERROR)
+		return false;
+	*o = (struct pmc__merge_obs){
+		.suite = r->suite, .test = r->test, .region = cr->region, .event = cr->event,
+		.kind = ev ? ev->kind : NULL, .name = ev ? ev->name : NULL,
+		.sim_columns = ev ? ev->sim_columns : NULL,
+		.backend = r->backend ? r->backend : pmc__results_backend(rs),
+		.signature = pmc__results_signature(rs), .sim_profile = r->sim_profile,
+		.host = pmc__jstr(rs->environment, "hostname"),
+		.kernel = pmc__jstr(json_object_get(rs->environment, "kernel"), "release"),
+		.source = source, .value = cr->measured,
+	};
+	return true;
+}
+
+int pmc__hwdb_merge(const struct pmc__merge *m, char *const *files, size_t nfiles, FILE *out)
+{
+	struct pmc__results *rs = calloc(nfiles + 1, sizeof(*rs));
+	struct pmc__merge_obs *obs = NULL;
+	size_t n = 0, cap = 0;
+	char what[64];
+	int status = 0;
+
+	if (!rs)
+		return PMC_EXIT_ERROR;
+	for (size_t f = 0; f < nfiles && status == 0; f++) {
+		char why[1024];
+
+		if (pmc__results_load(files[f], &rs[f], why, sizeof(why))) {
+			fprintf(stderr, "pmcheck hwdb merge: %s\n", why);
+			status = PMC_EXIT_ERROR;
+			break;
+		}
+		for (size_t c = 0; c < rs[f].n && status == 0; c++)
+			for (size_t k = 0; k < rs[f].cases[c].nchecks; k++) {
+				struct pmc__merge_obs o;
+
+				if (!pmc__merge_obs_of(&rs[f], &rs[f].cases[c], &rs[f].cases[c].checks[k],
+						       files[f], &o))
+					continue;
+				if (n == cap) {
+					size_t grown_cap = cap ? 2 * cap : 64;
+					struct pmc__merge_obs *grown = realloc(obs, grown_cap * sizeof(*grown));
+
+					if (!grown) {
+						status = PMC_EXIT_ERROR;
+						break;
+					}
+					obs = grown;
+					cap = grown_cap;
+				}
+				obs[n++] = o;
+			}
+	}
+	snprintf(what, sizeof(what), "%zu results file(s)", nfiles);
+	if (status == 0)
+		status = pmc__hwdb_merge_pool(m, obs, n, what, out);
+	free(obs);
 	for (size_t f = 0; f < nfiles; f++)
 		pmc__results_release(&rs[f]);
 	free(rs);

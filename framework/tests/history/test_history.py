@@ -58,7 +58,7 @@ with tempfile.TemporaryDirectory() as d:
     n = {t: con.execute(f"SELECT count(*) FROM {t}").fetchone()[0] for t in ("files", "runs", "figures")}
     check(n == {"files": 200, "runs": 200, "figures": 200 * figures}, f"nothing lost, nothing twice: {n}")
     check(con.execute("SELECT count(DISTINCT git_commit) FROM runs").fetchone()[0] == 200, "200 commits")
-    check(con.execute("PRAGMA user_version").fetchone()[0] == 1, "schema version 1")
+    check(con.execute("PRAGMA user_version").fetchone()[0] == 2, "schema version 2")
     con.close()
     p = run(f"--db={db}", "add", d)
     check(p.returncode == 0 and "1 results file(s) added, 200 already there" in p.stdout,
@@ -78,7 +78,7 @@ with tempfile.TemporaryDirectory() as d:
     con.commit()
     con.close()
     p = run(f"--db={db}", "show", "pass.two_regions")
-    check(p.returncode == 2 and "schema version 7, and this pmcheck knows 1" in p.stderr, p.stderr)
+    check(p.returncode == 2 and "schema version 7, and this pmcheck knows 2" in p.stderr, p.stderr)
     other = os.path.join(d, "other.sqlite")
     con = sqlite3.connect(other)
     con.execute("CREATE TABLE t (x)")

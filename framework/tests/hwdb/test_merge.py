@@ -4,10 +4,14 @@
 two CPU models (their signatures and host names set in the results, as
 a fleet's files would carry them).  Agreeing machines give an exact
 budget with its provenance; a machine that counts differently is named,
-not averaged; noisy counts get the range seen, widened."""
+not averaged; noisy counts get the range seen, widened.  The same files
+added to a history store and merged --from-history give the same budgets,
+commit by commit, and a schema-1 store is migrated from the files' paths."""
 import json
 import os
 import re
+import shutil
+import sqlite3
 import subprocess
 import sys
 import tempfile
@@ -41,6 +45,33 @@ def machine(d, name, signature, extra=None):
     with open(path, "w") as f:
         json.dump(doc, f)
     return path
+
+
+def recommit(path, name, commit, date):
+    """A copy of a results file as another commit's run."""
+    with open(path) as f:
+        doc = json.load(f)
+    doc["environment"]["git_commit"] = commit
+    doc["environment"]["date"] = date
+    out = os.path.join(os.path.dirname(path), name + ".json")
+    with open(out, "w") as f:
+        json.dump(doc, f)
+    return out
+
+
+def budgets(d):
+    """{key/file: text} of a merged hwdb."""
+    out = {}
+    for root, _, names in os.walk(os.path.join(d, "budgets")):
+        for n in names:
+            with open(os.path.join(root, n)) as f:
+                out[os.path.relpath(os.path.join(root, n), d)] = f.read()
+    return out
+
+
+def history(db, *args):
+    return subprocess.run([CLI, "history", f"--db={db}", *args], capture_output=True, text=True,
+                          timeout=60)
 
 
 def merge(d, *files, args=()):
@@ -107,6 +138,59 @@ with tempfile.TemporaryDirectory() as d:
     p = merge(os.path.join(d, "y"), a, bad)
     check(p.returncode == 2 and "bad.json" in p.stderr, f"a bad results file is named: {p.stderr}")
     print(open(os.path.join(agree, "budgets", "any", "gate.ini")).read())
+
+    # The history store: commit 1 is machines a, b, c; commit 2 (newer) is a,
+    # b and the odd one.  Merged from the store, each commit gives exactly the
+    # budgets its files give.
+    c1, c2 = "abc1" + "0" * 36, "abc2" + "0" * 36
+    first = [recommit(f, n + "1", c1, "2026-01-01T00:00:00Z") for f, n in ((a, "a"), (b, "b"), (c, "c"))]
+    second = [recommit(f, n + "2", c2, "2026-02-01T00:00:00Z") for f, n in ((a, "a"), (b, "b"), (odd, "odd"))]
+    db = os.path.join(d, "h.sqlite")
+    p = history(db, "add", *first, *second)
+    check(p.returncode == 0 and "6 results file(s) added" in p.stdout, f"history add: {p.stdout}{p.stderr}")
+    hist1 = os.path.join(d, "hist1")
+    p = merge(hist1, args=(f"--from-history={db}", "--commit=abc1"))
+    check(p.returncode == 0 and "commit abc100000000: 3 run(s)" in p.stdout,
+          f"merge --from-history --commit=abc1: {p.returncode}\n{p.stdout}{p.stderr}")
+    check(budgets(hist1) == budgets(agree),
+          f"commit 1 from the store = its files: {budgets(hist1)} vs {budgets(agree)}")
+    hist2 = os.path.join(d, "hist2")
+    p = merge(hist2, args=(f"--from-history={db}",))
+    check(p.returncode == 1 and "commit abc200000000" in p.stdout and
+          "NOT MERGED any gate.budgeted work calls:gate_step" in p.stdout and
+          re.search(r"\n +21 +odd, kernel .*odd2.json", p.stdout),
+          f"the newest commit by default, its disagreement listed with the files: {p.returncode}\n{p.stdout}")
+    check(budgets(hist2) == budgets(split), "commit 2 from the store = its files")
+    for commit, why in (("abc", "more than one"), ("fff", "no")):
+        p = merge(os.path.join(d, "w"), args=(f"--from-history={db}", f"--commit={commit}"))
+        check(p.returncode == 64 and f"names {why} commit" in p.stderr, f"--commit={commit}: {p.stderr}")
+    p = merge(os.path.join(d, "w"), a, args=(f"--from-history={db}",))
+    check(p.returncode == 64 and "takes no results files" in p.stderr, f"files and a store: {p.stderr}")
+    p = merge(os.path.join(d, "w"), a, args=("--commit=abc1",))
+    check(p.returncode == 64 and "add --from-history" in p.stderr, f"--commit alone: {p.stderr}")
+    p = merge(os.path.join(d, "w"), args=(f"--from-history={d}/missing.sqlite",))
+    check(p.returncode == 2 and "missing.sqlite" in p.stderr and not os.path.exists(f"{d}/missing.sqlite"),
+          f"a missing store is named, not created: {p.stderr}")
+
+    # A schema-1 store (before budget figures were kept) is migrated from the
+    # files' paths; a file that moved is counted, its run left out of merging.
+    old = os.path.join(d, "old.sqlite")
+    shutil.copy(db, old)
+    con = sqlite3.connect(old)
+    con.execute("DROP TABLE budget_checks")
+    con.execute("PRAGMA user_version = 1")
+    con.commit()
+    con.close()
+    os.rename(first[2], first[2] + ".moved")
+    p = history(old, "show", "gate.budgeted")
+    check(p.returncode == 0 and "schema 1 -> 2: budget figures of 5 of 6 results file(s)" in p.stderr
+          and "1 moved, changed or gone" in p.stderr, f"migration: {p.returncode} {p.stderr}")
+    con = sqlite3.connect(old)
+    check(con.execute("PRAGMA user_version").fetchone()[0] == 2, "migrated to schema 2")
+    con.close()
+    p = merge(os.path.join(d, "mig"), args=(f"--from-history={old}", "--commit=abc1"))
+    check(p.returncode == 0 and "2 run(s)" in p.stdout and "(a, b)" in p.stdout and "(a, b, c)" not in p.stdout,
+          f"the migrated store merges the runs it could fill: {p.stdout}{p.stderr}")
 
 print("merge:", "FAILED" if failures else "ok")
 sys.exit(1 if failures else 0)
