@@ -3,19 +3,15 @@
 """The pmcheck command line as a whole: every command of `pmcheck help` has
 a --help page that exits 0, and every usage error exits 64 (PMC_EXIT_USAGE)
 with a message naming the bad input and pointing at --help."""
+import os
 import re
 import subprocess
 import sys
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from checks import check, fail, finish, guarded  # noqa: E402,F401
+
 CLI = sys.argv[1]
-failures = 0
-
-
-def check(ok, what):
-    global failures
-    if not ok:
-        failures += 1
-        print("FAIL:", what)
 
 
 def run(*args):
@@ -61,5 +57,5 @@ for args, said in cases:
 
 v = run("--version")
 check(v.returncode == 0 and v.stdout.startswith("pmcheck "), f"--version: {v.stdout}")
-print(f"{len(commands)} commands, {len(cases)} usage errors checked; {failures} failure(s)")
-sys.exit(1 if failures else 0)
+print(f"{len(commands)} commands, {len(cases)} usage errors checked")
+finish()

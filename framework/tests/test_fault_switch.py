@@ -15,15 +15,11 @@ import subprocess
 import sys
 import tempfile
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from checks import check, fail, failed, finish, guarded  # noqa: E402,F401
+
 FINDING = "breakpoints open but never fire on this machine: a check of 64"
 INJECTED = "(fault injected: PMCHECK_FAULT_CHECKS)"
-failures = []
-
-
-def check(ok, what):
-    if not ok:
-        failures.append(what)
-        print("FAIL " + what)
 
 
 def run_suite(exe, *args):
@@ -94,8 +90,8 @@ def main():
     check(r.returncode == 64 and "not in the command" in r.stderr and "calls:main" in r.stderr,
           "stat refuses mem:SYMBOL with the way out: %d %r" % (r.returncode, r.stderr))
 
-    if failures:
-        sys.exit(1)
+    if failed():
+        finish()
     print("PASS fault.breakpoints_never_fire: conformance %d passed, %d skipped with the switch"
           % (passed, skipped))
 

@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "cli.h"
-#include "harness_int.h"
+#include "tools.h"
 
 int cmd_compare(int argc, char **argv)
 {

@@ -9,8 +9,7 @@
 #include <sys/stat.h>
 
 #include "cli.h"
-#include "harness_int.h"
-#include "util/util_int.h"
+#include "tools.h"
 #if PMCHECK_HAVE_SQLITE
 #include "history.h"
 #endif

@@ -16,8 +16,8 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "tools.h"
 #include "export.h"
-#include "harness_int.h"
 
 /* Read one results file into rs (its cases appended, its environment kept
  * if rs has none yet). */

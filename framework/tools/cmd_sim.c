@@ -4,7 +4,7 @@
 #include <stdio.h>
 
 #include "cli.h"
-#include "harness_int.h"
+#include "tools.h"
 
 /* For a bare callgrind run that simulates the same:
  * env $(pmcheck sim --print-command) PROGRAM */

@@ -22,8 +22,7 @@
 #include <unistd.h>
 
 #include "cli.h"
-#include "harness_int.h"
-#include "util/child.h"
+#include "tools.h"
 
 /* More task-clock in the inherited set than in the command's own: another
  * task ran (a thread or child lives a few microseconds at the least). */

@@ -21,9 +21,8 @@
 #include <pmcheck/pmcheck.h>
 
 #include "cli.h"
+#include "tools.h"
 #include "probe.h"
-#include "harness_int.h"
-#include "util/child.h"
 
 
 static double jnum(json_t *o, const char *k)

@@ -12,7 +12,7 @@
 
 #include <jansson.h>
 
-#include "harness_int.h"
+#include "tools.h"
 
 /* Bencher's limit on a measure slug. */
 #define EXPORT_SLUG_MAX 64

@@ -11,9 +11,8 @@
 #include <sys/stat.h>
 
 #include "cli.h"
-#include "harness_int.h"
+#include "tools.h"
 #include "history.h"
-#include "util/util_int.h"
 
 /* The page's script: every plot from the embedded data, as SVG; nothing
  * fetched.  Marks: regression (up), improvement (down), FAIL (ringed). */

@@ -20,9 +20,8 @@
 #include <sys/stat.h>
 
 #include "cli.h"
-#include "harness_int.h"
+#include "tools.h"
 #include "history.h"
-#include "util/util_int.h"
 
 #define HISTORY_SCHEMA 2
 

@@ -23,15 +23,11 @@ import subprocess
 import sys
 import tempfile
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '../../framework/tests'))
+from checks import check, fail, finish, guarded  # noqa: E402,F401
+
 EXE, CTEST_FILE, CLI, RUNS = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
 SIM_CASES = ["expat.flat", "expat.attrs", "expat.chunked"]
-failures = []
-
-
-def check(cond, what):
-    if not cond:
-        failures.append(what)
-        print("FAIL:", what)
 
 
 def env(**extra):
@@ -183,6 +179,5 @@ if __name__ == "__main__":
     try:
         main()
     except Exception as e:  # noqa: BLE001 - any exception is a failure here
-        failures.append(f"{type(e).__name__}: {e}")
-        print("FAIL:", type(e).__name__, e)
-    sys.exit(1 if failures else 0)
+        fail(f"{type(e).__name__}: {e}")
+    finish()

@@ -11,14 +11,10 @@ import subprocess
 import sys
 import tempfile
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '../../framework/tests'))
+from checks import check, fail, finish, guarded  # noqa: E402,F401
+
 CHECK, CLI = sys.argv[1:3]
-failures = []
-
-
-def check(cond, what):
-    if not cond:
-        failures.append(what)
-        print("FAIL:", what)
 
 
 def t_sim_report():
@@ -87,7 +83,4 @@ def t_perf_here():
 
 
 globals()["t_" + CHECK]()
-if failures:
-    print(f"{len(failures)} check(s) failed")
-    sys.exit(1)
-print("ok")
+finish()

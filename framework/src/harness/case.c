@@ -20,19 +20,6 @@
 
 #include "harness_int.h"
 
-const char *pmc__program;
-
-/* Bounded copy (labels and names are cut at their buffer's size). */
-void pmc__copy_str(char *dst, size_t size, const char *src)
-{
-	size_t n = strlen(src);
-
-	if (n >= size)
-		n = size - 1;
-	memmove(dst, src, n);
-	dst[n] = '\0';
-}
-
 void pmc__effective_options(const struct pmc_test_def *def, unsigned reps, double timeout,
 			    struct pmc_test_options *out)
 {
@@ -98,96 +85,6 @@ bool pmc__case_runs_on_sim(const struct pmc_test_def *def)
 	}
 	free(specs);
 	return ok;
-}
-
-/* ---- immediate endings --------------------------------------------------------- */
-
-static __attribute__((noreturn)) void end_case(struct pmc_test *t, enum pmc_verdict v,
-					       const char *prefix, const char *fmt, va_list ap)
-{
-	size_t len;
-
-	snprintf(t->reason, sizeof(t->reason), "%s", prefix);
-	len = strlen(t->reason);
-	vsnprintf(t->reason + len, sizeof(t->reason) - len, fmt, ap);
-	t->verdict = v;
-	if (!t->jump_armed) {
-		/* Called outside a running case (a bug in the caller): there is
-		 * nowhere to return to. */
-		fprintf(stderr, "pmcheck: %s outside a running case: %s\n", pmc_verdict_name(v),
-			t->reason);
-		abort();
-	}
-	longjmp(t->jump, 1);
-}
-
-void pmc_test_skip(struct pmc_test *t, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	end_case(t, PMC_SKIP, "", fmt, ap);
-}
-
-void pmc_test_fail(struct pmc_test *t, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	end_case(t, PMC_FAIL, "", fmt, ap);
-}
-
-void pmc_test_error(struct pmc_test *t, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	end_case(t, PMC_ERROR, "", fmt, ap);
-}
-
-void pmc__check_failed(struct pmc_test *t, const char *file, int line, const char *fmt, ...)
-{
-	char prefix[512];
-	va_list ap;
-
-	snprintf(prefix, sizeof(prefix), "%s:%d: ", pmc__file_part(file), line);
-	va_start(ap, fmt);
-	end_case(t, PMC_FAIL, prefix, fmt, ap);
-}
-
-void pmc_test_known_issue(struct pmc_test *t, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(t->known_issue, sizeof(t->known_issue), fmt, ap);
-	va_end(ap);
-}
-
-void pmc_test_note(struct pmc_test *t, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (t->nnotes >= PMC__MAX_NOTES)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(t->notes[t->nnotes++], sizeof(t->notes[0]), fmt, ap);
-	va_end(ap);
-}
-
-void *pmc_test_data(struct pmc_test *t)
-{
-	return t->data;
-}
-
-int pmc_test_rep(const struct pmc_test *t)
-{
-	return t->rep;
-}
-
-enum pmc_backend pmc_test_backend(const struct pmc_test *t)
-{
-	return t->backend;
 }
 
 /* ---- events ---------------------------------------------------------------------- */
@@ -361,8 +258,6 @@ static void run_phases(struct pmc_test *t)
 					      sizeof(t->reason));
 	t->verdict_from_checks = true;
 }
-
-double pmc__layout_per_call = PMC__LAYOUT_PER_CALL;
 
 static bool defer_close;
 static struct pmc_counters *deferred_set; /* reachable: not a leak at exit */

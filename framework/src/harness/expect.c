@@ -2,7 +2,7 @@
 /*
  * Expectations: the API that declares them (pmc_test_expect, figures,
  * judged at once), and where a case's budgets come from: the budget
- * source the runner installs (the hwdb, gate.c), looked up under this
+ * source the runner installs (the hwdb, below), looked up under this
  * CPU's signature or, on the sim backend, the sim profile key.  The
  * judging itself is judge.c.
  */
@@ -26,6 +26,74 @@ void pmc_harness_set_budget_source(const struct pmc_budget_source *src)
 const struct pmc_budget_source *pmc__budget_source(void)
 {
 	return budget_source;
+}
+
+/* ---- hwdb as budget source --------------------------------------------------------- */
+
+static struct pmc_hwdb *gate_db;
+static struct pmc_budget_source gate_source;
+static const char *const *gate_dirs;
+static size_t gate_ndirs;
+
+/* The hwdb is opened at the first lookup when setup was lazy. */
+static int hwdb_lookup(void *ctx, const struct pmc_budget_key *key, struct pmc_budget *out,
+		       struct pmc_error *err)
+{
+	(void)ctx;
+	if (!gate_db) {
+		int rc = pmc_hwdb_open(&gate_db, gate_dirs, gate_ndirs, err);
+
+		if (rc)
+			return rc;
+	}
+	return pmc_hwdb_budget(gate_db, key, out, err);
+}
+
+static size_t hwdb_suite_keys(void *ctx, const char *backend, const char *suite,
+			      char keys[][PMC_HWDB_KEY_MAX], size_t max)
+{
+	struct pmc_error err;
+
+	(void)ctx;
+	if (!gate_db && pmc_hwdb_open(&gate_db, gate_dirs, gate_ndirs, &err))
+		return 0;
+	return pmc_hwdb_suite_keys(gate_db, backend, suite, keys, max);
+}
+
+const char *pmc__hwdb_first_dir(void)
+{
+	return gate_ndirs ? gate_dirs[0] : NULL;
+}
+
+int pmc__hwdb_setup(const char *const *dirs, size_t n, bool lazy, struct pmc_error *err)
+{
+	gate_dirs = dirs;
+	gate_ndirs = n;
+	if (!lazy) {
+		int rc = pmc_hwdb_open(&gate_db, dirs, n, err);
+
+		if (rc)
+			return rc;
+	}
+	gate_source.lookup = hwdb_lookup;
+	gate_source.suite_keys = hwdb_suite_keys;
+	gate_source.ctx = NULL;
+	if (!pmc__budget_source())
+		pmc_harness_set_budget_source(&gate_source);
+	return 0;
+}
+
+struct pmc_hwdb *pmc__hwdb(void)
+{
+	return gate_db;
+}
+
+void pmc__hwdb_teardown(void)
+{
+	if (pmc__budget_source() == &gate_source)
+		pmc_harness_set_budget_source(NULL);
+	pmc_hwdb_free(gate_db);
+	gate_db = NULL;
 }
 
 /* ---- expectations ------------------------------------------------------------------ */

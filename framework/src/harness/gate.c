@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Gates: the hwdb as the runner's budget source, calibration (recording
- * budgets from measurements), and the budgets of cases that did not run.
+ * Gates: calibration (recording budgets from measurements) and the budgets
+ * of cases that did not run.  The hwdb as the runner's budget source is
+ * expect.c.
  * The baseline comparison is compare.c.
  */
 #define _GNU_SOURCE
@@ -16,74 +17,6 @@
 #include <pmcheck/pmcheck.h>
 
 #include "harness_int.h"
-
-/* ---- hwdb as budget source --------------------------------------------------------- */
-
-static struct pmc_hwdb *gate_db;
-static struct pmc_budget_source gate_source;
-static const char *const *gate_dirs;
-static size_t gate_ndirs;
-
-/* The hwdb is opened at the first lookup when setup was lazy. */
-static int hwdb_lookup(void *ctx, const struct pmc_budget_key *key, struct pmc_budget *out,
-		       struct pmc_error *err)
-{
-	(void)ctx;
-	if (!gate_db) {
-		int rc = pmc_hwdb_open(&gate_db, gate_dirs, gate_ndirs, err);
-
-		if (rc)
-			return rc;
-	}
-	return pmc_hwdb_budget(gate_db, key, out, err);
-}
-
-static size_t hwdb_suite_keys(void *ctx, const char *backend, const char *suite,
-			      char keys[][PMC_HWDB_KEY_MAX], size_t max)
-{
-	struct pmc_error err;
-
-	(void)ctx;
-	if (!gate_db && pmc_hwdb_open(&gate_db, gate_dirs, gate_ndirs, &err))
-		return 0;
-	return pmc_hwdb_suite_keys(gate_db, backend, suite, keys, max);
-}
-
-const char *pmc__hwdb_first_dir(void)
-{
-	return gate_ndirs ? gate_dirs[0] : NULL;
-}
-
-int pmc__hwdb_setup(const char *const *dirs, size_t n, bool lazy, struct pmc_error *err)
-{
-	gate_dirs = dirs;
-	gate_ndirs = n;
-	if (!lazy) {
-		int rc = pmc_hwdb_open(&gate_db, dirs, n, err);
-
-		if (rc)
-			return rc;
-	}
-	gate_source.lookup = hwdb_lookup;
-	gate_source.suite_keys = hwdb_suite_keys;
-	gate_source.ctx = NULL;
-	if (!pmc__budget_source())
-		pmc_harness_set_budget_source(&gate_source);
-	return 0;
-}
-
-struct pmc_hwdb *pmc__hwdb(void)
-{
-	return gate_db;
-}
-
-void pmc__hwdb_teardown(void)
-{
-	if (pmc__budget_source() == &gate_source)
-		pmc_harness_set_budget_source(NULL);
-	pmc_hwdb_free(gate_db);
-	gate_db = NULL;
-}
 
 /* ---- calibration -------------------------------------------------------------------- */
 
@@ -102,7 +35,7 @@ int pmc__calibration_key(const char *backend, const char *choice, char *key, siz
 	if (!choice || !*choice) {
 		char model[PMC_HWDB_KEY_MAX];
 
-		level = pmc_hwdb_key_at(gate_db, backend, cpu.signature, PMC_HWDB_MODEL, model,
+		level = pmc_hwdb_key_at(pmc__hwdb(), backend, cpu.signature, PMC_HWDB_MODEL, model,
 					sizeof(model)) == 0 ? PMC_HWDB_MODEL : PMC_HWDB_SIGNATURE;
 		choice = names[level];
 	}
@@ -113,7 +46,7 @@ int pmc__calibration_key(const char *backend, const char *choice, char *key, siz
 		snprintf(why, why_size, "--calibrate-key=%s: expected signature, model, vendor, arch or any", choice);
 		return -EINVAL;
 	}
-	rc = pmc_hwdb_key_at(gate_db, backend, cpu.signature, (enum pmc_hwdb_level)level, key, size);
+	rc = pmc_hwdb_key_at(pmc__hwdb(), backend, cpu.signature, (enum pmc_hwdb_level)level, key, size);
 	if (rc == -ENOENT && level == PMC_HWDB_SIGNATURE)
 		snprintf(why, why_size, "no budget key for CPU signature \"%s\"", cpu.signature);
 	else if (rc == -ENOENT && level == PMC_HWDB_MODEL)
@@ -261,7 +194,7 @@ int pmc__calibrate_case(const struct pmc__result *runs, size_t nruns,
 	bool have_model;
 
 	pmc_cpu_identify(&cpu);
-	have_model = pmc_hwdb_match(gate_db, cpu.signature, &m, &model) == 0;
+	have_model = pmc_hwdb_match(pmc__hwdb(), cpu.signature, &m, &model) == 0;
 	/* Another program's budgets for a suite of the same name stay its own. */
 	if (pmc__calibration_owner(cal->dir, cal->key, first->suite, out) ||
 	    pmc__calibration_owner(cal->dir, "any", first->suite, out))
@@ -451,14 +384,14 @@ int pmc__budgets_not_run(const struct pmc__results *run, const char *backend, FI
 	struct pmc_cpu_id cpu;
 	size_t nkeys, k, d, i, c, problems = 0;
 
-	if (!gate_db || pmc__ncases() == 0)
+	if (!pmc__hwdb() || pmc__ncases() == 0)
 		return 0;
 	if (!strcmp(backend, "sim")) {
 		pmc__sim_profile_key(pmc__case(0), keys[0], sizeof(keys[0]));
 		nkeys = 1;
 	} else {
 		pmc_cpu_identify(&cpu);
-		nkeys = pmc_hwdb_keys(gate_db, backend, cpu.signature, keys, PMC_HWDB_MAX_KEYS);
+		nkeys = pmc_hwdb_keys(pmc__hwdb(), backend, cpu.signature, keys, PMC_HWDB_MAX_KEYS);
 	}
 	for (c = 0; c < pmc__ncases(); c++) {
 		const char *suite = pmc__case(c)->suite;
@@ -470,10 +403,10 @@ int pmc__budgets_not_run(const struct pmc__results *run, const char *backend, FI
 		if (!first)
 			continue;
 		for (k = 0; k < nkeys; k++) {
-			for (d = 0; d < pmc_hwdb_ndirs(gate_db); d++) {
+			for (d = 0; d < pmc_hwdb_ndirs(pmc__hwdb()); d++) {
 				struct section_seen s = { 0 };
 
-				snprintf(path, sizeof(path), "%s/budgets/%s/%s.ini", pmc_hwdb_dir(gate_db, d),
+				snprintf(path, sizeof(path), "%s/budgets/%s/%s.ini", pmc_hwdb_dir(pmc__hwdb(), d),
 					 keys[k], suite);
 				if (budget_sections(path, &s) == 0) {
 					for (i = 0; i < s.n; i++) {

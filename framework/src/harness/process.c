@@ -368,7 +368,7 @@ static void run_forked(struct runner *r, const struct pmc_test_def *d,
 	int outfd = make_memfd("pmcheck-output"), resfd = make_memfd("pmcheck-result");
 	int done = -1;
 	struct pmc__child c;
-	double t0 = pmc__runner_now();
+	double t0 = pmc__child_now();
 	char reason[1024], *out = NULL;
 	size_t out_total = 0;
 	int status = 0, wait_rc;
@@ -466,7 +466,7 @@ static void run_forked(struct runner *r, const struct pmc_test_def *d,
 		free(text);
 	}
 out:
-	*seconds = pmc__runner_now() - t0;
+	*seconds = pmc__child_now() - t0;
 	if (outfd >= 0)
 		out = slurp_fd(outfd, OUTPUT_KEEP, &out_total);
 	if (out && *out) {
@@ -564,13 +564,13 @@ void pmc__run_one(struct runner *r, const struct pmc_test_def *d, double *second
 	 * backend every other case is a fresh process anyway. */
 	if ((d->opt.backends && !(d->opt.backends & r->backend)) ||
 	    (r->no_fork && r->backend != PMC_BACKEND_SIM)) {
-		double t0 = pmc__runner_now();
+		double t0 = pmc__child_now();
 
 		alarm((unsigned)ceil(o.timeout));
 		if (pmc__run_case(d, &o, r->backend, r->strict, res))
 			error_result(d, "out of memory building the result", res);
 		alarm(0);
-		*seconds = pmc__runner_now() - t0;
+		*seconds = pmc__child_now() - t0;
 	} else {
 		run_forked(r, d, &o, seconds, res);
 		attribute_by_sampling(r, d, &o, res);

@@ -423,39 +423,6 @@ static char *explain_provenance(const struct pmc__result *r, const char *budget_
 	return text;
 }
 
-static char *joined(const char *a, const char *b)
-{
-	char *s = NULL;
-
-	return asprintf(&s, "%s%s", a, b) < 0 ? NULL : s;
-}
-
-int pmc__check_explain(struct pmc__result *r, struct pmc__check_rec *cr, const char *why)
-{
-	size_t len = strlen(cr->message);
-	char *m = NULL;
-
-	/* The check's words end in a full stop before the explanation. */
-	if (asprintf(&m, "%s%s%s", cr->message, len && cr->message[len - 1] != '.' ? "." : "",
-		     why) < 0)
-		return -1;
-	/* The case's reason quotes the first failed check: the explanation
-	 * goes right after the check's own words, so the reason still reads
-	 * as that check's. */
-	if (r->reason && !strncmp(r->reason, cr->message, strlen(cr->message))) {
-		char *rr = joined(m, r->reason + strlen(cr->message));
-
-		if (!rr) {
-			free(m);
-			return -1;
-		}
-		free(r->reason);
-		r->reason = rr;
-	}
-	free(cr->message);
-	cr->message = m;
-	return 0;
-}
 
 /* The case's result record: everything the reports, calibration and
  * comparison need, built here and nowhere else. */

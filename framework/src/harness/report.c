@@ -182,30 +182,6 @@ json_t *pmc__results_doc(const struct pmc__results *rs, const struct pmc__run_in
 	return doc;
 }
 
-int pmc__write_json(const char *path, json_t *doc)
-{
-	char *text = json_dumps(doc, JSON_INDENT(2));
-	size_t len;
-	int rc;
-
-	if (!text)
-		return -ENOMEM;
-	len = strlen(text);
-	text[len] = '\0';
-	{
-		char *t2 = realloc(text, len + 2);
-
-		if (t2) {
-			text = t2;
-			text[len++] = '\n';
-			text[len] = '\0';
-		}
-	}
-	rc = pmc_write_file_atomic(path, text, len);
-	free(text);
-	return rc;
-}
-
 /* ---- JUnit ---------------------------------------------------------------------------- */
 
 struct buf {

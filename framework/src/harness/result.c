@@ -67,20 +67,6 @@ int pmc__verdict_from_name(const char *s)
 	return -1;
 }
 
-const char *pmc__file_part(const char *path)
-{
-	const char *slash = strrchr(path, '/');
-
-	return slash ? slash + 1 : path;
-}
-
-const char *pmc__jstr(json_t *o, const char *key)
-{
-	const char *s = json_string_value(json_object_get(o, key));
-
-	return s ? s : "";
-}
-
 /* ---- release ------------------------------------------------------------------------- */
 
 void pmc__result_release(struct pmc__result *r)
@@ -370,4 +356,38 @@ oom:
 	json_decref(checks);
 	json_decref(notes);
 	return NULL;
+}
+
+static char *joined(const char *a, const char *b)
+{
+	char *s = NULL;
+
+	return asprintf(&s, "%s%s", a, b) < 0 ? NULL : s;
+}
+
+int pmc__check_explain(struct pmc__result *r, struct pmc__check_rec *cr, const char *why)
+{
+	size_t len = strlen(cr->message);
+	char *m = NULL;
+
+	/* The check's words end in a full stop before the explanation. */
+	if (asprintf(&m, "%s%s%s", cr->message, len && cr->message[len - 1] != '.' ? "." : "",
+		     why) < 0)
+		return -1;
+	/* The case's reason quotes the first failed check: the explanation
+	 * goes right after the check's own words, so the reason still reads
+	 * as that check's. */
+	if (r->reason && !strncmp(r->reason, cr->message, strlen(cr->message))) {
+		char *rr = joined(m, r->reason + strlen(cr->message));
+
+		if (!rr) {
+			free(m);
+			return -1;
+		}
+		free(r->reason);
+		r->reason = rr;
+	}
+	free(cr->message);
+	cr->message = m;
+	return 0;
 }

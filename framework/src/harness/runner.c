@@ -88,14 +88,6 @@ static const char usage_text[] =
 	"exit status: 0 all passed, 1 a case failed, 2 a case could not run (error),\n"
 	"3 regression, 4 inconclusive (partial counts), 64 usage, 77 all skipped.\n";
 
-double pmc__runner_now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 static int parse_args(struct runner *r, int argc, char **argv)
 {
 	enum { O_LIST = 256, O_FILTER, O_REPEAT, O_TIMEOUT, O_BACKEND, O_STRICT, O_EXACT_LAYOUT, O_SIM_FULL, O_NOFORK,
@@ -415,7 +407,7 @@ int pmc_main(int argc, char **argv)
 	size_t i, total = 0, idx = 0;
 	struct pmc__results run = { 0 };
 	json_t *doc, *summary;
-	double t0 = pmc__runner_now();
+	double t0 = pmc__child_now();
 	int rc, status = PMC_EXIT_PASS;
 
 	rc = parse_args(&r, argc, argv);
@@ -523,7 +515,7 @@ int pmc_main(int argc, char **argv)
 	run.environment = pmc__environment(r.backend == PMC_BACKEND_SIM ? "sim" : "perf");
 	summary = pmc__summary(&run);
 	if (!r.tap)
-		pmc__print_summary(stdout, summary, pmc__runner_now() - t0);
+		pmc__print_summary(stdout, summary, pmc__child_now() - t0);
 	else
 		printf("# %s\n", json_string_value(json_object_get(summary, "line")));
 	json_decref(summary);
@@ -535,7 +527,7 @@ int pmc_main(int argc, char **argv)
 	}
 	{
 		struct pmc__run_info info = { r.prog, r.backend == PMC_BACKEND_SIM ? "sim" : "perf",
-					      argc, argv, pmc__runner_now() - t0 };
+					      argc, argv, pmc__child_now() - t0 };
 
 		doc = pmc__results_doc(&run, &info);
 	}
@@ -544,7 +536,7 @@ int pmc_main(int argc, char **argv)
 		status = PMC_EXIT_ERROR;
 	}
 	if (r.junit_path) {
-		char *xml = pmc__junit(&run, r.prog, pmc__runner_now() - t0);
+		char *xml = pmc__junit(&run, r.prog, pmc__child_now() - t0);
 		int wrc = xml ? pmc_write_file_atomic(r.junit_path, xml, strlen(xml)) : -ENOMEM;
 
 		if (wrc) {

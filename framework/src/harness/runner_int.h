@@ -37,8 +37,6 @@ struct runner {
 	int request_fd, result_fd;
 };
 
-/* Monotonic seconds. */
-double pmc__runner_now(void);
 
 /* process.c: run case d as the runner is set up to (forked, or in this
  * process with --no-fork); *seconds its duration. */

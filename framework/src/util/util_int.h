@@ -48,11 +48,7 @@ PMC_API int pmc__read_text(const char *path, char *buf, size_t size);
 /* Read a file holding one integer (decimal or 0x hex): 0 or -errno. */
 int pmc__read_u64(const char *path, uint64_t *out);
 
-/* The whole file, NUL-terminated, in a malloc'd *text: 0 or -errno.
- * Exported for the harness (not public API). */
-PMC_API int pmc__read_file(const char *path, char **text, size_t *len);
-
-/* mkdir -p with mode 0755: 0 or -errno. */
-PMC_API int pmc__mkdir_p(const char *path);
+/* pmc__read_file, pmc__mkdir_p: exported for the harness and the CLI. */
+#include "file.h"
 
 #endif

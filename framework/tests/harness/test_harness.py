@@ -15,6 +15,9 @@ import tempfile
 import time
 import xml.etree.ElementTree as ET
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..'))
+from checks import check, fail, finish, guarded  # noqa: E402,F401
+
 CHECK, EXE, CLI, SCHEMA = sys.argv[1:5]
 HAS_HW_PMU = any(
     os.path.exists(os.path.join("/sys/bus/event_source/devices", d, f))
@@ -54,14 +57,6 @@ EXPECTED = {
     "threads.calls_refused": ("SKIP", 77),
     "repeat.samples": ("PASS", 0),
 }
-
-failures = []
-
-
-def check(cond, what):
-    if not cond:
-        failures.append(what)
-        print("FAIL:", what)
 
 
 def run(*args, env=None, timeout=120):
@@ -478,9 +473,7 @@ if __name__ == "__main__":
         CHECKS[CHECK]()
     except (AssertionError, KeyError, subprocess.TimeoutExpired, ET.ParseError,
             json.JSONDecodeError) as e:
-        failures.append(repr(e))
-        print("FAIL:", repr(e))
+        fail(repr(e))
     except Exception as e:  # jsonschema.ValidationError and the like
-        failures.append(f"{type(e).__name__}: {e}")
-        print("FAIL:", type(e).__name__, str(e)[:2000])
-    sys.exit(1 if failures else 0)
+        fail(f"{type(e).__name__}: {e}")
+    finish()

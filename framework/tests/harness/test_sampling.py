@@ -12,6 +12,9 @@ import sys
 import tempfile
 import xml.etree.ElementTree as ET
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..'))
+from checks import check, fail, finish, guarded  # noqa: E402,F401
+
 CLI, BEFORE, AFTER = sys.argv[1:4]
 # The two builds are one program rebuilt: the same file name, as a project's
 # target keeps its name (budgets are the calibrating program's own).
@@ -22,14 +25,6 @@ for _side in ("before", "after"):
 BEFORE, AFTER = (os.path.join(_builds, s, "sample_work") for s in ("before", "after"))
 SCHEMA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "schema",
                       "results.schema.json")
-failures = 0
-
-
-def check(ok, what):
-    global failures
-    if not ok:
-        failures += 1
-        print("FAIL:", what)
 
 
 def run(args, timeout=120):
@@ -148,5 +143,4 @@ with tempfile.TemporaryDirectory() as d:
     p = run([AFTER, "--filter=sample.instructions"])
     print(p.stdout.strip().splitlines()[0] if p.stdout.strip() else p.stderr)
 
-print("harness.sampling:", "FAILED" if failures else "ok")
-sys.exit(1 if failures else 0)
+finish("harness.sampling")

@@ -11,15 +11,10 @@ import subprocess
 import sys
 import tempfile
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..'))
+from checks import check, fail, finish, guarded  # noqa: E402,F401
+
 CLI, SUITE = sys.argv[1:3]
-failures = 0
-
-
-def check(ok, what):
-    global failures
-    if not ok:
-        failures += 1
-        print("FAIL:", what)
 
 
 def run(*args, **kw):
@@ -95,5 +90,4 @@ with tempfile.TemporaryDirectory() as d:
     p = run("frobnicate")
     check(p.returncode == 64, p.stderr)
 
-print("history:", "FAILED" if failures else "ok")
-sys.exit(1 if failures else 0)
+finish("history")

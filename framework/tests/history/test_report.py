@@ -16,16 +16,11 @@ import subprocess
 import sys
 import tempfile
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..'))
+from checks import check, fail, finish, guarded  # noqa: E402,F401
+
 CLI, INCLUDE, LIBDIR, MAIN_LIB = sys.argv[1:5]
 SHOT = os.environ.get("PMCHECK_REPORT_SCREENSHOT")
-failures = 0
-
-
-def check(ok, what):
-    global failures
-    if not ok:
-        failures += 1
-        print("FAIL:", what)
 
 
 if os.environ.get("PMCHECK_TEST_SANITIZED") == "1":
@@ -187,5 +182,4 @@ with tempfile.TemporaryDirectory() as d:
                         "--window-size=960,720", f"--screenshot={SHOT}", "file://" + page],
                        capture_output=True, timeout=120)
 
-print("report:", "FAILED" if failures else "ok")
-sys.exit(1 if failures else 0)
+finish("report")

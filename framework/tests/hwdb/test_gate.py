@@ -13,14 +13,10 @@ import subprocess
 import sys
 import tempfile
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..'))
+from checks import check, fail, finish, guarded  # noqa: E402,F401
+
 CHECK, EXE, CLI = sys.argv[1:4]
-failures = []
-
-
-def check(cond, what):
-    if not cond:
-        failures.append(what)
-        print("FAIL:", what)
 
 
 def run(*args, extra=None, env=None):
@@ -533,6 +529,5 @@ if __name__ == "__main__":
     try:
         CHECKS[CHECK]()
     except Exception as e:  # noqa: BLE001 - any exception is a failure here
-        failures.append(f"{type(e).__name__}: {e}")
-        print("FAIL:", type(e).__name__, e)
-    sys.exit(1 if failures else 0)
+        fail(f"{type(e).__name__}: {e}")
+    finish()

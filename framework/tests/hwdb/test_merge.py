@@ -16,15 +16,10 @@ import subprocess
 import sys
 import tempfile
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..'))
+from checks import check, fail, finish, guarded  # noqa: E402,F401
+
 SUITE, CLI = sys.argv[1:3]
-failures = 0
-
-
-def check(ok, what):
-    global failures
-    if not ok:
-        failures += 1
-        print("FAIL:", what)
 
 
 def machine(d, name, signature, extra=None):
@@ -192,5 +187,4 @@ with tempfile.TemporaryDirectory() as d:
     check(p.returncode == 0 and "2 run(s)" in p.stdout and "(a, b)" in p.stdout and "(a, b, c)" not in p.stdout,
           f"the migrated store merges the runs it could fill: {p.stdout}{p.stderr}")
 
-print("merge:", "FAILED" if failures else "ok")
-sys.exit(1 if failures else 0)
+finish("merge")

@@ -11,6 +11,9 @@ import sys
 import tempfile
 import xml.etree.ElementTree as ET
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..'))
+from checks import check, fail, finish, guarded  # noqa: E402,F401
+
 CLI, BEFORE, AFTER = sys.argv[1:4]
 # The two builds are one program rebuilt: the same file name, as a project's
 # target keeps its name (budgets are the calibrating program's own).
@@ -19,14 +22,6 @@ for _side in ("before", "after"):
     os.mkdir(os.path.join(_builds, _side))
     shutil.copy2(BEFORE if _side == "before" else AFTER, os.path.join(_builds, _side, "attr_work"))
 BEFORE, AFTER = (os.path.join(_builds, s, "attr_work") for s in ("before", "after"))
-failures = 0
-
-
-def check(ok, what):
-    global failures
-    if not ok:
-        failures += 1
-        print("FAIL:", what)
 
 
 if os.environ.get("PMCHECK_TEST_SANITIZED") == "1":
@@ -120,5 +115,4 @@ with tempfile.TemporaryDirectory() as d:
           any(f"attr_middle +{grew}" in c["message"] for c in case["checks"]),
           f"the record's reason and check carry it: {case.get('reason')}")
 
-print(f"{failures} failure(s)")
-sys.exit(1 if failures else 0)
+finish()

@@ -13,14 +13,10 @@ import subprocess
 import sys
 import tempfile
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..'))
+from checks import check, fail, finish, guarded  # noqa: E402,F401
+
 CHECK, KERNELS, EXAMPLES, CLI, COST = sys.argv[1:6]
-failures = []
-
-
-def check(cond, what):
-    if not cond:
-        failures.append(what)
-        print("FAIL:", what)
 
 
 def env_for(extra=None, path=None):
@@ -256,7 +252,4 @@ if shutil.which("valgrind") is None and CHECK != "no_valgrind":
     print("SKIP: valgrind is not installed (ci/setup installs it)")
     sys.exit(77)
 globals()["t_" + CHECK]()
-if failures:
-    print(f"{len(failures)} check(s) failed")
-    sys.exit(1)
-print("ok")
+finish()

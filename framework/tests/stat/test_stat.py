@@ -8,21 +8,16 @@ import subprocess
 import sys
 import tempfile
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..'))
+from checks import check, fail, finish, guarded  # noqa: E402,F401
+
 CLI, WORK, SCHEMA = sys.argv[1], sys.argv[2], sys.argv[3]
-failures = 0
 EVENTS = "page-faults,calls:malloc,calls:stat_work_step"
 SANITIZED = os.environ.get("PMCHECK_TEST_SANITIZED") == "1"
 # LeakSanitizer stops the world at exit with a tracer task of its own: that
 # is another task, and the mark for it would be right; and ASan's shadow
 # memory takes page faults of its own.  Leak checks off; faults unjudged.
 os.environ["ASAN_OPTIONS"] = os.environ.get("ASAN_OPTIONS", "") + ":detect_leaks=0"
-
-
-def check(ok, what):
-    global failures
-    if not ok:
-        failures += 1
-        print("FAIL:", what)
 
 
 def stat(d, name, *args, events=EVENTS, extra=()):
@@ -127,5 +122,4 @@ with tempfile.TemporaryDirectory() as d:
             check(on_sim[e]["values"] == on_perf[e]["values"] and on_sim[e]["min"] > 0,
                   f"{e}: sim {on_sim[e]['values']} = perf {on_perf[e]['values']}")
 
-print(f"{failures} failure(s)")
-sys.exit(1 if failures else 0)
+finish()

@@ -1,0 +1,153 @@
+#!/usr/bin/env python3
+"""Who may call whom, read from the built objects (nm), not from intentions.
+
+  test_layers.py harness OBJECT...
+      The harness's files call one another without a circle: the graph of
+      "file A uses a symbol file B defines" is acyclic.  A circle is printed
+      with the symbols on each of its edges.
+
+  test_layers.py tools SOURCE_DIR CLI_OBJECT_DIR
+      The pmcheck command is a client of the library's interface: its
+      sources include the public headers and, of the library's private
+      ones, only the tools' interface (src/harness/tools.h, with
+      src/util/child.h and src/util/file.h, which it includes); every
+      pmc__ symbol its objects use from the library is declared there.
+"""
+import collections
+import glob
+import os
+import re
+import subprocess
+import sys
+
+# The command's own headers (framework/tools) and the probes' (a library of
+# its own, probes/).
+TOOLS_LOCAL = {"cli.h", "history.h", "export.h", "probe.h"}
+TOOLS_INTERFACE = ("framework/src/harness/tools.h", "framework/src/util/child.h",
+                   "framework/src/util/file.h", "probes/probe.h")
+
+
+def symbols(obj):
+    defined, used = set(), set()
+    out = subprocess.run(["nm", obj], capture_output=True, text=True, check=True).stdout
+    for line in out.splitlines():
+        parts = line.split()
+        if len(parts) == 3 and parts[1] in "TDBRVW":
+            defined.add(parts[2])
+        elif len(parts) == 2 and parts[0] == "U":
+            used.add(parts[1])
+    return defined, used
+
+
+def unit(obj):
+    name = os.path.basename(obj)
+    return re.sub(r"\.(c|cpp)\.o$|\.o$", "", name)
+
+
+def cycles(graph):
+    """Strongly connected components of more than one node (Tarjan)."""
+    index, low, stack, on, out = {}, {}, [], set(), []
+    counter = [0]
+
+    def visit(v):
+        index[v] = low[v] = counter[0]
+        counter[0] += 1
+        stack.append(v)
+        on.add(v)
+        for w in sorted(graph[v]):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = []
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                comp.append(w)
+                if w == v:
+                    break
+            if len(comp) > 1:
+                out.append(sorted(comp))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return out
+
+
+def harness(objs):
+    defs, uses = {}, {}
+    for o in objs:
+        defs[unit(o)], uses[unit(o)] = symbols(o)
+    owner = {s: u for u, ss in defs.items() for s in ss}
+    graph = collections.defaultdict(set)
+    edge = collections.defaultdict(set)
+    for u, ss in uses.items():
+        graph[u]
+        for s in ss:
+            if s in owner and owner[s] != u:
+                graph[u].add(owner[s])
+                edge[(u, owner[s])].add(s)
+    for u in sorted(graph):
+        print("%-12s -> %s" % (u, " ".join(sorted(graph[u])) or "(nothing of the harness)"))
+    found = cycles(graph)
+    for comp in found:
+        print("FAIL: these files call one another in a circle: %s" % ", ".join(comp))
+        for (a, b), ss in sorted(edge.items()):
+            if a in comp and b in comp:
+                print("    %s -> %s: %s" % (a, b, ", ".join(sorted(ss))))
+    print("%d files, %d circles" % (len(graph), len(found)))
+    return 1 if found or len(graph) < 10 else 0
+
+
+def tools(src, objdir):
+    failures = 0
+    sources = sorted(glob.glob(os.path.join(src, "framework/tools/*.[ch]")))
+    for path in sources:
+        with open(path, encoding="utf-8") as f:
+            for no, line in enumerate(f, 1):
+                m = re.match(r'\s*#\s*include\s+"([^"]+)"', line)
+                if m and os.path.basename(m.group(1)) not in TOOLS_LOCAL | {"tools.h"}:
+                    print('FAIL: %s:%d: includes "%s": the command uses the public headers and '
+                          'tools.h, not the library\'s insides' % (os.path.relpath(path, src), no,
+                                                                   m.group(1)))
+                    failures += 1
+    declared = ""
+    for h in TOOLS_INTERFACE:
+        with open(os.path.join(src, h), encoding="utf-8") as f:
+            declared += f.read()
+    for h in glob.glob(os.path.join(src, "framework/include/pmcheck/*.h")):
+        with open(h, encoding="utf-8") as f:
+            declared += f.read()
+    objs = sorted(glob.glob(os.path.join(objdir, "**", "*.o"), recursive=True))
+    own, used = set(), set()
+    for o in objs:
+        d, u = symbols(o)
+        own |= d
+        used |= u
+    private = sorted(s for s in used - own if s.startswith("pmc__"))
+    for s in private:
+        if not re.search(r"\b%s\b" % re.escape(s), declared):
+            print("FAIL: the command uses %s, which the tools' interface does not declare" % s)
+            failures += 1
+    print("%d sources, %d objects, %d private symbols used, all from the tools' interface: %s"
+          % (len(sources), len(objs), len(private), "no" if failures else "yes"))
+    if not objs or not sources:
+        print("FAIL: nothing to check (objects in %s?)" % objdir)
+        return 1
+    return 1 if failures else 0
+
+
+def main():
+    if len(sys.argv) >= 3 and sys.argv[1] == "harness":
+        return harness(sys.argv[2:])
+    if len(sys.argv) == 4 and sys.argv[1] == "tools":
+        return tools(sys.argv[2], sys.argv[3])
+    print(__doc__, file=sys.stderr)
+    return 64
+
+
+if __name__ == "__main__":
+    sys.exit(main())
