@@ -460,8 +460,18 @@ int history_merge(sqlite3 *db, const char *dbpath, const struct pmc__merge *m, c
 	int status = 0, commits = 0;
 
 	if (!chosen) {
-		fprintf(stderr, "pmcheck hwdb merge: %s: no run with a git commit in the history; history add results files first\n",
-			dbpath);
+		long total = 0;
+
+		if (sqlite3_prepare_v2(db, "SELECT count(*) FROM runs", -1, &st, NULL) == SQLITE_OK &&
+		    sqlite3_step(st) == SQLITE_ROW)
+			total = (long)sqlite3_column_int64(st, 0);
+		sqlite3_finalize(st);
+		if (total)
+			fprintf(stderr, "pmcheck hwdb merge: %s: none of its %ld run(s) names a git commit, and merging pools one commit's runs; results carry one when the suite runs in a git checkout or with PMCHECK_GIT_COMMIT (or GITHUB_SHA, CI_COMMIT_SHA) set; merge the results files instead\n",
+				dbpath, total);
+		else
+			fprintf(stderr, "pmcheck hwdb merge: %s: the history holds no runs; pmcheck history add results files first\n",
+				dbpath);
 		return PMC_EXIT_FAIL;
 	}
 	/* A prefix names one commit, or it is refused. */

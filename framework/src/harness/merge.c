@@ -3,7 +3,8 @@
  * pmcheck hwdb merge: budgets per CPU model from the results of many
  * machines.  Each results file's CPU signature goes through hwdb's map to
  * its model (the signature itself when no model matches; the case's sim
- * profile on the sim backend; "any" for counts no CPU changes), and every
+ * profile on the sim backend; "any" for counts no CPU changes, on either
+ * backend, as calibration files them), and every
  * budget expectation's figures are pooled per key, case, region and event:
  *   - a deterministic event on which every run agrees: "= N";
  *   - a deterministic event on which runs disagree: no budget; the runs
@@ -185,10 +186,13 @@ int pmc__hwdb_merge_pool(const struct pmc__merge *m, const struct pmc__merge_obs
 		struct pool *g;
 
 		snprintf(model_key, sizeof(model_key), "%s", have_model ? match.model : o->signature);
-		if (!strcmp(o->backend, "sim"))
-			key = o->sim_profile && *o->sim_profile ? o->sim_profile : "sim";
-		else if (pmc__cpu_independent(&ev))
+		/* As calibration files them: calls, breakpoint hits and page
+		 * faults are the program's, one budget for every CPU and the
+		 * simulator; the rest per model, or per sim profile. */
+		if (pmc__cpu_independent(&ev))
 			key = "any";
+		else if (!strcmp(o->backend, "sim"))
+			key = o->sim_profile && *o->sim_profile ? o->sim_profile : "sim";
 		g = pool_of(&ps, key, o);
 		if (!g || pool_add(g, &s)) {
 			status = PMC_EXIT_ERROR;

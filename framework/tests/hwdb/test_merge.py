@@ -134,6 +134,25 @@ with tempfile.TemporaryDirectory() as d:
     check(p.returncode == 2 and "bad.json" in p.stderr, f"a bad results file is named: {p.stderr}")
     print(open(os.path.join(agree, "budgets", "any", "gate.ini")).read())
 
+    # Calls counted by the simulator go where calibration files them: under
+    # "any" with the kernel's, one budget for both backends.
+    with open(a) as f:
+        doc = json.load(f)
+    doc["environment"]["backend"] = "sim"
+    doc["environment"]["hostname"] = "s"
+    for case in doc["cases"]:
+        case["backend"] = "sim"
+        case["sim_profile"] = "sim-test-profile"
+    simfile = os.path.join(d, "s.json")
+    with open(simfile, "w") as f:
+        json.dump(doc, f)
+    both = os.path.join(d, "both")
+    p = merge(both, a, simfile)
+    calls = line(both, "any", "calls:gate_step")
+    check(p.returncode == 0 and calls and "2 runs on 2 machines (a, s)" in calls and
+          line(both, "sim-test-profile", "task-clock") is not None,
+          f"sim calls pooled under any, its other counts under its profile: {calls}\n{p.stdout}{p.stderr}")
+
     # The history store: commit 1 is machines a, b, c; commit 2 (newer) is a,
     # b and the odd one.  Merged from the store, each commit gives exactly the
     # budgets its files give.
