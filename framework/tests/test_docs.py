@@ -10,6 +10,8 @@
       The code blocks the Markdown marks, in document order:
         <!-- tested: PATH -->    the block is PATH in the tree, as it is
                                  (the file's leading comment lines aside);
+        <!-- tested: hwdb check --> the block is a budget file that
+                                 `pmcheck hwdb check` accepts;
         <!-- write: DIR/NAME --> the block is written to NAME in DIR;
         <!-- run: DIR [+PATH ...] [fails: TEXT] -->
                                  the shell block runs, unchanged, in DIR
@@ -167,6 +169,21 @@ def run_commands(src, binary):
         for line, kind, arg, text in marked_blocks(path):
             where = "%s:%d" % (rel, line)
             blocks += 1
+            if kind == "tested" and arg == "hwdb check":
+                # A budget file as the hwdb reads it: pmcheck hwdb check accepts it.
+                hw = os.path.join(tmp, "hwdb-%d" % blocks)
+                os.makedirs(os.path.join(hw, "budgets", "zen4"))
+                with open(os.path.join(hw, "budgets", "zen4", "parser.ini"), "w") as f:
+                    f.write(text)
+                p = subprocess.run([os.path.join(binary, "framework/tools/pmcheck"), "hwdb", "check",
+                                    "--hwdb=" + hw], capture_output=True, text=True, env=env)
+                if p.returncode != 0:
+                    print("FAIL %s: pmcheck hwdb check refuses the example (exit %d):\n%s%s" %
+                          (where, p.returncode, p.stdout, p.stderr))
+                    failures += 1
+                else:
+                    print("ok   %s: the example is a budget file hwdb check accepts" % where)
+                continue
             if kind == "tested":
                 want = os.path.join(src, arg)
                 if not os.path.isfile(want):
