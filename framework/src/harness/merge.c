@@ -23,7 +23,7 @@
 
 struct seen {
 	double value;
-	const char *host, *kernel, *file;
+	const char *host, *kernel, *file, *backend;
 };
 
 struct pool {
@@ -117,12 +117,17 @@ static const char *kernel_of(const struct seen *s)
 	return s->kernel;
 }
 
+static const char *backend_of(const struct seen *s)
+{
+	return s->backend;
+}
+
 /* The budget line for a pool, or NULL with the disagreement printed. */
 static int write_pool(const struct pmc__merge *m, const struct pool *g, FILE *out)
 {
-	char bound[1024], hosts[400], kernels[300], old[1024];
+	char bound[1024], hosts[400], kernels[300], backends[64], old[1024];
 	double lo = INFINITY, hi = -INFINITY, t = m->tolerance_pct / 100.0;
-	size_t nhosts, nkernels;
+	size_t nhosts, nkernels, nbackends;
 	struct pmc_error err;
 
 	for (size_t i = 0; i < g->n; i++) {
@@ -131,22 +136,28 @@ static int write_pool(const struct pmc__merge *m, const struct pool *g, FILE *ou
 	}
 	distinct(g, host_of, hosts, sizeof(hosts), &nhosts);
 	distinct(g, kernel_of, kernels, sizeof(kernels), &nkernels);
+	/* A pool of both backends (calls under "any") says so. */
+	distinct(g, backend_of, backends + 11, sizeof(backends) - 11, &nbackends);
+	if (nbackends > 1)
+		memcpy(backends, ", backends ", 11);
+	else
+		backends[0] = '\0';
 	if (g->det && lo != hi) {
 		fprintf(out, "  NOT MERGED %s %s.%s %s %s: a deterministic count on which the machines disagree (%.0f..%.0f); find out why before budgeting it:\n",
 			g->key, g->suite, g->test, g->region, g->event, lo, hi);
 		for (size_t i = 0; i < g->n; i++)
-			fprintf(out, "      %.0f  %s, kernel %s, %s\n", g->v[i].value, g->v[i].host,
-				g->v[i].kernel, g->v[i].file);
+			fprintf(out, "      %.0f  %s, kernel %s, %s, %s\n", g->v[i].value, g->v[i].host,
+				g->v[i].kernel, g->v[i].backend, g->v[i].file);
 		return 1;
 	}
 	if (g->det)
-		snprintf(bound, sizeof(bound), "= %.0f ; merged: exact, %zu runs on %zu machine%s (%s), kernel%s %s",
-			 lo, g->n, nhosts, nhosts == 1 ? "" : "s", hosts, nkernels == 1 ? "" : "s",
-			 kernels);
+		snprintf(bound, sizeof(bound), "= %.0f ; merged: exact, %zu runs on %zu machine%s (%s)%s, kernel%s %s",
+			 lo, g->n, nhosts, nhosts == 1 ? "" : "s", hosts, backends,
+			 nkernels == 1 ? "" : "s", kernels);
 	else
-		snprintf(bound, sizeof(bound), "%.0f..%.0f ; merged: noisy, %zu runs on %zu machine%s (%s) saw %.0f..%.0f, widened by %g%%, kernel%s %s",
+		snprintf(bound, sizeof(bound), "%.0f..%.0f ; merged: noisy, %zu runs on %zu machine%s (%s)%s saw %.0f..%.0f, widened by %g%%, kernel%s %s",
 			 floor(lo * (1.0 - t)), ceil(hi * (1.0 + t)), g->n, nhosts,
-			 nhosts == 1 ? "" : "s", hosts, lo, hi, m->tolerance_pct,
+			 nhosts == 1 ? "" : "s", hosts, backends, lo, hi, m->tolerance_pct,
 			 nkernels == 1 ? "" : "s", kernels);
 	if (pmc_hwdb_write_budget(m->dir, g->key, g->suite, g->test, g->region, g->event, bound, old,
 				  sizeof(old), &err) != 0) {
@@ -182,7 +193,7 @@ int pmc__hwdb_merge_pool(const struct pmc__merge *m, const struct pmc__merge_obs
 		bool have_model = pmc_hwdb_match(m->db, o->signature, &match, &model) == 0;
 		const char *key = model_key;
 		struct seen s = { o->value, o->host && *o->host ? o->host : o->source,
-				  o->kernel && *o->kernel ? o->kernel : "?", o->source };
+				  o->kernel && *o->kernel ? o->kernel : "?", o->source, o->backend };
 		struct pool *g;
 
 		snprintf(model_key, sizeof(model_key), "%s", have_model ? match.model : o->signature);

@@ -113,7 +113,7 @@ with tempfile.TemporaryDirectory() as d:
     p = merge(split, a, b, odd)
     check(p.returncode == 1, f"a machine that disagrees fails the merge: {p.returncode}\n{p.stdout}")
     check("NOT MERGED any gate.budgeted work calls:gate_step" in p.stdout and
-          re.search(r"\n +20 +a, kernel", p.stdout) and re.search(r"\n +21 +odd, kernel", p.stdout),
+          re.search(r"\n +20 +a, kernel .*, perf, ", p.stdout) and re.search(r"\n +21 +odd, kernel", p.stdout),
           f"the disagreeing machines are listed with their figures:\n{p.stdout}")
     check(line(split, "any", "calls:gate_step") is None, "no averaged budget is written for it")
     check(line(split, "zen4", "task-clock") is not None, "the other budgets are still written")
@@ -149,7 +149,7 @@ with tempfile.TemporaryDirectory() as d:
     both = os.path.join(d, "both")
     p = merge(both, a, simfile)
     calls = line(both, "any", "calls:gate_step")
-    check(p.returncode == 0 and calls and "2 runs on 2 machines (a, s)" in calls and
+    check(p.returncode == 0 and calls and "2 runs on 2 machines (a, s), backends perf, sim" in calls and
           line(both, "sim-test-profile", "task-clock") is not None,
           f"sim calls pooled under any, its other counts under its profile: {calls}\n{p.stdout}{p.stderr}")
 
