@@ -452,10 +452,9 @@ int history_merge(sqlite3 *db, const char *dbpath, const struct pmc__merge *m, c
 		  FILE *out)
 {
 	sqlite3_stmt *st;
-	struct pmc__merge_obs *obs = NULL;
-	char **strs = NULL, *chosen = commit ? strdup(commit) : newest_commit(db), *full = NULL;
-	char what[512];
-	size_t n = 0, cap = 0, nstrs = 0, runs = 0;
+	struct pmc__merge_list list = { .owns = true }; /* sqlite's strings live one step */
+	char *chosen = commit ? strdup(commit) : newest_commit(db), *full = NULL, what[512];
+	size_t runs = 0;
 	sqlite3_int64 last_run = -1;
 	int status = 0, commits = 0;
 
@@ -504,35 +503,19 @@ int history_merge(sqlite3 *db, const char *dbpath, const struct pmc__merge *m, c
 	}
 	sqlite3_bind_text(st, 1, chosen, -1, SQLITE_STATIC);
 	while (status == 0 && sqlite3_step(st) == SQLITE_ROW) {
-		const char *col[13];
-
-		if (n == cap) {
-			size_t grown_cap = cap ? 2 * cap : 64;
-			struct pmc__merge_obs *grown = realloc(obs, grown_cap * sizeof(*grown));
-			char **grown_strs = realloc(strs, grown_cap * 13 * sizeof(*grown_strs));
-
-			if (grown)
-				obs = grown;
-			if (grown_strs)
-				strs = grown_strs;
-			if (!grown || !grown_strs) {
-				status = PMC_EXIT_ERROR;
-				break;
-			}
-			cap = grown_cap;
-		}
-		for (int i = 0; i < 13; i++) {
-			const unsigned char *t = sqlite3_column_text(st, i);
-
-			strs[nstrs] = t ? strdup((const char *)t) : NULL;
-			col[i] = strs[nstrs++];
-		}
-		obs[n++] = (struct pmc__merge_obs){
-			.suite = col[0], .test = col[1], .region = col[2], .event = col[3],
-			.kind = col[4], .name = col[5], .sim_columns = col[6], .backend = col[7],
-			.signature = col[8] ? col[8] : "?", .sim_profile = col[9], .host = col[10],
-			.kernel = col[11], .source = col[12], .value = sqlite3_column_double(st, 13),
+#define COL(i) ((const char *)sqlite3_column_text(st, (i)))
+		struct pmc__merge_obs o = {
+			.suite = COL(0), .test = COL(1), .region = COL(2), .event = COL(3),
+			.kind = COL(4), .name = COL(5), .sim_columns = COL(6), .backend = COL(7),
+			.signature = COL(8) ? COL(8) : "?", .sim_profile = COL(9), .host = COL(10),
+			.kernel = COL(11), .source = COL(12), .value = sqlite3_column_double(st, 13),
 		};
+#undef COL
+
+		if (pmc__merge_list_add(&list, &o)) {
+			status = PMC_EXIT_ERROR;
+			break;
+		}
 		if (sqlite3_column_int64(st, 14) != last_run) {
 			last_run = sqlite3_column_int64(st, 14);
 			runs++;
@@ -544,11 +527,8 @@ int history_merge(sqlite3 *db, const char *dbpath, const struct pmc__merge *m, c
 	snprintf(what, sizeof(what), "the history %s (commit %.12s: %zu run(s) with budget figures)",
 		 dbpath, full ? full : chosen, runs);
 	if (status == 0)
-		status = pmc__hwdb_merge_pool(m, obs, n, what, out);
-	for (size_t i = 0; i < nstrs; i++)
-		free(strs[i]);
-	free(strs);
-	free(obs);
+		status = pmc__hwdb_merge_pool(m, list.obs, list.n, what, out);
+	pmc__merge_list_release(&list);
 	free(chosen);
 	free(full);
 	return status;

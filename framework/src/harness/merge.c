@@ -247,7 +247,7 @@ int pmc__hwdb_merge_pool(const struct pmc__merge *m, const struct pmc__merge_obs
 	return status;
 }
 
-/* What pooling takes from a budget check of a result: NULL when the check
+/* What pooling takes from a budget check of a result: false when the check
  * has no figure to pool (inconclusive, an error, not a budget). */
 bool pmc__merge_obs_of(const struct pmc__results *rs, const struct pmc__result *r,
 		       const struct pmc__check_rec *cr, const char *source, struct pmc__merge_obs *o)
@@ -270,11 +270,61 @@ bool pmc__merge_obs_of(const struct pmc__results *rs, const struct pmc__result *
 	return true;
 }
 
+/* The string members of an observation, for copying and freeing them. */
+#define OBS_STRINGS 13
+static void obs_strings(struct pmc__merge_obs *o, const char **f[OBS_STRINGS])
+{
+	const char **all[OBS_STRINGS] = { &o->suite,	   &o->test,	  &o->region,
+					  &o->event,	   &o->kind,	  &o->name,
+					  &o->sim_columns, &o->backend,	  &o->signature,
+					  &o->sim_profile, &o->host,	  &o->kernel,
+					  &o->source };
+
+	memcpy(f, all, sizeof(all));
+}
+
+int pmc__merge_list_add(struct pmc__merge_list *l, const struct pmc__merge_obs *o)
+{
+	const char **f[OBS_STRINGS];
+
+	if (l->n == l->cap) {
+		size_t cap = l->cap ? 2 * l->cap : 64;
+		struct pmc__merge_obs *grown = realloc(l->obs, cap * sizeof(*grown));
+
+		if (!grown)
+			return -1;
+		l->obs = grown;
+		l->cap = cap;
+	}
+	l->obs[l->n] = *o;
+	obs_strings(&l->obs[l->n], f);
+	for (size_t i = 0; l->owns && i < OBS_STRINGS; i++)
+		if (*f[i] && !(*f[i] = strdup(*f[i]))) {
+			while (i--)
+				free((char *)*f[i]);
+			return -1;
+		}
+	l->n++;
+	return 0;
+}
+
+void pmc__merge_list_release(struct pmc__merge_list *l)
+{
+	for (size_t k = 0; l->owns && k < l->n; k++) {
+		const char **f[OBS_STRINGS];
+
+		obs_strings(&l->obs[k], f);
+		for (size_t i = 0; i < OBS_STRINGS; i++)
+			free((char *)*f[i]);
+	}
+	free(l->obs);
+	memset(l, 0, sizeof(*l));
+}
+
 int pmc__hwdb_merge(const struct pmc__merge *m, char *const *files, size_t nfiles, FILE *out)
 {
 	struct pmc__results *rs = calloc(nfiles + 1, sizeof(*rs));
-	struct pmc__merge_obs *obs = NULL;
-	size_t n = 0, cap = 0;
+	struct pmc__merge_list list = { 0 };
 	char what[64];
 	int status = 0;
 
@@ -289,30 +339,19 @@ int pmc__hwdb_merge(const struct pmc__merge *m, char *const *files, size_t nfile
 			break;
 		}
 		for (size_t c = 0; c < rs[f].n && status == 0; c++)
-			for (size_t k = 0; k < rs[f].cases[c].nchecks; k++) {
+			for (size_t k = 0; k < rs[f].cases[c].nchecks && status == 0; k++) {
 				struct pmc__merge_obs o;
 
-				if (!pmc__merge_obs_of(&rs[f], &rs[f].cases[c], &rs[f].cases[c].checks[k],
-						       files[f], &o))
-					continue;
-				if (n == cap) {
-					size_t grown_cap = cap ? 2 * cap : 64;
-					struct pmc__merge_obs *grown = realloc(obs, grown_cap * sizeof(*grown));
-
-					if (!grown) {
-						status = PMC_EXIT_ERROR;
-						break;
-					}
-					obs = grown;
-					cap = grown_cap;
-				}
-				obs[n++] = o;
+				if (pmc__merge_obs_of(&rs[f], &rs[f].cases[c], &rs[f].cases[c].checks[k],
+						      files[f], &o) &&
+				    pmc__merge_list_add(&list, &o))
+					status = PMC_EXIT_ERROR;
 			}
 	}
 	snprintf(what, sizeof(what), "%zu results file(s)", nfiles);
 	if (status == 0)
-		status = pmc__hwdb_merge_pool(m, obs, n, what, out);
-	free(obs);
+		status = pmc__hwdb_merge_pool(m, list.obs, list.n, what, out);
+	pmc__merge_list_release(&list);
 	for (size_t f = 0; f < nfiles; f++)
 		pmc__results_release(&rs[f]);
 	free(rs);

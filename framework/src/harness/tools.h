@@ -258,6 +258,15 @@ bool pmc__merge_obs_of(const struct pmc__results *rs, const struct pmc__result *
 		       const struct pmc__check_rec *cr, const char *source, struct pmc__merge_obs *o);
 int pmc__hwdb_merge_pool(const struct pmc__merge *m, const struct pmc__merge_obs *obs, size_t n,
 			 const char *what, FILE *out);
+/* A growing list of observations; with owns, each added observation's
+ * strings are copied (a source whose strings do not outlive the add). */
+struct pmc__merge_list {
+	struct pmc__merge_obs *obs;
+	size_t n, cap;
+	bool owns;
+};
+int pmc__merge_list_add(struct pmc__merge_list *l, const struct pmc__merge_obs *o);
+void pmc__merge_list_release(struct pmc__merge_list *l);
 /* Tolerances of a comparison: one for every event, and per event. */
 #define PMC__MAX_TOLERANCES 16
 struct pmc__tolerance {
