@@ -122,10 +122,37 @@ PMC_API void pmc_sim_functions_free(struct pmc_sim_fn_cost *f, size_t n);
 PMC_API int pmc_sim_claim_dump(char *path, size_t size);
 
 /*
- * Non-zero when this process runs under callgrind as set up by
- * pmc_sim_exec() (so PMC_OPEN_SIM sets can read it).
+ * Non-zero when this process runs under the sim backend's valgrind as set
+ * up by pmc_sim_exec() (so PMC_OPEN_SIM sets can read it).
  */
 PMC_API int pmc_sim_active(void);
+
+/*
+ * The engine counting this process under the sim backend: "pmcheck"
+ * (pmcheck's own valgrind tool: instructions, data reads and writes,
+ * branches and calls:, counted inline) or "callgrind" (everything,
+ * cache and branch misses included, and the functions for attribution).
+ * NULL outside the simulator.  The string is static.
+ */
+PMC_API const char *pmc_sim_engine(void);
+
+/*
+ * Which engine the sim backend's runs (pmc_sim_exec*, pmc_sim_run*) use:
+ * "auto" (pmcheck's valgrind tool when it is built, matches the valgrind
+ * on PATH and can count every event the run needs; callgrind otherwise),
+ * "pmcheck" (the tool, or an error saying why it cannot be used) or
+ * "callgrind".  NULL or never called: $PMCHECK_SIM_ENGINE, else "auto".
+ * 0, or -EINVAL (err names the value and the choices).
+ */
+PMC_API int pmc_sim_engine_prefer(const char *name, struct pmc_error *err);
+
+/*
+ * The engine a run counting `columns` (pmc_sim_exec_for's mask; ~0u: the
+ * whole run) would use: "pmcheck" or "callgrind", with why in `why` (the
+ * tool's absence, a version mismatch, an event only callgrind counts).
+ * NULL, with why, when the preference cannot be met.
+ */
+PMC_API const char *pmc_sim_engine_for(unsigned columns, char *why, size_t size);
 
 /*
  * The valgrind version of the sim backend ("valgrind-3.19.0"): under the

@@ -357,6 +357,7 @@ static int open_set(struct pmc_counters **out, const struct pmc_event_spec *spec
 			goto fail;
 		clock_gettime(CLOCK_MONOTONIC, &ts);
 		set->sim_t0 = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+		set->sim_flags = flags & PMC_OPEN_INHERIT;
 		set->n = n;
 		set->ngroups = 1;
 		set->g[0].leader_fd = -1;
@@ -619,7 +620,7 @@ int pmc_counters_read(struct pmc_counters *set, struct pmc_reading *r)
 
 	r->nparts = 0;
 	if (set->path == PMC_PATH_SIM)
-		return pmc__sim_read(set->sim_mask, set->n, set->sim_t0, r, NULL);
+		return pmc__sim_read(set->sim_mask, set->n, set->sim_t0, set->sim_flags, r, NULL);
 	if (!set->spread)
 		return read_groups(set, r);
 	rc = read_groups(set, &set->raw);

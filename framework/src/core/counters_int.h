@@ -66,6 +66,7 @@ struct pmc_counters {
 	/* sim backend: callgrind column mask per event, open time */
 	unsigned sim_mask[PMC_MAX_EVENTS];
 	uint64_t sim_t0;
+	unsigned sim_flags; /* PMC_OPEN_INHERIT: threads that ended count too */
 	size_t page_size;
 	struct pmc__event ev[PMC_MAX_EVENTS];
 	struct pmc__group g[PMC_MAX_EVENTS];

@@ -185,9 +185,8 @@ static void open_counters(struct pmc_test *t)
 	if (t->nev == 0)
 		return;
 	rc = pmc_counters_open(&t->set, t->spec, t->nev,
-			       t->backend == PMC_BACKEND_SIM ? PMC_OPEN_SIM
-			       : t->opt.inherit		       ? PMC_OPEN_INHERIT
-								       : 0,
+			       (t->backend == PMC_BACKEND_SIM ? PMC_OPEN_SIM : 0) |
+				       (t->opt.inherit ? PMC_OPEN_INHERIT : 0),
 			       &err);
 	if (rc) {
 		if (pmc_error_is_capability(rc))

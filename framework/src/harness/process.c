@@ -511,6 +511,99 @@ static void attribute_by_sampling(struct runner *r, const struct pmc_test_def *d
 		sample_again(r, d, o, &req, res);
 }
 
+static void add_note(struct pmc__result *res, char *note)
+{
+	char **notes;
+
+	if (!note)
+		return;
+	notes = realloc(res->notes, (res->nnotes + 2) * sizeof(*notes));
+	if (!notes) {
+		free(note);
+		return;
+	}
+	res->notes = notes;
+	res->notes[res->nnotes++] = note;
+	res->notes[res->nnotes] = NULL;
+}
+
+/* The first event of a region whose counts differ between two runs of a
+ * case, as words; 0 when every event counted the same. */
+static int first_difference(const struct pmc__result *a, const struct pmc__result *b, char *out,
+			    size_t size)
+{
+	for (size_t i = 0; i < a->nregions; i++) {
+		const struct pmc__region_rec *ga = &a->regions[i];
+		const struct pmc__region_rec *gb = pmc__result_region(b, ga->name);
+
+		for (size_t k = 0; k < ga->nev; k++) {
+			const struct pmc__stat_rec *ea = &ga->ev[k];
+			const struct pmc__stat_rec *eb = gb ? pmc__region_event(gb, ea->label) : NULL;
+
+			if (!eb || ea->min != eb->min || ea->max != eb->max || ea->n != eb->n) {
+				snprintf(out, size,
+					 "region \"%s\", %s: pmcheck's valgrind tool counted %" PRIu64 "..%" PRIu64 ", callgrind %s%" PRIu64 "..%" PRIu64,
+					 ga->name, ea->label, ea->min, ea->max, eb ? "" : "nothing, ",
+					 eb ? eb->min : 0, eb ? eb->max : 0);
+				return 1;
+			}
+		}
+	}
+	return 0;
+}
+
+/*
+ * A case that failed on sim as counted by pmcheck's valgrind tool: run it
+ * once more under callgrind, whose dumps name the functions behind the
+ * failure.  When callgrind counts the same, its result -- the same
+ * verdict, with the functions -- is the one reported, and a note says so.
+ * When the engines disagree, neither decides: the case is an ERROR that
+ * shows both counts.
+ */
+static void recount_with_callgrind(struct runner *r, const struct pmc_test_def *d,
+				   const struct pmc_test_options *o, struct pmc__result *res)
+{
+	struct pmc__result cg;
+	struct pmc_error err;
+	char diff[512];
+	double seconds;
+
+	if (r->calibrate || res->verdict != PMC_FAIL || !res->sim_engine ||
+	    strcmp(res->sim_engine, "pmcheck"))
+		return;
+	pmc_sim_engine_prefer("callgrind", &err);
+	run_forked(r, d, o, &seconds, &cg);
+	pmc_sim_engine_prefer(r->sim_engine_settled, &err);
+	if (cg.verdict == PMC_ERROR || cg.verdict == PMC_SKIP) {
+		char *note = NULL;
+
+		if (asprintf(&note, "sim: the re-run under callgrind for attribution ended %s: %s",
+			     cg.verdict == PMC_ERROR ? "in error" : "skipped",
+			     cg.reason ? cg.reason : "no reason given") >= 0)
+			add_note(res, note);
+	} else if (first_difference(res, &cg, diff, sizeof(diff)) ||
+		   first_difference(&cg, res, diff, sizeof(diff))) {
+		char *reason = NULL;
+
+		if (asprintf(&reason, "the sim engines disagree on the same binary (%s), so neither decides; run with PMCHECK_SIM_ENGINE=callgrind and report this with the case",
+			     diff) >= 0) {
+			free(res->reason);
+			res->reason = reason;
+			res->verdict = PMC_ERROR;
+		}
+	} else {
+		char *note = NULL;
+		struct pmc__result tool = *res;
+
+		*res = cg;
+		cg = tool;
+		if (asprintf(&note, "sim: counted by pmcheck's valgrind tool, then once more by callgrind for the functions behind the failure (%.3g s), which counted the same; this report is callgrind's run",
+			     seconds) >= 0)
+			add_note(res, note);
+	}
+	pmc__result_release(&cg);
+}
+
 void pmc__sample_regressions(struct runner *r, json_t *rep, struct pmc__results *run)
 {
 	for (size_t i = 0; i < run->n && !r->no_sampling && r->backend == PMC_BACKEND_PERF; i++) {
@@ -573,7 +666,10 @@ void pmc__run_one(struct runner *r, const struct pmc_test_def *d, double *second
 		*seconds = pmc__child_now() - t0;
 	} else {
 		run_forked(r, d, &o, seconds, res);
-		attribute_by_sampling(r, d, &o, res);
+		if (r->backend == PMC_BACKEND_SIM)
+			recount_with_callgrind(r, d, &o, res);
+		else
+			attribute_by_sampling(r, d, &o, res);
 	}
 	res->has_duration = true;
 	res->duration_s = *seconds;

@@ -468,6 +468,8 @@ int pmc__result_record(struct pmc_test *t, struct pmc__result *r)
 		e->name = strdup(t->spec[i].name);
 		e->kind = strdup(pmc_event_kind_name(t->spec[i].kind));
 		e->sim_columns = sim_columns(&t->spec[i]);
+		if (e->sim_columns && t->backend == PMC_BACKEND_SIM && pmc_sim_engine())
+			e->sim_engine = strdup(pmc_sim_engine());
 		e->group = t->set ? pmc_counters_group_of(t->set, i) : -1;
 		e->hardware = t->spec[i].uses_hw_counter;
 		e->has_overhead = t->set != NULL;
@@ -493,6 +495,8 @@ int pmc__result_record(struct pmc_test *t, struct pmc__result *r)
 
 				pmc_cpu_identify(&cpu);
 				r->simulated_cpu = strdup(cpu.signature);
+				if (pmc_sim_engine())
+					r->sim_engine = strdup(pmc_sim_engine());
 			}
 		}
 	}

@@ -85,12 +85,14 @@ void pmc__result_release(struct pmc__result *r)
 	free(r->read_path);
 	free(r->sim_profile);
 	free(r->simulated_cpu);
+	free(r->sim_engine);
 	free(r->output);
 	for (i = 0; i < r->nevents; i++) {
 		free(r->events[i].label);
 		free(r->events[i].name);
 		free(r->events[i].kind);
 		free(r->events[i].sim_columns);
+		free(r->events[i].sim_engine);
 	}
 	free(r->events);
 	for (i = 0; i < r->nregions; i++) {
@@ -281,6 +283,7 @@ json_t *pmc__result_to_json(const struct pmc__result *r)
 		json_object_set_new(eo, "hardware", json_boolean(e->hardware));
 		set_str(eo, "kind", e->kind);
 		set_str(eo, "sim_columns", e->sim_columns);
+		set_str(eo, "sim_engine", e->sim_engine);
 		json_array_append_new(events, eo);
 		if (e->has_overhead) {
 			json_object_set_new(overhead, e->label, json_integer((json_int_t)e->overhead));
@@ -296,6 +299,7 @@ json_t *pmc__result_to_json(const struct pmc__result *r)
 		json_decref(overhead);
 	set_str(o, "sim_profile", r->sim_profile);
 	set_str(o, "simulated_cpu", r->simulated_cpu);
+	set_str(o, "sim_engine", r->sim_engine);
 	for (i = 0; i < r->nregions; i++) {
 		const struct pmc__region_rec *g = &r->regions[i];
 		json_t *evs = json_object();

@@ -313,6 +313,7 @@ int pmc__result_from_json(json_t *o, struct pmc__result *r, const char *where, c
 	r->read_path = dup_str(&rd, o, "", "read_path", true);
 	r->sim_profile = dup_str(&rd, o, "", "sim_profile", true);
 	r->simulated_cpu = dup_str(&rd, o, "", "simulated_cpu", true);
+	r->sim_engine = dup_str(&rd, o, "", "sim_engine", true);
 	r->output = dup_str(&rd, o, "", "output", true);
 	r->output_truncated = count(&rd, o, "", "output_truncated_bytes", true);
 	if (json_object_get(o, "duration_s")) {
@@ -341,6 +342,7 @@ int pmc__result_from_json(json_t *o, struct pmc__result *r, const char *where, c
 			e->name = dup_str(&rd, v, path, "name", false);
 			e->kind = dup_str(&rd, v, path, "kind", true);
 			e->sim_columns = dup_str(&rd, v, path, "sim_columns", true);
+			e->sim_engine = dup_str(&rd, v, path, "sim_engine", true);
 			e->group = json_is_integer(json_object_get(v, "group"))
 					   ? (int)json_integer_value(json_object_get(v, "group")) : -1;
 			e->hardware = json_is_true(json_object_get(v, "hardware"));

@@ -47,6 +47,10 @@ static const char usage_text[] =
 	"  --sim-full          sim: simulate caches and branches and instrument from\n"
 	"                      the start whatever the case asks (by default a case's\n"
 	"                      valgrind simulates only what its .events need)\n"
+	"  --sim-engine=auto|pmcheck|callgrind  sim: who counts (also PMCHECK_SIM_ENGINE);\n"
+	"                      auto: pmcheck's valgrind tool where every event of the\n"
+	"                      case is one it counts, callgrind for misses, --sim-full\n"
+	"                      and --calibrate (which keep functions for attribution)\n"
 	"  --exact-layout      sim: an exact budget missed only in string and memory\n"
 	"                      functions called as often as at calibration fails too\n"
 	"                      (by default it passes, said as layout)\n"
@@ -90,7 +94,7 @@ static const char usage_text[] =
 
 static int parse_args(struct runner *r, int argc, char **argv)
 {
-	enum { O_LIST = 256, O_FILTER, O_REPEAT, O_TIMEOUT, O_BACKEND, O_STRICT, O_EXACT_LAYOUT, O_SIM_FULL, O_NOFORK,
+	enum { O_LIST = 256, O_FILTER, O_REPEAT, O_TIMEOUT, O_BACKEND, O_STRICT, O_EXACT_LAYOUT, O_SIM_FULL, O_SIM_ENGINE, O_NOFORK,
 	       O_TAP, O_JSON, O_JUNIT, O_RESDIR, O_CTEST, O_COLOR, O_HELP, O_HWDB, O_CALIBRATE,
 	       O_MARGIN, O_CALKEY, O_SAVEBASE, O_BASELINE, O_TOLERANCE, O_REPORTMD, O_CASE,
 	       O_RESFD, O_CALTOL, O_ALLOWMISSING, O_NOSAMPLING };
@@ -103,6 +107,7 @@ static int parse_args(struct runner *r, int argc, char **argv)
 		{ "strict", no_argument, NULL, O_STRICT },
 		{ "exact-layout", no_argument, NULL, O_EXACT_LAYOUT },
 		{ "sim-full", no_argument, NULL, O_SIM_FULL },
+		{ "sim-engine", required_argument, NULL, O_SIM_ENGINE },
 		{ "no-fork", no_argument, NULL, O_NOFORK },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "tap", no_argument, NULL, O_TAP },
@@ -186,6 +191,9 @@ static int parse_args(struct runner *r, int argc, char **argv)
 			break;
 		case O_SIM_FULL:
 			r->sim_full = true;
+			break;
+		case O_SIM_ENGINE:
+			r->sim_engine = optarg;
 			break;
 		case O_NOFORK:
 			r->no_fork = true;
@@ -317,6 +325,22 @@ static int parse_args(struct runner *r, int argc, char **argv)
 	if (r->calibrate && r->nhwdb == 0) {
 		fprintf(stderr, "%s: --calibrate: say where budgets go with --hwdb=DIR (or PMCHECK_HWDB)\n", r->prog);
 		return -1;
+	}
+	/* The sim engine, settled here: each case's valgrind is started
+	 * from a canonical environment without PMCHECK_SIM_ENGINE.
+	 * Calibration keeps each region's functions for attribution, which
+	 * only callgrind's dumps name. */
+	if (r->backend == PMC_BACKEND_SIM && !r->request_fd) {
+		const char *engine = r->sim_engine ? r->sim_engine : getenv("PMCHECK_SIM_ENGINE");
+		struct pmc_error err;
+
+		if ((!engine || !*engine || !strcmp(engine, "auto")) && (r->calibrate || r->sim_full))
+			engine = "callgrind";
+		r->sim_engine_settled = engine;
+		if (pmc_sim_engine_prefer(engine, &err)) {
+			fprintf(stderr, "%s: %s\n", r->prog, err.message);
+			return -1;
+		}
 	}
 	r->color = !strcmp(color, "always") ||
 		   (!strcmp(color, "auto") && isatty(STDOUT_FILENO) && !getenv("NO_COLOR"));

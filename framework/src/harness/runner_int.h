@@ -21,6 +21,8 @@ struct runner {
 	enum pmc_backend backend;
 	bool strict, no_fork, verbose, tap, ctest, color;
 	bool sim_full; /* --sim-full: every simulation, instrumented from the start */
+	const char *sim_engine; /* --sim-engine, or NULL */
+	const char *sim_engine_settled; /* what pmc_sim_engine_prefer was given */
 	const char *json_path, *junit_path, *results_dir;
 	const char *hwdb[PMC_HWDB_MAX_DIRS];
 	size_t nhwdb;

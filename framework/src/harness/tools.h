@@ -119,6 +119,7 @@ struct pmc__check_rec {
 struct pmc__event_rec {
 	char *label, *name, *kind;
 	char *sim_columns;       /* "Ir", "D1mr+D1mw": the sim backend's columns, or NULL */
+	char *sim_engine;        /* sim: "pmcheck" or "callgrind", the engine that counted it */
 	int group;               /* -1: not opened */
 	bool hardware;
 	bool has_overhead;
@@ -140,6 +141,7 @@ struct pmc__result {
 	bool has_duration;
 	double duration_s, timeout_s;
 	char *grouping, *read_path, *sim_profile, *simulated_cpu;
+	char *sim_engine;                   /* sim: "pmcheck" or "callgrind", or NULL */
 	size_t nevents, nregions, nchecks, nnotes;
 	struct pmc__event_rec *events;
 	struct pmc__region_rec *regions;

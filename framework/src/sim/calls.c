@@ -194,7 +194,7 @@ static int target_of(const struct pmc_event_spec *s, struct call_target *t, stru
 	return 0;
 }
 
-int pmc__sim_calls_watch(const struct pmc_event_spec *s, unsigned *slot, struct pmc_error *err)
+int pmc__cg_calls_watch(const struct pmc_event_spec *s, unsigned *slot, struct pmc_error *err)
 {
 	struct call_target t;
 	int rc = target_of(s, &t, err);
@@ -215,7 +215,7 @@ int pmc__sim_calls_watch(const struct pmc_event_spec *s, unsigned *slot, struct 
 	return 0;
 }
 
-uint64_t pmc__sim_calls_total(unsigned slot)
+uint64_t pmc__cg_calls_total(unsigned slot)
 {
 	return slot < ntargets ? targets[slot].total : 0;
 }
@@ -267,7 +267,7 @@ static int count_calls(const char *file, const char *text, size_t len, struct ca
 	return rc;
 }
 
-int pmc__sim_calls_count(const char *file, const char *text, size_t len, struct pmc_error *err)
+int pmc__cg_calls_count(const char *file, const char *text, size_t len, struct pmc_error *err)
 {
 	return ntargets ? count_calls(file, text, len, targets, ntargets, err) : 0;
 }

@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The sim backend's supervisor: finding valgrind, the options and the
- * pinned environment every sim run uses, and re-executing a program under
- * callgrind.
+ * pinned environment every sim run uses, choosing the engine (pmcheck's
+ * valgrind tool or callgrind), and re-executing a program under it.
  */
 #define _GNU_SOURCE
 #include <dirent.h>
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -27,6 +28,7 @@
 #include <pmcheck/counters.h>
 #include <pmcheck/sim.h>
 
+#include "pmcheck_tool.h"
 #include "sim_int.h"
 #include "util/child.h"
 
@@ -53,6 +55,127 @@ const char *pmc_sim_valgrind_version(void)
 	return asked;
 }
 
+
+/* ---- choosing the engine ------------------------------------------------------------ */
+
+static const char *engine_preferred; /* pmc_sim_engine_prefer's, or NULL */
+
+int pmc_sim_engine_prefer(const char *name, struct pmc_error *err)
+{
+	if (!name)
+		name = getenv("PMCHECK_SIM_ENGINE");
+	if (!name || !*name || !strcmp(name, "auto")) {
+		engine_preferred = "auto";
+		return 0;
+	}
+	if (!strcmp(name, "pmcheck") || !strcmp(name, "callgrind")) {
+		engine_preferred = !strcmp(name, "pmcheck") ? "pmcheck" : "callgrind";
+		return 0;
+	}
+	return pmc__fail(err, -EINVAL, name, -1,
+			 "unknown sim engine \"%s\" (PMCHECK_SIM_ENGINE or --sim-engine): use auto, pmcheck (pmcheck's valgrind tool) or callgrind",
+			 name);
+}
+
+/*
+ * The tool's directory: the build tree's for a library (or a program
+ * linking it statically) in the build tree, the installed one otherwise;
+ * PMCHECK_SIM_TOOL_DIR overrides both.  NULL when the tool was not built.
+ */
+static const char *tool_dir(void)
+{
+	const char *dir = getenv("PMCHECK_SIM_TOOL_DIR");
+
+	if (dir && *dir)
+		return dir;
+#ifdef PMCHECK_SIM_TOOL_INSTALL_DIR
+	{
+		Dl_info info;
+		size_t n = strlen(PMCHECK_BUILD_DIR);
+
+		if (dladdr((void *)&tool_dir, &info) && info.dli_fname &&
+		    !strncmp(info.dli_fname, PMCHECK_BUILD_DIR, n) && info.dli_fname[n] == '/')
+			return PMCHECK_SIM_TOOL_BUILD_DIR;
+		return PMCHECK_SIM_TOOL_INSTALL_DIR;
+	}
+#else
+	return NULL;
+#endif
+}
+
+/* Columns pmcheck's tool counts: the rest are callgrind's models. */
+#define TOOL_COLUMNS                                                                     \
+	((1u << PMC_SIM_IR) | (1u << PMC_SIM_DR) | (1u << PMC_SIM_DW) | (1u << PMC_SIM_BC) | \
+	 (1u << PMC_SIM_BI))
+
+/* 0 when the tool in dir can run under the valgrind on PATH; else why not. */
+static int tool_usable(const char *dir, char *why, size_t size)
+{
+	char path[PATH_MAX], built[128] = "";
+	const char *now = pmc_sim_valgrind_version();
+	FILE *f;
+
+	if (!dir) {
+		snprintf(why, size, "pmcheck's valgrind tool was not built (valgrind's tool headers were missing when pmcheck was configured)");
+		return -ENOENT;
+	}
+	snprintf(path, sizeof(path), "%s/" PMC_TOOL_NAME "-amd64-linux", dir);
+	if (access(path, X_OK)) {
+		snprintf(why, size, "pmcheck's valgrind tool is not installed (%s: %s)", path, strerror(errno));
+		return -ENOENT;
+	}
+	snprintf(path, sizeof(path), "%s/valgrind-version", dir);
+	f = fopen(path, "r");
+	if (!f || !fgets(built, sizeof(built), f))
+		snprintf(built, sizeof(built), "an unknown valgrind (its valgrind-version file is unreadable)");
+	if (f)
+		fclose(f);
+	built[strcspn(built, "\r\n")] = '\0';
+	if (strcmp(built, now)) {
+		snprintf(why, size, "pmcheck's valgrind tool was built against %s and valgrind is now %s: rebuild or reinstall pmcheck to use it",
+			 built, *now ? now : "missing");
+		return -ESTALE;
+	}
+	return 0;
+}
+
+const char *pmc_sim_engine_for(unsigned columns, char *why, size_t size)
+{
+	const char *pref = engine_preferred;
+	const char *dir = tool_dir();
+	char unusable[2 * PATH_MAX + 256];
+
+	if (!pref)
+		pref = getenv("PMCHECK_SIM_ENGINE");
+	if (!pref || !*pref)
+		pref = "auto";
+	if (!strcmp(pref, "callgrind")) {
+		snprintf(why, size, "callgrind chosen (PMCHECK_SIM_ENGINE=callgrind or --sim-engine)");
+		return "callgrind";
+	}
+	if (tool_usable(dir, unusable, sizeof(unusable))) {
+		snprintf(why, size, "%s", unusable);
+		return strcmp(pref, "pmcheck") ? "callgrind" : NULL;
+	}
+	if (!strcmp(pref, "pmcheck")) {
+		snprintf(why, size, "pmcheck's valgrind tool chosen (PMCHECK_SIM_ENGINE=pmcheck or --sim-engine)");
+		return "pmcheck";
+	}
+	if (strcmp(pref, "auto")) {
+		snprintf(why, size, "unknown sim engine \"%s\" in PMCHECK_SIM_ENGINE: use auto, pmcheck or callgrind", pref);
+		return NULL;
+	}
+	if (columns == ~0u) {
+		snprintf(why, size, "a whole run may read any event, cache and branch misses included, which only callgrind simulates");
+		return "callgrind";
+	}
+	if (columns & ((1u << PMC_SIM_NCOLUMNS) - 1) & ~TOOL_COLUMNS) {
+		snprintf(why, size, "cache or branch misses are asked for, which only callgrind simulates");
+		return "callgrind";
+	}
+	snprintf(why, size, "every event asked for is one pmcheck's valgrind tool counts");
+	return "pmcheck";
+}
 
 /* ---- re-executing under valgrind ---------------------------------------------------- */
 
@@ -283,18 +406,88 @@ static int sum_final_dumps(const char *dir, uint64_t totals[PMC_SIM_NCOLUMNS],
 	return rc;
 }
 
+/* The tool's totals files (--pmcheck-out, one per process): the same sums
+ * as sum_final_dumps.  ev->calls[i] gets the watch slot[i]'s calls. */
+static int sum_tool_totals(const char *dir, uint64_t totals[PMC_SIM_NCOLUMNS],
+			   struct final_events *ev, const int *slot, struct pmc_error *err)
+{
+	static const unsigned column[PMC_TOOL_NFIXED] = { PMC_SIM_IR, PMC_SIM_DR, PMC_SIM_DW,
+							  PMC_SIM_BC, PMC_SIM_BI };
+	static const char *const names[PMC_TOOL_NFIXED] = { "Ir", "Dr", "Dw", "Bc", "Bi" };
+	DIR *dh = opendir(dir);
+	struct dirent *de;
+	int rc = 0, found = 0;
+
+	memset(totals, 0, PMC_SIM_NCOLUMNS * sizeof(totals[0]));
+	if (!dh)
+		return pmc__fail(err, -errno, dir, -1, "cannot read %s: %s", dir, strerror(errno));
+	while (rc == 0 && (de = readdir(dh))) {
+		char path[PATH_MAX], line[512];
+		int lineno = 0, header = 0;
+		FILE *f;
+
+		if (strncmp(de->d_name, "pm.", 3))
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+		f = fopen(path, "r");
+		if (!f) {
+			rc = pmc__fail(err, -errno, path, -1, "cannot read %s: %s", path, strerror(errno));
+			break;
+		}
+		while (rc == 0 && fgets(line, sizeof(line), f)) {
+			char name[16];
+			unsigned long long v;
+			int k, w;
+
+			lineno++;
+			line[strcspn(line, "\n")] = '\0';
+			if (lineno == 1) {
+				header = !strcmp(line, PMC_TOOL_TOTALS_HEADER);
+				if (!header)
+					rc = pmc__fail(err, PMC_E_SYNTAX, path, 1,
+						       "%s:1: not a totals file of pmcheck's valgrind tool (\"%s\")", path, line);
+				continue;
+			}
+			if (sscanf(line, "call %d %llu", &w, &v) == 2) {
+				for (size_t i = 0; ev && i < ev->n; i++)
+					if (slot[i] == w)
+						ev->calls[i] += v;
+				continue;
+			}
+			if (sscanf(line, "%15s %llu", name, &v) != 2) {
+				rc = pmc__fail(err, PMC_E_SYNTAX, path, lineno, "%s:%d: cannot read \"%s\"",
+					       path, lineno, line);
+				break;
+			}
+			for (k = 0; k < PMC_TOOL_NFIXED; k++)
+				if (!strcmp(name, names[k]))
+					totals[column[k]] += v;
+		}
+		fclose(f);
+		found += header;
+	}
+	closedir(dh);
+	if (rc == 0 && !found)
+		rc = pmc__fail(err, PMC_E_NO_SIM, dir, -1,
+			       "pmcheck's valgrind tool wrote no totals (the program was killed before it exited, or exec'd another program)");
+	return rc;
+}
+
 /*
  * columns: ~0u for a whole run as it comes (every simulation, counted from
  * the start); else pmc_sim_exec_for's narrower run.
  */
-static int run_under_callgrind(char *const argv[], int verbose, unsigned columns,
+static int run_under_valgrind(char *const argv[], int verbose, unsigned columns,
 			       uint64_t *totals, struct final_events *ev, struct pmc_error *err)
 {
 	char valgrind[PATH_MAX], version[128], dir[] = "/tmp/pmcheck-sim.XXXXXX";
-	char outfile[PATH_MAX], logfile[PATH_MAX], exe[PATH_MAX];
+	char outfile[PATH_MAX], logfile[PATH_MAX], exe[PATH_MAX], why[2 * PATH_MAX + 256];
 	char env_dir[PATH_MAX], env_version[160], *env[16];
-	bool whole = columns == ~0u;
-	const char *vargv[32 + 64];
+	char *watch[PMC_TOOL_MAX_WATCH];
+	int slot[PMC_MAX_EVENTS];
+	size_t nwatch = 0;
+	bool whole = columns == ~0u, tool;
+	const char *vargv[32 + 64 + PMC_TOOL_MAX_WATCH], *engine;
 	struct pmc__child c;
 	struct sigaction sa = { 0 }, old_int, old_term;
 	size_t n = 0, ne = 0, i;
@@ -312,14 +505,64 @@ static int run_under_callgrind(char *const argv[], int verbose, unsigned columns
 				 "%s --version failed: the valgrind installation looks broken", valgrind);
 	if (find_on_path(argv[0], exe, sizeof(exe)))
 		return pmc__fail(err, -ENOENT, argv[0], -1, "cannot find program \"%s\"", argv[0]);
+	/* calls: events of a whole run (pmcheck stat) need callgrind's names
+	 * or the tool's watches; the tool counts them itself. */
+	engine = pmc_sim_engine_for(columns, why, sizeof(why));
+	if (!engine)
+		return pmc__fail(err, PMC_E_NO_SIM, "PMCHECK_SIM_ENGINE", -1,
+				 "the sim engine asked for cannot be used: %s; use PMCHECK_SIM_ENGINE=callgrind or auto",
+				 why);
+	tool = !strcmp(engine, "pmcheck");
+	if (verbose)
+		pmc__log(1, "sim: engine %s: %s", engine, why);
+	if (tool && snprintf(valgrind, sizeof(valgrind), "%s/valgrind", tool_dir()) >= (int)sizeof(valgrind))
+		return pmc__fail(err, -ENAMETOOLONG, "", -1, "the tool's directory is too long");
+	for (size_t i = 0; ev && i < ev->n && i < PMC_MAX_EVENTS; i++) {
+		unsigned m;
+		char object[PATH_MAX];
+
+		slot[i] = -1;
+		if (!tool || pmc_sim_columns(&ev->specs[i], &m, NULL) || !(m & PMC_SIM_CALLS_MASK))
+			continue;
+		if (!realpath(ev->specs[i].path, object)) {
+			int e = errno;
+
+			for (size_t k = 0; k < nwatch; k++)
+				free(watch[k]);
+			return pmc__fail(err, -e, ev->specs[i].name, -1,
+					 "\"%s\": cannot find %s, the object the function lives in: %s",
+					 ev->specs[i].name, ev->specs[i].path, strerror(e));
+		}
+		if (nwatch == PMC_TOOL_MAX_WATCH ||
+		    asprintf(&watch[nwatch], "--pmcheck-watch=%llu:%s",
+			     (unsigned long long)ev->specs[i].probe_offset, object) < 0)
+			continue;
+		slot[i] = (int)nwatch++;
+	}
 	if (!mkdtemp(dir))
 		return pmc__fail(err, -errno, dir, -1, "cannot create the sim dump directory: %s",
 				 strerror(errno));
-	snprintf(outfile, sizeof(outfile), "--callgrind-out-file=%s/cg.%%p", dir);
+	snprintf(outfile, sizeof(outfile), tool ? "--pmcheck-out=%s/pm.%%p" : "--callgrind-out-file=%s/cg.%%p", dir);
 	snprintf(logfile, sizeof(logfile), "--log-file=%s/valgrind.%%p.log", dir);
 
 	vargv[n++] = valgrind;
-	for (i = 0; valgrind_options[i]; i++) {
+	/* The tool counts the memory accesses and branches of a run only when
+	 * asked for (each costs what its additions cost). */
+	if (tool) {
+		vargv[n++] = "--tool=" PMC_TOOL_NAME;
+		vargv[n++] = whole || (columns & ((1u << PMC_SIM_DR) | (1u << PMC_SIM_DW)))
+				     ? "--pmcheck-memory=yes"
+				     : "--pmcheck-memory=no";
+		vargv[n++] = whole || (columns & ((1u << PMC_SIM_BC) | (1u << PMC_SIM_BI)))
+				     ? "--pmcheck-branches=yes"
+				     : "--pmcheck-branches=no";
+		vargv[n++] = "--quiet";
+		vargv[n++] = "--child-silent-after-fork=yes";
+		vargv[n++] = "--trace-children=no";
+		for (i = 0; i < nwatch; i++)
+			vargv[n++] = watch[i];
+	}
+	for (i = 0; !tool && valgrind_options[i]; i++) {
 		const char *o = valgrind_options[i];
 
 		/* A narrower run simulates only what its columns need. */
@@ -331,7 +574,7 @@ static int run_under_callgrind(char *const argv[], int verbose, unsigned columns
 	}
 	/* ... and instruments from the program's first sim set on
 	 * (pmc__sim_check starts it), unless told to from the start. */
-	if (!whole && !(columns & PMC_SIM_FROM_START))
+	if (!tool && !whole && !(columns & PMC_SIM_FROM_START))
 		vargv[n++] = "--instr-atstart=no";
 	/* Dumps go to a private directory, one file per process (%p) and
 	 * dump; valgrind's own messages to a log that is filtered afterwards
@@ -343,6 +586,8 @@ static int run_under_callgrind(char *const argv[], int verbose, unsigned columns
 		vargv[n++] = argv[i];
 	if (argv[i]) {
 		remove_dir(dir);
+		for (size_t k = 0; k < nwatch; k++)
+			free(watch[k]);
 		return pmc__fail(err, -E2BIG, argv[0], -1, "too many arguments for the sim backend");
 	}
 	vargv[n] = NULL;
@@ -387,6 +632,8 @@ static int run_under_callgrind(char *const argv[], int verbose, unsigned columns
 	/* ASLR off: addresses, and with them cache-set mapping and hash
 	 * orders, repeat from run to run. */
 	rc = pmc__child_spawn(&c, (char *const *)vargv, env, false, PMC__CHILD_NO_ASLR);
+	for (i = 0; i < nwatch; i++)
+		free(watch[i]);
 	if (rc) {
 		remove_dir(dir);
 		return pmc__fail(err, rc, valgrind, -1, "cannot execute %s: %s", valgrind,
@@ -403,7 +650,8 @@ static int run_under_callgrind(char *const argv[], int verbose, unsigned columns
 	sigaction(SIGINT, &old_int, NULL);
 	sigaction(SIGTERM, &old_term, NULL);
 	pass_on_log(dir);
-	if (totals && (rc = sum_final_dumps(dir, totals, ev, err)) != 0) {
+	if (totals && (rc = tool ? sum_tool_totals(dir, totals, ev, slot, err)
+				 : sum_final_dumps(dir, totals, ev, err)) != 0) {
 		remove_dir(dir);
 		return rc;
 	}
@@ -415,13 +663,13 @@ static int run_under_callgrind(char *const argv[], int verbose, unsigned columns
 
 int pmc_sim_exec(char *const argv[], int verbose, struct pmc_error *err)
 {
-	return run_under_callgrind(argv, verbose, ~0u, NULL, NULL, err);
+	return run_under_valgrind(argv, verbose, ~0u, NULL, NULL, err);
 }
 
 int pmc_sim_exec_for(char *const argv[], int verbose, unsigned columns, struct pmc_error *err)
 {
 	/* ~0u is the whole run; no column past the last means the same. */
-	return run_under_callgrind(argv, verbose,
+	return run_under_valgrind(argv, verbose,
 				   columns & (((1u << PMC_SIM_NCOLUMNS) - 1) | PMC_SIM_FROM_START), NULL,
 				   NULL, err);
 }
@@ -431,7 +679,7 @@ int pmc_sim_run(char *const argv[], int verbose, uint64_t totals[PMC_SIM_NCOLUMN
 {
 	if (!totals)
 		return pmc__fail(err, -EINVAL, "", -1, "pmc_sim_run: NULL totals");
-	return run_under_callgrind(argv, verbose, ~0u, totals, NULL, err);
+	return run_under_valgrind(argv, verbose, ~0u, totals, NULL, err);
 }
 
 int pmc_sim_run_events(char *const argv[], int verbose, const struct pmc_event_spec *specs,
@@ -443,7 +691,7 @@ int pmc_sim_run_events(char *const argv[], int verbose, const struct pmc_event_s
 
 	if (!calls)
 		return pmc__fail(err, -ENOMEM, "", -1, "out of memory");
-	rc = run_under_callgrind(argv, verbose, ~0u, totals, &ev, err);
+	rc = run_under_valgrind(argv, verbose, ~0u, totals, &ev, err);
 	for (size_t i = 0; rc >= 0 && i < n; i++) {
 		unsigned m = 0;
 

@@ -28,19 +28,23 @@ int pmc__sim_column_of(const char *name, size_t len);
  * simulate them (pmc_sim_exec_for).  Starts deferred instrumentation. */
 int pmc__sim_check(unsigned mask, const char *name, struct pmc_error *err);
 /* One reading of n events whose column masks are masks[]; t0 is the set's
- * open time (CLOCK_MONOTONIC ns). */
-int pmc__sim_read(const unsigned *masks, size_t n, uint64_t t0, struct pmc_reading *r,
-		  struct pmc_error *err);
+ * open time (CLOCK_MONOTONIC ns); flags: PMC_OPEN_INHERIT when the threads
+ * that ended count too. */
+int pmc__sim_read(const unsigned *masks, size_t n, uint64_t t0, unsigned flags,
+		  struct pmc_reading *r, struct pmc_error *err);
 /* The columns an events: line names, from q to e, into map (-1 for a
  * column pmcheck does not know): their number, or -1 past max. */
 int pmc__sim_events_line(const char *q, const char *e, int *map, int max);
-/* calls.c: count calls to the function of a calls: spec in this process's
- * dumps from now on (*slot names it); its total so far; add a dump's
- * calls to every watched function's total. */
+/* Count calls to the function of a calls: spec from now on, with this
+ * process's engine (*slot names it in pmc__sim_read's masks). */
 struct pmc_event_spec;
 int pmc__sim_calls_watch(const struct pmc_event_spec *s, unsigned *slot, struct pmc_error *err);
-uint64_t pmc__sim_calls_total(unsigned slot);
-int pmc__sim_calls_count(const char *file, const char *text, size_t len, struct pmc_error *err);
+/* calls.c, for the callgrind engine: the same in this process's dumps;
+ * a watched function's total so far; add a dump's calls to every watched
+ * function's total. */
+int pmc__cg_calls_watch(const struct pmc_event_spec *s, unsigned *slot, struct pmc_error *err);
+uint64_t pmc__cg_calls_total(unsigned slot);
+int pmc__cg_calls_count(const char *file, const char *text, size_t len, struct pmc_error *err);
 
 /* Nonzero when running under valgrind (rdpmc would raise SIGILL there). */
 int pmc__under_valgrind(void);

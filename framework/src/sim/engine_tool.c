@@ -1,0 +1,331 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The engine for pmcheck's own valgrind tool (src/sim/tool): the tool adds
+ * to per-thread counters inline, and a reading is one client request that
+ * copies the calling thread's counters here.  No dump, no file, no
+ * parsing: a reading costs about what a system call does under valgrind.
+ *
+ * Before its counts decide anything, the tool counts known work in this
+ * process (check_known_work): a miscounting tool is an error, never a
+ * verdict.
+ */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <errno.h>
+#include <limits.h>
+#include <link.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <valgrind/valgrind.h>
+
+#include <pmcheck/counters.h>
+#include <pmcheck/event.h>
+#include <pmcheck/sim.h>
+
+#include "engine.h"
+#include "pmcheck_tool.h"
+#include "sim_int.h"
+
+#define NCOUNTERS (PMC_TOOL_NFIXED + PMC_TOOL_MAX_WATCH)
+
+int pmc__sim_tool_present(void)
+{
+	unsigned long hello = VALGRIND_DO_CLIENT_REQUEST_EXPR(0, PMC_TOOL_REQ_HELLO, 0, 0, 0, 0, 0);
+
+	return (hello & ~0xffUL) == PMC_TOOL_MAGIC && (hello & 0xff) == PMC_TOOL_PROTOCOL;
+}
+
+/* Which counter of the tool's a callgrind column is; -1 for the columns
+ * it has no model for (cache and branch misses). */
+static int counter_of(unsigned column)
+{
+	switch (column) {
+	case PMC_SIM_IR:
+		return PMC_TOOL_IR;
+	case PMC_SIM_DR:
+		return PMC_TOOL_DR;
+	case PMC_SIM_DW:
+		return PMC_TOOL_DW;
+	case PMC_SIM_BC:
+		return PMC_TOOL_BC;
+	case PMC_SIM_BI:
+		return PMC_TOOL_BI;
+	default:
+		return -1;
+	}
+}
+
+static struct {
+	pid_t checked; /* the process the known work was counted in */
+	unsigned what; /* PMC_TOOL_COUNTS_* of this run */
+	unsigned nread; /* counters a reading copies: the fixed ones and the watched */
+} tool;
+
+static int tool_read_now(uint64_t *c, unsigned n, int ended_too)
+{
+	unsigned long got = VALGRIND_DO_CLIENT_REQUEST_EXPR(0, PMC_TOOL_REQ_READ, c, n, ended_too, 0, 0);
+
+	return got == n ? 0 : -EIO;
+}
+
+static int tool_watch_at(const char *path, uint64_t offset)
+{
+	unsigned long slot = VALGRIND_DO_CLIENT_REQUEST_EXPR((unsigned long)-1, PMC_TOOL_REQ_WATCH,
+							     path, offset, 0, 0, 0);
+
+	if (slot == (unsigned long)-1 || slot >= NCOUNTERS)
+		return -1;
+	if (slot + 1 > tool.nread)
+		tool.nread = (unsigned)slot + 1;
+	return (int)slot;
+}
+
+/* ---- known work ------------------------------------------------------------------ */
+
+#if defined(__x86_64__)
+/*
+ * n iterations (n >= 1) of: a load, a store, an indirect call of a bare
+ * return, a decrement and a conditional branch back.  Per iteration, by
+ * the definitions the tool shares with callgrind: 6 instructions, 2 reads
+ * (the load, the return address), 2 writes (the store, the call's push),
+ * 1 conditional branch, 1 indirect branch (the call; returns are not
+ * counted).  The stack pointer steps over the red zone first: the caller's
+ * leaf code may keep data there, and the call pushes.
+ */
+__attribute__((noinline, used)) static void known_work(uint64_t *cells, unsigned n)
+{
+	__asm__ volatile("sub $128, %%rsp\n\t"
+			 "lea 1f(%%rip), %%rdx\n\t"
+			 "jmp 2f\n"
+			 "1:\tret\n"
+			 "2:\tmov (%[c]), %%rax\n\t"
+			 "mov %%rax, 8(%[c])\n\t"
+			 "call *%%rdx\n\t"
+			 "dec %[n]\n\t"
+			 "jnz 2b\n\t"
+			 "add $128, %%rsp\n\t"
+			 : [n] "+r"(n)
+			 : [c] "r"(cells)
+			 : "rax", "rdx", "memory", "cc");
+}
+#define KNOWN_PER_ITERATION { 6, 2, 2, 1, 1 }
+#endif
+
+/* The object known_work lives in and its file offset, for a calls watch. */
+static int known_work_site(char *path, size_t size, uint64_t *offset)
+{
+#if defined(__x86_64__)
+	Dl_info info;
+	struct link_map *map = NULL;
+	uintptr_t at = (uintptr_t)&known_work;
+	char exe[PATH_MAX];
+
+	if (!dladdr1((void *)at, &info, (void **)&map, RTLD_DL_LINKMAP) || !map)
+		return -ENOENT;
+	if (info.dli_fname && strchr(info.dli_fname, '/')) {
+		if (!realpath(info.dli_fname, path))
+			return -errno;
+	} else {
+		ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+
+		if (n <= 0)
+			return -ENOENT;
+		exe[n] = '\0';
+		if ((size_t)n >= size)
+			return -ENAMETOOLONG;
+		memcpy(path, exe, (size_t)n + 1);
+	}
+	{
+		const ElfW(Ehdr) *eh = (const ElfW(Ehdr) *)info.dli_fbase;
+		const ElfW(Phdr) *ph = (const ElfW(Phdr) *)((const char *)eh + eh->e_phoff);
+
+		for (unsigned i = 0; i < eh->e_phnum; i++) {
+			uintptr_t start = map->l_addr + ph[i].p_vaddr;
+
+			if (ph[i].p_type == PT_LOAD && at >= start && at < start + ph[i].p_memsz) {
+				*offset = at - start + ph[i].p_offset;
+				return 0;
+			}
+		}
+	}
+	return -ENOENT;
+#else
+	(void)path;
+	(void)size;
+	(void)offset;
+	return -ENOSYS;
+#endif
+}
+
+static int known_work_failed(struct pmc_error *err, const char *what)
+{
+	return pmc__fail(err, PMC_E_SIM, "", -1,
+			 "pmcheck's valgrind tool miscounted known work (%s), so its counts decide nothing in this run; run with PMCHECK_SIM_ENGINE=callgrind and report this with `pmcheck probe` output",
+			 what);
+}
+
+/*
+ * Count known_work with two iteration counts through the same code: the
+ * difference is exact by construction, whatever the readings around it
+ * cost.  Then watch known_work's entry and call it 64 times.
+ */
+static int check_known_work(struct pmc_error *err)
+{
+#if defined(__x86_64__)
+	static const uint64_t per[PMC_TOOL_NFIXED] = KNOWN_PER_ITERATION;
+	static const char *const names[PMC_TOOL_NFIXED] = {
+		"instructions", "data reads", "data writes", "conditional branches",
+		"indirect branches",
+	};
+	static const unsigned counted[PMC_TOOL_NFIXED] = {
+		0, PMC_TOOL_COUNTS_MEMORY, PMC_TOOL_COUNTS_MEMORY, PMC_TOOL_COUNTS_BRANCHES,
+		PMC_TOOL_COUNTS_BRANCHES,
+	};
+	enum { FEW = 16, MANY = 16 + 1024, CALLS = 64 };
+	uint64_t cells[2] = { 1, 0 }, a[2][NCOUNTERS], b[2][NCOUNTERS];
+	unsigned iterations[2] = { FEW, MANY };
+	char path[PATH_MAX], what[256];
+	uint64_t offset = 0;
+	int slot;
+
+	for (int k = 0; k < 2; k++) {
+		if (tool_read_now(a[k], PMC_TOOL_NFIXED, 0))
+			return known_work_failed(err, "a reading failed");
+		known_work(cells, iterations[k]);
+		if (tool_read_now(b[k], PMC_TOOL_NFIXED, 0))
+			return known_work_failed(err, "a reading failed");
+	}
+	for (int c = 0; c < PMC_TOOL_NFIXED; c++) {
+		uint64_t got = (b[1][c] - a[1][c]) - (b[0][c] - a[0][c]);
+		uint64_t want = per[c] * (MANY - FEW);
+
+		if (counted[c] && !(tool.what & counted[c]))
+			continue;
+		if (got != want) {
+			snprintf(what, sizeof(what), "%u more iterations of a loop of known %s counted %llu, not %llu",
+				 MANY - FEW, names[c], (unsigned long long)got, (unsigned long long)want);
+			return known_work_failed(err, what);
+		}
+	}
+	/* calls: an entry address, watched after the code was translated. */
+	if (known_work_site(path, sizeof(path), &offset))
+		return 0; /* no ELF view of ourselves: calls are checked where used */
+	slot = tool_watch_at(path, offset);
+	if (slot < 0)
+		return known_work_failed(err, "it refused to watch a function");
+	if (tool_read_now(a[0], tool.nread, 0))
+		return known_work_failed(err, "a reading failed");
+	for (int i = 0; i < CALLS; i++)
+		known_work(cells, 1);
+	if (tool_read_now(b[0], tool.nread, 0))
+		return known_work_failed(err, "a reading failed");
+	if (b[0][slot] - a[0][slot] != CALLS) {
+		snprintf(what, sizeof(what), "%d calls of a watched function counted %llu", CALLS,
+			 (unsigned long long)(b[0][slot] - a[0][slot]));
+		return known_work_failed(err, what);
+	}
+	return 0;
+#else
+	return known_work_failed(err, "no known-work loop for this architecture");
+#endif
+}
+
+/* ---- the engine -------------------------------------------------------------------- */
+
+static int tool_check(unsigned mask, const char *name, struct pmc_error *err)
+{
+	unsigned missing = 0;
+
+	if (tool.checked != getpid()) {
+		int rc;
+
+		tool.what = (unsigned)VALGRIND_DO_CLIENT_REQUEST_EXPR(0, PMC_TOOL_REQ_WHAT, 0, 0, 0, 0, 0);
+		if (tool.nread < PMC_TOOL_NFIXED)
+			tool.nread = PMC_TOOL_NFIXED;
+		rc = check_known_work(err);
+		if (rc)
+			return rc;
+		tool.checked = getpid();
+	}
+	for (unsigned c = 0; c < PMC_SIM_NCOLUMNS; c++) {
+		int k = counter_of(c);
+
+		if (!(mask & (1u << c)))
+			continue;
+		if (k < 0 || ((k == PMC_TOOL_DR || k == PMC_TOOL_DW) && !(tool.what & PMC_TOOL_COUNTS_MEMORY)) ||
+		    ((k == PMC_TOOL_BC || k == PMC_TOOL_BI) && !(tool.what & PMC_TOOL_COUNTS_BRANCHES)))
+			missing |= 1u << c;
+	}
+	if (missing & ~((1u << PMC_SIM_DR) | (1u << PMC_SIM_DW) | (1u << PMC_SIM_BC) | (1u << PMC_SIM_BI)))
+		return pmc__fail(err, PMC_E_UNSUPPORTED, name ? name : "", -1,
+				 "\"%s\" needs callgrind's cache or branch-predictor simulation, and this run counts with pmcheck's valgrind tool, which has neither: the runner picks the engine from the events the case names in .events, and an event added at run time (pmc_test_add_event) is not among them; name it in .events, or run with PMCHECK_SIM_ENGINE=callgrind",
+				 name ? name : "?");
+	if (missing)
+		return pmc__fail(err, PMC_E_UNSUPPORTED, name ? name : "", -1,
+				 "\"%s\" needs %s, which this run's valgrind tool was started without counting: the runner turns each on from the events the case names in .events, and an event added at run time (pmc_test_add_event) is not among them; name it in .events",
+				 name ? name : "?",
+				 missing & ((1u << PMC_SIM_DR) | (1u << PMC_SIM_DW)) ? "data reads and writes" : "branches");
+	return 0;
+}
+
+static int tool_watch(const struct pmc_event_spec *s, unsigned *slot, struct pmc_error *err)
+{
+	char object[PATH_MAX];
+	int k;
+
+	if (!realpath(s->path, object))
+		return pmc__fail(err, -errno, s->name, -1,
+				 "\"%s\": cannot find %s, the object the function lives in: %s", s->name,
+				 s->path, strerror(errno));
+	k = tool_watch_at(object, s->probe_offset);
+	if (k < 0)
+		return pmc__fail(err, PMC_E_TOO_MANY, s->name, -1,
+				 "\"%s\": more than %d functions counted with calls: in one process on the sim backend",
+				 s->name, PMC_TOOL_MAX_WATCH);
+	*slot = (unsigned)k;
+	return 0;
+}
+
+/* One reading.  Unlike callgrind's engine, nothing here is outside the
+ * count: the code around the request is the same in every reading, so the
+ * empty region's overhead, subtracted, leaves the region's own counts. */
+static int tool_read(const unsigned *masks, size_t n, uint64_t t0, unsigned flags,
+		     struct pmc_reading *r, struct pmc_error *err)
+{
+	uint64_t c[NCOUNTERS], t;
+
+	if (tool_read_now(c, tool.nread, (flags & PMC_OPEN_INHERIT) != 0))
+		return pmc__fail(err, PMC_E_SIM, "", -1,
+				 "sim: pmcheck's valgrind tool did not answer a reading");
+	r->n = n;
+	t = pmc__sim_now_ns() - t0 + 1;
+	for (size_t i = 0; i < n; i++) {
+		uint64_t v = 0;
+
+		if (masks[i] & PMC_SIM_CALLS_MASK)
+			v = c[masks[i] & 0xffff];
+		else
+			for (unsigned k = 0; k < PMC_SIM_NCOLUMNS; k++)
+				if ((masks[i] & (1u << k)) && counter_of(k) >= 0)
+					v += c[counter_of(k)];
+		r->c[i].value = v;
+		r->c[i].enabled_ns = t;
+		r->c[i].running_ns = t;
+	}
+	return 0;
+}
+
+static void tool_pause(void)
+{
+}
+
+const struct pmc__sim_engine pmc__sim_tool = {
+	.name = "pmcheck",
+	.check = tool_check,
+	.watch = tool_watch,
+	.read = tool_read,
+	.pause = tool_pause,
+};

@@ -1,0 +1,63 @@
+/* SPDX-License-Identifier: MIT OR GPL-2.0-or-later */
+/*
+ * The protocol between libpmcheck and pmcheck's valgrind tool: client
+ * request numbers and the counters a reading returns.  Shared by both sides
+ * (the library is MIT, the tool GPL-2.0-or-later), so it holds constants
+ * only.
+ */
+#ifndef PMCHECK_TOOL_H
+#define PMCHECK_TOOL_H
+
+/* The tool's name: valgrind --tool=pmcheck runs pmcheck-<platform>. */
+#define PMC_TOOL_NAME "pmcheck"
+
+/* Requests are VG_USERREQ_TOOL_BASE('P','M') + n. */
+#define PMC_TOOL_REQ(n) (((unsigned)'P' << 24 | (unsigned)'M' << 16) + (n))
+
+/* HELLO: returns PMC_TOOL_MAGIC | protocol version.  Any other tool (or
+ * none) answers the default 0, so this tells the engines apart. */
+#define PMC_TOOL_REQ_HELLO PMC_TOOL_REQ(0)
+#define PMC_TOOL_MAGIC 0x706d6300u /* "pmc\0" */
+#define PMC_TOOL_PROTOCOL 1u
+
+/* READ(ULong *buf, UWord n, UWord ended_too): the calling thread's
+ * counters, n of them at most, in enum pmc_tool_counter order, calls slots
+ * after; with ended_too, plus every thread that has ended (what perf's
+ * inherited counters add when a thread exits).  Returns the number
+ * written, or (UWord)-1 when buf is not writable client memory. */
+#define PMC_TOOL_REQ_READ PMC_TOOL_REQ(1)
+
+/* WATCH(const char *path, ULong offset): count entries to the instruction
+ * at that file offset of that object (its real path) in every thread,
+ * from now on, wherever it is mapped now or later.  Returns the calls slot
+ * (its index after the fixed counters), or (UWord)-1 when the table is
+ * full or the path is not readable. */
+#define PMC_TOOL_REQ_WATCH PMC_TOOL_REQ(2)
+
+/* WHAT: a bit mask of the fixed counters this run instruments
+ * (PMC_TOOL_COUNTS_*): a counter left off reads 0 and must not be used. */
+#define PMC_TOOL_REQ_WHAT PMC_TOOL_REQ(3)
+
+enum pmc_tool_counter {
+	PMC_TOOL_IR = 0, /* guest instructions executed (callgrind's Ir) */
+	PMC_TOOL_DR,     /* data reads (Dr) */
+	PMC_TOOL_DW,     /* data writes, read-modify-writes included (Dw) */
+	PMC_TOOL_BC,     /* conditional branches executed (Bc) */
+	PMC_TOOL_BI,     /* indirect branches executed (Bi) */
+	PMC_TOOL_NFIXED
+};
+
+#define PMC_TOOL_COUNTS_MEMORY 1u   /* Dr, Dw */
+#define PMC_TOOL_COUNTS_BRANCHES 2u /* Bc, Bi */
+
+/* Calls slots a run can watch. */
+#define PMC_TOOL_MAX_WATCH 64
+
+/* The totals file the tool writes at each process's exit
+ * (--pmcheck-out=FILE, %p expanded): "pmcheck-tool 1", then one
+ * "NAME COUNT" line per fixed counter (Ir Dr Dw Bc Bi) and one
+ * "call SLOT COUNT" line per watch, summed over every thread of the
+ * process since it started or was forked. */
+#define PMC_TOOL_TOTALS_HEADER "pmcheck-tool 1"
+
+#endif
