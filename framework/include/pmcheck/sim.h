@@ -86,7 +86,9 @@ struct pmc_sim_dump {
 /*
  * Parse the text of a callgrind dump (len bytes, need not be terminated).
  * Columns are found by name from the "events:" line; the figures come from
- * the "totals:" line (not "summary:", which is wrong after a zeroing).
+ * the "summary:" line, callgrind's running total for the interval (the
+ * "totals:" line, the sum of the cost lines printed, misses some of the
+ * interval's cost in some regions), or "totals:" in a dump without one.
  * Returns 0, or PMC_E_SYNTAX with *err naming `name` and the line.
  */
 PMC_API int pmc_sim_dump_parse(const char *name, const char *text, size_t len,

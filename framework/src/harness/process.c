@@ -555,18 +555,21 @@ static int first_difference(const struct pmc__result *a, const struct pmc__resul
 /*
  * A case that failed on sim as counted by pmcheck's valgrind tool: run it
  * once more under callgrind, whose dumps name the functions behind the
- * failure.  When callgrind counts the same, its result -- the same
- * verdict, with the functions -- is the one reported, and a note says so.
- * When the engines disagree, neither decides: the case is an ERROR that
- * shows both counts.
+ * failure.  When callgrind fails it too, its result -- the same checks,
+ * with the functions -- is the one reported, and a note says what each
+ * engine counted.  Otherwise the tool's result stands (it was checked on
+ * known work in the case's own process) and the note says why there are
+ * no functions.
  */
 static void recount_with_callgrind(struct runner *r, const struct pmc_test_def *d,
 				   const struct pmc_test_options *o, struct pmc__result *res)
 {
 	struct pmc__result cg;
 	struct pmc_error err;
-	char diff[512];
+	char diff[512] = "";
 	double seconds;
+	char *note = NULL;
+	int rc;
 
 	if (r->calibrate || res->verdict != PMC_FAIL || !res->sim_engine ||
 	    strcmp(res->sim_engine, "pmcheck"))
@@ -574,33 +577,33 @@ static void recount_with_callgrind(struct runner *r, const struct pmc_test_def *
 	pmc_sim_engine_prefer("callgrind", &err);
 	run_forked(r, d, o, &seconds, &cg);
 	pmc_sim_engine_prefer(r->sim_engine_settled, &err);
-	if (cg.verdict == PMC_ERROR || cg.verdict == PMC_SKIP) {
-		char *note = NULL;
-
-		if (asprintf(&note, "sim: the re-run under callgrind for attribution ended %s: %s",
-			     cg.verdict == PMC_ERROR ? "in error" : "skipped",
-			     cg.reason ? cg.reason : "no reason given") >= 0)
-			add_note(res, note);
-	} else if (first_difference(res, &cg, diff, sizeof(diff)) ||
-		   first_difference(&cg, res, diff, sizeof(diff))) {
-		char *reason = NULL;
-
-		if (asprintf(&reason, "the sim engines disagree on the same binary (%s), so neither decides; run with PMCHECK_SIM_ENGINE=callgrind and report this with the case",
-			     diff) >= 0) {
-			free(res->reason);
-			res->reason = reason;
-			res->verdict = PMC_ERROR;
-		}
-	} else {
-		char *note = NULL;
+	if (!first_difference(res, &cg, diff, sizeof(diff)))
+		first_difference(&cg, res, diff, sizeof(diff));
+	if (cg.verdict == PMC_FAIL) {
 		struct pmc__result tool = *res;
 
 		*res = cg;
 		cg = tool;
-		if (asprintf(&note, "sim: counted by pmcheck's valgrind tool, then once more by callgrind for the functions behind the failure (%.3g s), which counted the same; this report is callgrind's run",
-			     seconds) >= 0)
-			add_note(res, note);
+		rc = asprintf(&note, "sim: counted by pmcheck's valgrind tool, then once more by callgrind for the functions behind the failure (%.3g s); this report is callgrind's run, %s%s",
+			      seconds, diff[0] ? "which counted otherwise: " : "which counted the same",
+			      diff);
+	} else {
+		rc = asprintf(&note, "sim: no functions behind the failure: the re-run under callgrind for them (%.3g s) %s%s%s",
+			      seconds,
+			      cg.verdict == PMC_PASS ? "passed" : cg.verdict == PMC_ERROR ? "ended in error: " : "did not fail: ",
+			      cg.verdict == PMC_PASS ? "" : cg.reason ? cg.reason : "",
+			      diff[0] ? "; the engines counted otherwise: " : "");
+		if (rc >= 0 && diff[0]) {
+			char *longer = NULL;
+
+			if (asprintf(&longer, "%s%s", note, diff) >= 0) {
+				free(note);
+				note = longer;
+			}
+		}
 	}
+	if (rc >= 0)
+		add_note(res, note);
 	pmc__result_release(&cg);
 }
 

@@ -26,6 +26,38 @@
 #include "runner_int.h"
 #include "util/child.h"
 
+/*
+ * Calibrated on sim with pmcheck's valgrind tool: the functions of each
+ * region, which the budgets' functions file keeps for attribution, come
+ * from one more run under callgrind (its counts are not used).
+ */
+static void functions_from_callgrind(struct runner *r, const struct pmc_test_def *d,
+				     struct pmc__result *first)
+{
+	struct pmc__result cg;
+	struct pmc_error err;
+	double secs;
+
+	if (!first->sim_engine || strcmp(first->sim_engine, "pmcheck"))
+		return;
+	pmc_sim_engine_prefer("callgrind", &err);
+	pmc__run_one(r, d, &secs, &cg);
+	pmc_sim_engine_prefer(r->sim_engine_settled, &err);
+	for (size_t i = 0; i < first->nregions; i++) {
+		struct pmc__region_rec *g = &first->regions[i];
+		struct pmc__region_rec *h = (struct pmc__region_rec *)pmc__result_region(&cg, g->name);
+
+		if (!h || g->nfns || h->nev != g->nev)
+			continue;
+		g->fns = h->fns;
+		g->nfns = h->nfns;
+		h->fns = NULL;
+		h->nfns = 0;
+	}
+	printf("  the functions of each region for attribution: from one more run under callgrind (%.3g s)\n", secs);
+	pmc__result_release(&cg);
+}
+
 /* --calibrate: N runs per selected case, then budgets into the first hwdb dir. */
 int pmc__run_calibrate(struct runner *r, size_t total)
 {
@@ -80,6 +112,8 @@ int pmc__run_calibrate(struct runner *r, size_t total)
 				break;
 		}
 		pmc__sim_layout_shift = 0;
+		if (k == r->calibrate)
+			functions_from_callgrind(r, d, &runs[0]);
 		n = pmc__calibrate_case(runs, k < r->calibrate ? 1 : r->calibrate,
 					&(struct pmc__calibration){ r->hwdb[0], key,
 								    r->calibrate_key && *r->calibrate_key,

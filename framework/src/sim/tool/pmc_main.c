@@ -416,12 +416,19 @@ static Bool pmc_client_request(ThreadId tid, UWord *arg, UWord *ret)
 		UWord n = arg[2] < NCOUNTERS ? arg[2] : NCOUNTERS;
 
 		switch_thread(tid, 0);
-		if (n && !VG_(am_is_valid_for_client)(arg[1], n * sizeof(ULong), VKI_PROT_WRITE)) {
+		if ((n && !VG_(am_is_valid_for_client)(arg[1], n * sizeof(ULong), VKI_PROT_WRITE)) ||
+		    (arg[4] && !VG_(am_is_valid_for_client)(arg[4], sizeof(ULong), VKI_PROT_WRITE))) {
 			*ret = (UWord)-1;
 			return True;
 		}
 		for (UWord i = 0; i < n; i++)
 			((ULong *)arg[1])[i] = live[i] + (arg[3] ? exited[i] : 0);
+		if (arg[4]) {
+			struct vki_timespec ts;
+
+			VG_(clock_gettime)(&ts, VKI_CLOCK_MONOTONIC);
+			*(ULong *)arg[4] = (ULong)ts.tv_sec * 1000000000ULL + (ULong)ts.tv_nsec;
+		}
 		*ret = n;
 		return True;
 	}

@@ -20,11 +20,13 @@
 #define PMC_TOOL_MAGIC 0x706d6300u /* "pmc\0" */
 #define PMC_TOOL_PROTOCOL 1u
 
-/* READ(ULong *buf, UWord n, UWord ended_too): the calling thread's
- * counters, n of them at most, in enum pmc_tool_counter order, calls slots
- * after; with ended_too, plus every thread that has ended (what perf's
- * inherited counters add when a thread exits).  Returns the number
- * written, or (UWord)-1 when buf is not writable client memory. */
+/* READ(ULong *buf, UWord n, UWord ended_too, ULong *now): the calling
+ * thread's counters, n of them at most, in enum pmc_tool_counter order,
+ * calls slots after; with ended_too, plus every thread that has ended
+ * (what perf's inherited counters add when a thread exits); and when now
+ * is not NULL, CLOCK_MONOTONIC in ns, read by the tool so that no clock
+ * code of the program's runs between two readings.  Returns the number
+ * written, or (UWord)-1 when buf or now is not writable client memory. */
 #define PMC_TOOL_REQ_READ PMC_TOOL_REQ(1)
 
 /* WATCH(const char *path, ULong offset): count entries to the instruction
