@@ -380,6 +380,15 @@ json_t *pmc__probe_tools(unsigned timeout_s, int deep)
 	} else {
 		json_object_set_new(o, "sim_backend", pmc__probe_fact(json_false(), "needs valgrind"));
 	}
+	/* Which engine counts instructions, loads, stores, branches and
+	 * calls: on sim (misses are always callgrind's). */
+	{
+		char why[PMC_ERROR_MSG_MAX];
+		const char *engine = pmc_sim_engine_for(1u << PMC_SIM_IR, why, sizeof(why));
+
+		json_object_set_new(o, "sim_engine",
+				    pmc__probe_fact(engine ? json_string(engine) : json_null(), why));
+	}
 	rc = pmc__probe_run_tool(qemu, line, sizeof(line), timeout_s);
 	json_object_set_new(o, "qemu_system_aarch64",
 			    pmc__probe_fact(rc == 0 && line[0] ? json_string(line) : json_null(),

@@ -179,6 +179,13 @@ void pmc_probe_print(const json_t *rec, FILE *out)
 	fprintf(out, "  %-13s %s (%s)\n", "sim backend",
 		json_is_true(value_of(tools, "sim_backend")) ? "available" : "UNAVAILABLE",
 		(s = json_string_value(value_of(tools, "valgrind"))) ? s : (s = how_of(tools, "sim_backend")) ? s : "?");
+	if (json_is_true(value_of(tools, "sim_backend"))) {
+		const char *engine = json_string_value(value_of(tools, "sim_engine"));
+		const char *how = how_of(tools, "sim_engine");
+
+		fprintf(out, "  %-13s %s: %s; cache and branch misses: callgrind\n", "sim engine",
+			engine ? engine : "none", how ? how : "?");
+	}
 	fprintf(out, "  %-13s %s\n", "QEMU lane",
 		(s = json_string_value(value_of(tools, "qemu_system_aarch64"))) ? s
 		: (s = how_of(tools, "qemu_system_aarch64")) ? s : "?");

@@ -607,6 +607,75 @@ static void recount_with_callgrind(struct runner *r, const struct pmc_test_def *
 	pmc__result_release(&cg);
 }
 
+/*
+ * Cases counted by pmcheck's valgrind tool that regressed or improved
+ * against a baseline: run each once more under callgrind and keep its
+ * functions in the case's regions, so that the comparison can say which
+ * functions moved.  Returns how many cases got functions (the caller
+ * compares again).
+ */
+size_t pmc__sim_functions_for_changes(struct runner *r, json_t *rep, struct pmc__results *run)
+{
+	size_t adopted = 0;
+
+	for (size_t i = 0; i < run->n && r->backend == PMC_BACKEND_SIM; i++) {
+		struct pmc__result *res = &run->cases[i], cg;
+		struct pmc_test_options o;
+		struct pmc_error err;
+		bool changed = false;
+		size_t k;
+		json_t *row;
+		double seconds;
+		char diff[512] = "", *note = NULL;
+
+		if (!res->sim_engine || strcmp(res->sim_engine, "pmcheck"))
+			continue;
+		json_array_foreach(json_object_get(rep, "rows"), k, row) {
+			const char *v = pmc__jstr(row, "verdict");
+
+			if (!strcmp(pmc__jstr(row, "case"), res->name) &&
+			    (!strcmp(v, "regression") || !strcmp(v, "improvement")))
+				changed = true;
+		}
+		for (k = 0; changed && k < pmc__ncases(); k++) {
+			char name[256];
+
+			pmc__full_name(pmc__case(k), name, sizeof(name));
+			if (!strcmp(name, res->name))
+				break;
+		}
+		if (!changed || k == pmc__ncases())
+			continue;
+		pmc__effective_options(pmc__case(k), r->repeat, r->timeout, &o);
+		if (!(r->timeout > 0))
+			o.timeout *= PMC__SIM_TIMEOUT_FACTOR;
+		printf("%s moved: running it once more under callgrind for the functions behind it\n",
+		       res->name);
+		pmc_sim_engine_prefer("callgrind", &err);
+		run_forked(r, pmc__case(k), &o, &seconds, &cg);
+		pmc_sim_engine_prefer(r->sim_engine_settled, &err);
+		if (!first_difference(res, &cg, diff, sizeof(diff)))
+			first_difference(&cg, res, diff, sizeof(diff));
+		for (size_t j = 0; j < res->nregions; j++) {
+			struct pmc__region_rec *g = &res->regions[j];
+			struct pmc__region_rec *h = (struct pmc__region_rec *)pmc__result_region(&cg, g->name);
+
+			if (!h || g->nfns || !h->nfns || h->nev != g->nev)
+				continue;
+			g->fns = h->fns;
+			g->nfns = h->nfns;
+			h->fns = NULL;
+			h->nfns = 0;
+		}
+		if (asprintf(&note, "sim: counted by pmcheck's valgrind tool; the functions are from one more run under callgrind (%.3g s), %s%s",
+			     seconds, diff[0] ? "which counted otherwise: " : "which counted the same", diff) >= 0)
+			add_note(res, note);
+		pmc__result_release(&cg);
+		adopted++;
+	}
+	return adopted;
+}
+
 void pmc__sample_regressions(struct runner *r, json_t *rep, struct pmc__results *run)
 {
 	for (size_t i = 0; i < run->n && !r->no_sampling && r->backend == PMC_BACKEND_PERF; i++) {

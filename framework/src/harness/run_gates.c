@@ -155,6 +155,10 @@ int pmc__run_compare_baseline(struct runner *r, struct pmc__results *run)
 			outside++;
 	}
 	rep = pmc__compare(&kept, run, &r->tolerance, false);
+	if (pmc__sim_functions_for_changes(r, rep, run)) {
+		json_decref(rep);
+		rep = pmc__compare(&kept, run, &r->tolerance, false);
+	}
 	pmc__sample_regressions(r, rep, run);
 	printf("\ncompared with baseline %s", r->baseline);
 	if (outside)

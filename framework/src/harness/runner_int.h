@@ -60,6 +60,8 @@ int pmc__run_inner_case(struct runner *r);
  * `rep` is run once more with the regressed events sampled; the rows go
  * to the case's regions and the comparison's rows ("samples"). */
 void pmc__sample_regressions(struct runner *r, json_t *rep, struct pmc__results *run);
+/* sim: functions from callgrind for the cases a comparison found moved. */
+size_t pmc__sim_functions_for_changes(struct runner *r, json_t *rep, struct pmc__results *run);
 
 /* run_gates.c */
 int pmc__run_calibrate(struct runner *r, size_t total);

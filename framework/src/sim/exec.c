@@ -79,8 +79,10 @@ int pmc_sim_engine_prefer(const char *name, struct pmc_error *err)
 
 /*
  * The tool's directory: the build tree's for a library (or a program
- * linking it statically) in the build tree, the installed one otherwise;
- * PMCHECK_SIM_TOOL_DIR overrides both.  NULL when the tool was not built.
+ * linking it statically) in the build tree; beside an installed library,
+ * wherever its prefix was put (lib/../libexec/pmcheck); else the prefix
+ * configured.  PMCHECK_SIM_TOOL_DIR overrides them.  NULL when the tool
+ * was not built.
  */
 static const char *tool_dir(void)
 {
@@ -90,12 +92,24 @@ static const char *tool_dir(void)
 		return dir;
 #ifdef PMCHECK_SIM_TOOL_INSTALL_DIR
 	{
+		static char beside[PATH_MAX];
 		Dl_info info;
 		size_t n = strlen(PMCHECK_BUILD_DIR);
+		const char *slash;
 
-		if (dladdr((void *)&tool_dir, &info) && info.dli_fname &&
-		    !strncmp(info.dli_fname, PMCHECK_BUILD_DIR, n) && info.dli_fname[n] == '/')
+		if (!dladdr((void *)&tool_dir, &info) || !info.dli_fname)
+			return PMCHECK_SIM_TOOL_INSTALL_DIR;
+		if (!strncmp(info.dli_fname, PMCHECK_BUILD_DIR, n) && info.dli_fname[n] == '/')
 			return PMCHECK_SIM_TOOL_BUILD_DIR;
+		slash = strrchr(info.dli_fname, '/');
+		if (slash &&
+		    snprintf(beside, sizeof(beside), "%.*s/%s/" PMC_TOOL_NAME "-amd64-linux",
+			     (int)(slash - info.dli_fname), info.dli_fname,
+			     PMCHECK_SIM_TOOL_FROM_LIBDIR) < (int)sizeof(beside) &&
+		    access(beside, X_OK) == 0) {
+			*strrchr(beside, '/') = '\0';
+			return beside;
+		}
 		return PMCHECK_SIM_TOOL_INSTALL_DIR;
 	}
 #else
@@ -173,7 +187,8 @@ const char *pmc_sim_engine_for(unsigned columns, char *why, size_t size)
 		snprintf(why, size, "cache or branch misses are asked for, which only callgrind simulates");
 		return "callgrind";
 	}
-	snprintf(why, size, "every event asked for is one pmcheck's valgrind tool counts");
+	snprintf(why, size, "pmcheck's valgrind tool (%s/" PMC_TOOL_NAME "-amd64-linux, for %s) counts instructions, loads, stores, branches and calls:",
+		 dir, pmc_sim_valgrind_version());
 	return "pmcheck";
 }
 
@@ -513,8 +528,6 @@ static int run_under_valgrind(char *const argv[], int verbose, unsigned columns,
 				 "the sim engine asked for cannot be used: %s; use PMCHECK_SIM_ENGINE=callgrind or auto",
 				 why);
 	tool = !strcmp(engine, "pmcheck");
-	if (verbose)
-		pmc__log(1, "sim: engine %s: %s", engine, why);
 	if (tool && snprintf(valgrind, sizeof(valgrind), "%s/valgrind", tool_dir()) >= (int)sizeof(valgrind))
 		return pmc__fail(err, -ENAMETOOLONG, "", -1, "the tool's directory is too long");
 	for (size_t i = 0; ev && i < ev->n && i < PMC_MAX_EVENTS; i++) {
@@ -600,6 +613,7 @@ static int run_under_valgrind(char *const argv[], int verbose, unsigned columns,
 		for (i = 0; i < n && used < sizeof(shown); i++)
 			used += (size_t)snprintf(shown + used, sizeof(shown) - used, " %s", vargv[i]);
 		pmc__log(1, "%s", shown);
+		pmc__log(1, "sim: engine %s: %s", engine, why);
 	}
 	snprintf(env_dir, sizeof(env_dir), SIM_ENV_DIR "=%s", dir);
 	snprintf(env_version, sizeof(env_version), SIM_ENV_VERSION "=%s", version);

@@ -2,7 +2,11 @@
 # SPDX-License-Identifier: MIT
 """Attribution on the sim backend: a region built twice, one function made
 3% costlier; the comparison reports a regression, and its first attribution
-row is that function with the region's whole difference."""
+row is that function with the region's whole difference.  Results files
+compared afterwards carry functions when callgrind counted them
+(PMCHECK_SIM_ENGINE=callgrind); a gate run against a baseline or budgets
+counts with pmcheck's valgrind tool and takes the functions from one more
+run under callgrind, which the output says."""
 import json
 import os
 import shutil
@@ -33,7 +37,7 @@ with tempfile.TemporaryDirectory() as d:
     for name, exe in (("before", BEFORE), ("after", AFTER)):
         path = os.path.join(d, name + ".json")
         p = subprocess.run([exe, "--backend=sim", f"--json={path}"], capture_output=True, text=True,
-                           timeout=300)
+                           timeout=300, env=dict(os.environ, PMCHECK_SIM_ENGINE="callgrind"))
         check(p.returncode == 0, f"{name}: {p.returncode} {p.stdout[-500:]}")
         with open(path) as f:
             docs[name] = json.load(f)
@@ -84,6 +88,8 @@ with tempfile.TemporaryDirectory() as d:
     p = subprocess.run([AFTER, "--backend=sim", f"--baseline={os.path.join(d, 'before.json')}",
                         f"--junit={junit}"], capture_output=True, text=True, timeout=300)
     check(p.returncode == 3, f"--baseline exits 3 on the regression: {p.returncode}")
+    check("running it once more under callgrind for the functions behind it" in p.stdout,
+          f"the tool's run takes its functions from callgrind, and says so:\n{p.stdout[-800:]}")
     root = ET.parse(junit).getroot()
     fails = list(root.iter("failure"))
     check(len(fails) == 1 and fails[0].get("type") == "REGRESSION" and root.get("failures") == "1",
@@ -114,5 +120,9 @@ with tempfile.TemporaryDirectory() as d:
     check(f"attr_middle +{grew}" in case.get("reason", "") and
           any(f"attr_middle +{grew}" in c["message"] for c in case["checks"]),
           f"the record's reason and check carry it: {case.get('reason')}")
+    check(case.get("sim_engine") == "callgrind" and
+          any("counted by pmcheck's valgrind tool, then once more by callgrind" in n and
+              "which counted the same" in n for n in case.get("notes", [])),
+          f"the tool's failure was re-run under callgrind, which counted the same: {case.get('notes')}")
 
 finish()

@@ -233,9 +233,20 @@ def t_narrowed():
               all(narrow[k][0] == full[k][0] for k in narrow if k not in misses) and
               all(abs(narrow[k][0] - full[k][0]) <= max(1, full[k][0] // 10000) for k in misses),
               f"{case}: narrowed {narrow} against whole {full}")
+    # Instructions only: pmcheck's valgrind tool, counting no loads, stores
+    # or branches (or, where it is not built, callgrind without simulation).
     p = run(COST, "--backend=sim", "--filter=cost.instructions", "--verbose")
-    check("--cache-sim=no" in p.stdout + p.stderr and "--branch-sim=no" in p.stdout + p.stderr and
-          "--instr-atstart=no" in p.stdout + p.stderr, f"instructions only: no simulation: {p.stdout[-800:]}")
+    out = p.stdout + p.stderr
+    check(("--tool=pmcheck" in out and "--pmcheck-memory=no" in out and "--pmcheck-branches=no" in out and
+           "sim: engine pmcheck:" in out) or
+          ("sim: engine callgrind: pmcheck's valgrind tool" in out and "--cache-sim=no" in out),
+          f"instructions only: the tool, counting nothing more: {out[-800:]}")
+    p = subprocess.run([COST, "--backend=sim", "--filter=cost.instructions", "--verbose"], capture_output=True,
+                       text=True, timeout=300, env=dict(os.environ, PMCHECK_SIM_ENGINE="callgrind"))
+    out = p.stdout + p.stderr
+    check("--cache-sim=no" in out and "--branch-sim=no" in out and "--instr-atstart=no" in out and
+          "sim: engine callgrind: callgrind chosen" in out,
+          f"instructions only under callgrind: no simulation: {out[-800:]}")
     p = run(COST, "--backend=sim", "--filter=cost.misses", "--verbose")
     check("--cache-sim=yes" in p.stdout + p.stderr and "--branch-sim=yes" in p.stdout + p.stderr,
           f"misses: both simulations: {p.stdout[-800:]}")
