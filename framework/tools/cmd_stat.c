@@ -353,13 +353,24 @@ static int pinned_for_sim(char **argv)
 	return -1;
 }
 
-/* One run on the sim backend: the callgrind totals at the command's exit. */
+/* One run on the sim backend: the engine's totals at the command's exit
+ * (pmcheck's valgrind tool, or callgrind where an event needs it). */
 static int run_sim(struct stat_run *s, struct pmc_measurement *m)
 {
 	uint64_t values[PMC_MAX_EVENTS];
 	struct pmc_error err;
 	int rc;
 
+	if (s->verbose)
+		pmc_log_set(pmc__log_stderr, NULL);
+	/* The engine is pmcheck's to know, not the command's: the variable
+	 * would make the command's environment, and with it what its string
+	 * functions execute, depend on which engine counts. */
+	if (pmc_sim_engine_prefer(NULL, &err)) {
+		fprintf(stderr, "pmcheck stat: %s\n", err.message);
+		return -1;
+	}
+	unsetenv("PMCHECK_SIM_ENGINE");
 	rc = pmc_sim_run_events(s->argv, s->verbose, s->specs, s->n, values, &err);
 	if (rc < 0) {
 		fprintf(stderr, "pmcheck stat: %s\n", err.message);

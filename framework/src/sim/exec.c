@@ -59,9 +59,11 @@ const char *pmc_sim_valgrind_version(void)
 /* ---- choosing the engine ------------------------------------------------------------ */
 
 static const char *engine_preferred; /* pmc_sim_engine_prefer's, or NULL */
+static const char *tool_dir(void);
 
 int pmc_sim_engine_prefer(const char *name, struct pmc_error *err)
 {
+	tool_dir();
 	if (!name)
 		name = getenv("PMCHECK_SIM_ENGINE");
 	if (!name || !*name || !strcmp(name, "auto")) {
@@ -84,7 +86,7 @@ int pmc_sim_engine_prefer(const char *name, struct pmc_error *err)
  * configured.  PMCHECK_SIM_TOOL_DIR overrides them.  NULL when the tool
  * was not built.
  */
-static const char *tool_dir(void)
+static const char *find_tool_dir(void)
 {
 	const char *dir = getenv("PMCHECK_SIM_TOOL_DIR");
 
@@ -97,7 +99,7 @@ static const char *tool_dir(void)
 		size_t n = strlen(PMCHECK_BUILD_DIR);
 		const char *slash;
 
-		if (!dladdr((void *)&tool_dir, &info) || !info.dli_fname)
+		if (!dladdr((void *)&find_tool_dir, &info) || !info.dli_fname)
 			return PMCHECK_SIM_TOOL_INSTALL_DIR;
 		if (!strncmp(info.dli_fname, PMCHECK_BUILD_DIR, n) && info.dli_fname[n] == '/')
 			return PMCHECK_SIM_TOOL_BUILD_DIR;
@@ -115,6 +117,24 @@ static const char *tool_dir(void)
 #else
 	return NULL;
 #endif
+}
+
+/* Found once, before a runner clears the environment for a case. */
+static const char *tool_dir(void)
+{
+	static char found[PATH_MAX];
+	static int looked;
+
+	if (!looked) {
+		const char *dir = find_tool_dir();
+
+		looked = 1;
+		if (dir && pmc__copy(found, sizeof(found), dir) == 0)
+			return found;
+		found[0] = '\0';
+		return NULL;
+	}
+	return found[0] ? found : NULL;
 }
 
 /* Columns pmcheck's tool counts: the rest are callgrind's models. */
@@ -701,11 +721,20 @@ int pmc_sim_run_events(char *const argv[], int verbose, const struct pmc_event_s
 {
 	uint64_t totals[PMC_SIM_NCOLUMNS], *calls = calloc(n + 1, sizeof(*calls));
 	struct final_events ev = { specs, n, calls };
+	unsigned columns = PMC_SIM_FROM_START;
 	int rc;
 
 	if (!calls)
 		return pmc__fail(err, -ENOMEM, "", -1, "out of memory");
-	rc = run_under_valgrind(argv, verbose, ~0u, totals, &ev, err);
+	/* The engine and the simulations the events need, counted from the
+	 * start: a run of instructions and calls is pmcheck's tool's. */
+	for (size_t i = 0; i < n; i++) {
+		unsigned m;
+
+		if (pmc_sim_columns(&specs[i], &m, NULL) == 0)
+			columns |= m & ((1u << PMC_SIM_NCOLUMNS) - 1);
+	}
+	rc = run_under_valgrind(argv, verbose, columns, totals, &ev, err);
 	for (size_t i = 0; rc >= 0 && i < n; i++) {
 		unsigned m = 0;
 

@@ -1,0 +1,178 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""The sim backend's two engines on the same binaries.
+
+  agree      every sample of every event pmcheck's valgrind tool counts is
+             the one callgrind counts, on the kernels suite, the keep suite
+             and the library gates (expat, pugixml): instructions, loads,
+             stores, branches and calls:
+  stat       pmcheck stat --backend=sim: the same totals from both engines
+  fallback   a tool built for another valgrind, or none at all: callgrind
+             counts, and the probe, the log and the results say why;
+             PMCHECK_SIM_ENGINE=pmcheck then is an error that says why
+  bad_input  an unknown engine is refused with the choices
+
+usage: test_engines.py CHECK CLI PROGRAM...
+"""
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..'))
+from checks import check, finish  # noqa: E402
+
+CHECK, CLI, PROGRAMS = sys.argv[1], sys.argv[2], [p for p in sys.argv[3:] if p]
+
+# Threads interleave under valgrind's scheduler by timing, so a region that
+# joins a thread executes a different number of futex waits from run to run
+# on either engine (callgrind alone: 61566..61571); only its smallest
+# sample is the same work.
+TIMING_DEPENDENT = {"kernels.threads_sum"}
+
+
+def run_json(program, engine, *extra):
+    with tempfile.TemporaryDirectory() as d:
+        path = os.path.join(d, "r.json")
+        env = dict(os.environ, PMCHECK_SIM_ENGINE=engine)
+        p = subprocess.run([program, "--backend=sim", f"--json={path}", *extra], capture_output=True,
+                           text=True, timeout=600, env=env)
+        if not os.path.exists(path):
+            check(False, f"{program} under {engine}: no results ({p.returncode})\n{p.stdout[-800:]}{p.stderr[-400:]}")
+            return {}
+        with open(path) as f:
+            return json.load(f)
+
+
+def samples(doc):
+    """(case, region, event) -> (values, min, max, engine) of the events a
+    result says the given engine counted."""
+    out = {}
+    for c in doc.get("cases", []):
+        counted = {e["label"]: e.get("sim_engine") for e in c.get("events", [])}
+        for g in c.get("regions", []):
+            for label, e in g.get("events", {}).items():
+                out[(c["name"], g["name"], label)] = (e.get("values"), e.get("min"), e.get("max"),
+                                                     counted.get(label))
+    return out
+
+
+def t_agree():
+    compared = 0
+    for program in PROGRAMS:
+        tool = samples(run_json(program, "pmcheck"))
+        cg = samples(run_json(program, "callgrind"))
+        for key, (values, lo, hi, engine) in sorted(tool.items()):
+            if engine != "pmcheck":
+                continue
+            other = cg.get(key)
+            check(other is not None and other[3] == "callgrind",
+                  f"{key}: callgrind counted it too: {other}")
+            if other is None:
+                continue
+            if key[0] in TIMING_DEPENDENT:
+                check(lo == other[1], f"{key}: smallest sample, tool {lo}, callgrind {other[1]}")
+            else:
+                check(values == other[0] and (lo, hi) == other[1:3],
+                      f"{key}: every sample equal: tool {values}, callgrind {other[0]}")
+            compared += 1
+        print(f"{os.path.basename(program)}: {sum(1 for v in tool.values() if v[3] == 'pmcheck')} "
+              "events counted by the tool, compared with callgrind")
+    # The kernels (instructions, branches), the gates (loads, stores) and
+    # the call counts: far more than a handful.
+    check(compared >= 30, f"events compared between the engines: {compared}")
+
+
+def t_stat():
+    prog = PROGRAMS[0]
+    events = "instructions,branches,L1-dcache-loads,L1-dcache-stores,calls:malloc"
+    got = {}
+    for engine in ("pmcheck", "callgrind"):
+        p = subprocess.run([CLI, "stat", "--backend=sim", "-v", "-e", events, "--", prog, "--list"],
+                           capture_output=True, text=True, timeout=300,
+                           env=dict(os.environ, PMCHECK_SIM_ENGINE=engine))
+        check(p.returncode == 0, f"stat under {engine}: {p.returncode} {p.stderr[-600:]}")
+        check(f"sim: engine {engine}" in p.stderr, f"stat -v names the engine {engine}: {p.stderr[-600:]}")
+        rows = {}
+        for line in (p.stdout + p.stderr).splitlines():
+            f = line.split()
+            if len(f) == 3 and f[2] == "simulated" and f[1].isdigit():
+                rows[f[0]] = int(f[1])
+        got[engine] = rows
+    check(got["pmcheck"] and got["pmcheck"] == got["callgrind"],
+          f"the same totals from both engines: {got}")
+    check(got["pmcheck"].get("instructions", 0) > 100000 and got["pmcheck"].get("calls:malloc", 0) > 0,
+          f"the totals count something: {got['pmcheck']}")
+
+
+def tool_dir():
+    for p in PROGRAMS:
+        d = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(p)))),
+                         "libexec", "pmcheck")
+        if os.path.exists(os.path.join(d, "pmcheck-amd64-linux")):
+            return d
+    return None
+
+
+def t_fallback():
+    prog = PROGRAMS[0]
+    built = tool_dir()
+    if not built:
+        print("SKIP: pmcheck's valgrind tool is not built here (no valgrind tool headers)")
+        sys.exit(77)
+    with tempfile.TemporaryDirectory() as d:
+        stale = os.path.join(d, "stale")
+        os.mkdir(stale)
+        for name in os.listdir(built):
+            if name != "valgrind-version":
+                os.symlink(os.path.join(built, name), os.path.join(stale, name))
+        with open(os.path.join(stale, "valgrind-version"), "w") as f:
+            f.write("valgrind-3.18.0\n")
+        for where, words in ((stale, "was built against valgrind-3.18.0 and valgrind is now valgrind-"),
+                             (os.path.join(d, "none"), "pmcheck's valgrind tool is not installed")):
+            env = dict(os.environ, PMCHECK_SIM_TOOL_DIR=where)
+            path = os.path.join(d, "r.json")
+            p = subprocess.run([prog, "--backend=sim", "--filter=kernels.loop_linear", "--verbose",
+                                f"--json={path}"], capture_output=True, text=True, timeout=300, env=env)
+            out = p.stdout + p.stderr
+            check(p.returncode == 0 and "sim: engine callgrind: pmcheck's valgrind tool" in out and words in out,
+                  f"{where}: callgrind counts, and the log says why: {p.returncode} {out[-900:]}")
+            with open(path) as f:
+                case = json.load(f)["cases"][0]
+            check(case["verdict"] == "PASS" and case.get("sim_engine") == "callgrind",
+                  f"{where}: the result names callgrind: {case.get('verdict')} {case.get('sim_engine')}")
+            p = subprocess.run([CLI, "probe"], capture_output=True, text=True, timeout=120, env=env)
+            line = [l for l in p.stdout.splitlines() if l.strip().startswith("sim engine")]
+            check(line and "callgrind: " in line[0] and words in line[0], f"{where}: probe says why: {line}")
+            env["PMCHECK_SIM_ENGINE"] = "pmcheck"
+            p = subprocess.run([prog, "--backend=sim", "--filter=kernels.loop_linear"], capture_output=True,
+                               text=True, timeout=300, env=env)
+            out = p.stdout + p.stderr
+            check(p.returncode != 0 and "the sim engine asked for cannot be used" in out and words in out,
+                  f"{where}: PMCHECK_SIM_ENGINE=pmcheck is an error that says why: {p.returncode} {out[-600:]}")
+
+
+def t_bad_input():
+    prog = PROGRAMS[0]
+    p = subprocess.run([prog, "--backend=sim", "--sim-engine=cachegrind", "--filter=kernels.loop_linear"],
+                       capture_output=True, text=True, timeout=60)
+    check(p.returncode == 64 and 'unknown sim engine "cachegrind"' in p.stderr and
+          "auto, pmcheck" in p.stderr and "callgrind" in p.stderr,
+          f"--sim-engine=cachegrind: {p.returncode} {p.stderr}")
+    p = subprocess.run([CLI, "stat", "--backend=sim", "-e", "instructions", "--", "/bin/true"],
+                       capture_output=True, text=True, timeout=60,
+                       env=dict(os.environ, PMCHECK_SIM_ENGINE="fast"))
+    check(p.returncode != 0 and 'unknown sim engine "fast"' in p.stderr,
+          f"PMCHECK_SIM_ENGINE=fast: {p.returncode} {p.stderr}")
+
+
+if os.environ.get("PMCHECK_TEST_SANITIZED") == "1":
+    print("SKIP: this is a sanitizer build; valgrind cannot run AddressSanitizer programs")
+    sys.exit(77)
+if shutil.which("valgrind") is None:
+    print("SKIP: valgrind is not installed (ci/setup installs it)")
+    sys.exit(77)
+globals()["t_" + CHECK]()
+finish()
