@@ -102,6 +102,58 @@ def harness(objs):
     return 1 if found or len(graph) < 10 else 0
 
 
+def library(objs):
+    """libpmcheck below the harness: the sim folder's files without a circle
+    (the counting core asks the engine interface, sim.c; the engines sit
+    beneath it; callgrind's dump format at the bottom), and its folders --
+    util, core, sim, hwdb -- without one either (sim may use util, never
+    the core that calls it)."""
+    defs, uses, folder = {}, {}, {}
+    for o in objs:
+        parts = o.replace("\\", "/").split("/")
+        if "src" not in parts:
+            continue
+        rel = parts[parts.index("src") + 1:]
+        name = "/".join(rel)[:-len(".c.o")] if o.endswith(".c.o") else "/".join(rel)
+        folder[name] = rel[0]
+        defs[name], uses[name] = symbols(o)
+    owner = {s: u for u, ss in defs.items() for s in ss}
+    files = collections.defaultdict(set)
+    folders = collections.defaultdict(set)
+    edge = collections.defaultdict(set)
+    for u, ss in uses.items():
+        files[u]
+        folders[folder[u]]
+        for s in ss:
+            if s in owner and owner[s] != u:
+                files[u].add(owner[s])
+                edge[(u, owner[s])].add(s)
+                if folder[owner[s]] != folder[u]:
+                    folders[folder[u]].add(folder[owner[s]])
+                    edge[(folder[u], folder[owner[s]])].add("%s -> %s: %s" % (u, owner[s], s))
+    sim = {u: {w for w in ws if folder[w] == "sim"} for u, ws in files.items() if folder[u] == "sim"}
+    for u in sorted(sim):
+        print("%-24s -> %s" % (u, " ".join(sorted(files[u])) or "(nothing)"))
+    for f in sorted(folders):
+        print("folder %-8s -> %s" % (f, " ".join(sorted(folders[f])) or "(nothing)"))
+    bad = 0
+    for comp in cycles(sim):
+        bad += 1
+        print("FAIL: these sim files call one another in a circle: %s" % ", ".join(comp))
+        for (a, b), ss in sorted(edge.items()):
+            if a in comp and b in comp:
+                print("    %s -> %s: %s" % (a, b, ", ".join(sorted(ss))))
+    for comp in cycles(folders):
+        bad += 1
+        print("FAIL: these folders call one another in a circle: %s" % ", ".join(comp))
+        for (a, b), ss in sorted(edge.items()):
+            if a in comp and b in comp:
+                for line in sorted(ss)[:6]:
+                    print("    " + line)
+    print("%d sim files, %d folders, %d circles" % (len(sim), len(folders), bad))
+    return 1 if bad or len(sim) < 6 or "sim" not in folders else 0
+
+
 def tools(src, objdir):
     failures = 0
     sources = sorted(glob.glob(os.path.join(src, "framework/tools/*.[ch]")))
@@ -143,6 +195,8 @@ def tools(src, objdir):
 def main():
     if len(sys.argv) >= 3 and sys.argv[1] == "harness":
         return harness(sys.argv[2:])
+    if len(sys.argv) >= 3 and sys.argv[1] == "library":
+        return library(sys.argv[2:])
     if len(sys.argv) == 4 and sys.argv[1] == "tools":
         return tools(sys.argv[2], sys.argv[3])
     print(__doc__, file=sys.stderr)

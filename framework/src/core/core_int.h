@@ -25,15 +25,6 @@ int pmc__is_core_pmu(const char *pmu);
 /* Comma-separated names of the PMUs in sysfs, for messages. */
 void pmc__list_pmus(char *buf, size_t size);
 
-/* symbols.c: each defined symbol of an ELF file (.symtab, then .dynsym
- * unless fn returned 1 for one of .symtab); 0, or negative when the file
- * cannot be read as ELF. */
-typedef int (*pmc__elf_sym_fn)(void *ctx, const char *name, const ElfW(Sym) *sym);
-int pmc__elf_symbols(const char *path, pmc__elf_sym_fn fn, void *ctx);
-/* C++: the demangled form of a mangled name (malloc'd; NULL when it is not
- * one or no demangler is at hand), and whether a name is qualified (ns::f). */
-char *pmc__demangle(const char *mangled);
-int pmc__is_cxx_name(const char *name);
 /* The file of a loaded object (the main program's through /proc/self/exe). */
 int pmc__object_path(const struct dl_phdr_info *info, char *buf, size_t size);
 

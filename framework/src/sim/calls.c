@@ -25,7 +25,6 @@
 #include <pmcheck/event.h>
 #include <pmcheck/sim.h>
 
-#include "core/core_int.h"
 #include "sim_int.h"
 
 #define MAX_ALIASES 16

@@ -51,4 +51,17 @@ int pmc__read_u64(const char *path, uint64_t *out);
 /* pmc__read_file, pmc__mkdir_p: exported for the harness and the CLI. */
 #include "file.h"
 
+/* elf.c: each defined symbol of an ELF file (.symtab, then .dynsym unless
+ * fn returned 1 for one of .symtab); 0, or negative when the file cannot be
+ * read as ELF (PMC_E_ELF) or opened (-errno). */
+#include <elf.h>
+#include <link.h>
+typedef int (*pmc__elf_sym_fn)(void *ctx, const char *name, const ElfW(Sym) *sym);
+int pmc__elf_symbols(const char *path, pmc__elf_sym_fn fn, void *ctx);
+/* C++: the demangled form of a mangled name (malloc'd; NULL when it is not
+ * one or no demangler is at hand), and whether a name is qualified (ns::f). */
+char *pmc__demangle(const char *mangled);
+int pmc__can_demangle(void);
+int pmc__is_cxx_name(const char *name);
+
 #endif

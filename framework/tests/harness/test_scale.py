@@ -23,7 +23,7 @@ if os.environ.get("PMCHECK_TEST_SANITIZED") == "1":
 with tempfile.TemporaryDirectory() as d:
     path = os.path.join(d, "scale.json")
     p = subprocess.run([PROG, "--filter=scale.million,scale.one_flagged", f"--json={path}"],
-                       capture_output=True, text=True, timeout=280)
+                       capture_output=True, text=True, timeout=560)
     if p.returncode == 77:
         print(f"SKIP: {p.stdout.strip()[-300:]}")
         sys.exit(77)

@@ -10,6 +10,9 @@
   fallback   a tool built for another valgrind, or none at all: callgrind
              counts, and the probe, the log and the results say why;
              PMCHECK_SIM_ENGINE=pmcheck then is an error that says why
+  miscount   a tool made to miscount (PMCHECK_FAULT_CHECKS=sim-tool) fails
+             its check on known work: the case is an ERROR that says so,
+             never a PASS or a FAIL
   bad_input  an unknown engine is refused with the choices
 
 usage: test_engines.py CHECK CLI PROGRAM...
@@ -152,6 +155,29 @@ def t_fallback():
             out = p.stdout + p.stderr
             check(p.returncode != 0 and "the sim engine asked for cannot be used" in out and words in out,
                   f"{where}: PMCHECK_SIM_ENGINE=pmcheck is an error that says why: {p.returncode} {out[-600:]}")
+
+
+def t_miscount():
+    prog = PROGRAMS[0]
+    if not tool_dir():
+        print("SKIP: pmcheck's valgrind tool is not built here (no valgrind tool headers)")
+        sys.exit(77)
+    with tempfile.TemporaryDirectory() as d:
+        path = os.path.join(d, "r.json")
+        env = dict(os.environ, PMCHECK_FAULT_CHECKS="sim-tool")
+        p = subprocess.run([prog, "--backend=sim", "--filter=kernels.loop_linear,kernels.branches_exact",
+                            f"--json={path}"], capture_output=True, text=True, timeout=300, env=env)
+        with open(path) as f:
+            cases = json.load(f)["cases"]
+        for c in cases:
+            check(c["verdict"] == "ERROR" and "pmcheck's valgrind tool miscounted known work" in c.get("reason", "")
+                  and "PMCHECK_SIM_ENGINE=callgrind" in c.get("reason", ""),
+                  f"{c['name']}: ERROR, with the check's words: {c['verdict']} {c.get('reason')}")
+        check(len(cases) == 2 and p.returncode != 0, f"two cases, and the run fails: {p.returncode} {len(cases)}")
+        env["PMCHECK_SIM_ENGINE"] = "callgrind"
+        p = subprocess.run([prog, "--backend=sim", "--filter=kernels.loop_linear"], capture_output=True,
+                           text=True, timeout=300, env=env)
+        check(p.returncode == 0 and "1 PASS" in p.stdout, f"callgrind is not the tool: {p.returncode} {p.stdout[-400:]}")
 
 
 def t_bad_input():

@@ -55,6 +55,10 @@
 static Bool clo_memory = True;
 static Bool clo_branches = True;
 static const HChar *clo_out;
+/* Fault injection for pmcheck's tests (--pmcheck-fault=miscount): one
+ * instruction too few wherever a conditional branch is left, so that the
+ * known-work check must catch it. */
+static Bool clo_miscount;
 /* --pmcheck-watch=OFFSET:PATH, collected until post_clo_init. */
 static const HChar *clo_watch[PMC_TOOL_MAX_WATCH];
 static Int clo_nwatch;
@@ -170,7 +174,7 @@ static void map_segment(NSegment const *seg, Bool translated)
 	}
 }
 
-static void map_existing(void)
+static void map_existing(Bool translated)
 {
 	Addr starts[512];
 	Int n = VG_(am_get_segment_starts)(SkFileC, starts, 512);
@@ -178,7 +182,7 @@ static void map_existing(void)
 	if (n < 0)
 		n = 512; /* more file mappings than that: the first 512 */
 	for (Int i = 0; i < n; i++)
-		map_segment(VG_(am_find_nsegment)(starts[i]), True);
+		map_segment(VG_(am_find_nsegment)(starts[i]), translated);
 }
 
 static void new_mapping(Addr a, SizeT len, Bool rr, Bool ww, Bool xx, ULong di_handle)
@@ -380,6 +384,8 @@ static IRSB *pmc_instrument(VgCallbackClosure *closure, IRSB *in, const VexGuest
 			if (st->Ist.Exit.jk == Ijk_Boring || st->Ist.Exit.jk == Ijk_Call ||
 			    st->Ist.Exit.jk == Ijk_Ret)
 				p.n[PMC_TOOL_BC]++;
+			if (clo_miscount && p.n[PMC_TOOL_IR] > 1)
+				p.n[PMC_TOOL_IR]--;
 			if (!clo_memory)
 				p.n[PMC_TOOL_DR] = p.n[PMC_TOOL_DW] = 0;
 			if (!clo_branches)
@@ -442,7 +448,7 @@ static Bool pmc_client_request(ThreadId tid, UWord *arg, UWord *ret)
 		}
 		slot = add_watch(path, (ULong)arg[2]);
 		if (slot >= 0)
-			map_existing();
+			map_existing(True);
 		*ret = slot < 0 ? (UWord)-1 : (UWord)(PMC_TOOL_NFIXED + slot);
 		return True;
 	}
@@ -464,6 +470,7 @@ static Bool pmc_option(const HChar *arg)
 	if VG_BOOL_CLO (arg, "--pmcheck-memory", clo_memory) {
 	} else if VG_BOOL_CLO (arg, "--pmcheck-branches", clo_branches) {
 	} else if VG_STR_CLO (arg, "--pmcheck-out", clo_out) {
+	} else if VG_XACT_CLO (arg, "--pmcheck-fault=miscount", clo_miscount, True) {
 	} else if VG_STR_CLO (arg, "--pmcheck-watch", watch) {
 		if (clo_nwatch == PMC_TOOL_MAX_WATCH)
 			VG_(fmsg_bad_option)(arg, "more than %d watched functions\n", PMC_TOOL_MAX_WATCH);
@@ -478,7 +485,8 @@ static void pmc_usage(void)
 	VG_(printf)("    --pmcheck-memory=no|yes     count data reads and writes [yes]\n"
 		    "    --pmcheck-branches=no|yes   count conditional and indirect branches [yes]\n"
 		    "    --pmcheck-out=FILE          write each process's totals to FILE at exit (%%p: pid)\n"
-		    "    --pmcheck-watch=OFFSET:PATH count entries to the code at file offset OFFSET of PATH\n");
+		    "    --pmcheck-watch=OFFSET:PATH count entries to the code at file offset OFFSET of PATH\n"
+		    "    --pmcheck-fault=miscount    count wrong on purpose (pmcheck's tests)\n");
 }
 
 static void pmc_debug_usage(void)
@@ -498,6 +506,9 @@ static void pmc_post_clo_init(void)
 			VG_(fmsg_bad_option)(clo_watch[i], "expected OFFSET:/absolute/path\n");
 		add_watch(colon + 1, off);
 	}
+	/* Whatever is mapped already (nothing has been translated yet). */
+	if (nwatches)
+		map_existing(False);
 }
 
 static void pmc_fini(Int exitcode)
@@ -562,6 +573,9 @@ static void pmc_pre_clo_init(void)
 	VG_(track_start_client_code)(switch_thread);
 	VG_(track_pre_thread_ll_create)(thread_created);
 	VG_(track_pre_thread_ll_exit)(thread_exiting);
+	/* The program and the dynamic linker are mapped at start-up, the
+	 * rest with mmap. */
+	VG_(track_new_mem_startup)(new_mapping);
 	VG_(track_new_mem_mmap)(new_mapping);
 	VG_(track_die_mem_munmap)(mapping_gone);
 	VG_(atfork)(NULL, NULL, forked_child);
