@@ -528,7 +528,9 @@ static void add_note(struct pmc__result *res, char *note)
 }
 
 /* The first event of a region whose counts differ between two runs of a
- * case, as words; 0 when every event counted the same. */
+ * case, as words; 0 when every event counted the same.  Where only the
+ * spread differs (the smallest sample, which budgets judge, is the same),
+ * the words say the program's own work varied. */
 static int first_difference(const struct pmc__result *a, const struct pmc__result *b, char *out,
 			    size_t size)
 {
@@ -540,13 +542,18 @@ static int first_difference(const struct pmc__result *a, const struct pmc__resul
 			const struct pmc__stat_rec *ea = &ga->ev[k];
 			const struct pmc__stat_rec *eb = gb ? pmc__region_event(gb, ea->label) : NULL;
 
-			if (!eb || ea->min != eb->min || ea->max != eb->max || ea->n != eb->n) {
+			if (eb && ea->min == eb->min && ea->max == eb->max && ea->n == eb->n)
+				continue;
+			if (eb && ea->min == eb->min)
+				snprintf(out, size,
+					 "the same smallest sample, %" PRIu64 " in region \"%s\", %s, and another spread (%" PRIu64 "..%" PRIu64 " and %" PRIu64 "..%" PRIu64 "): this program's work varies from one execution to the next",
+					 ea->min, ga->name, ea->label, ea->min, ea->max, eb->min, eb->max);
+			else
 				snprintf(out, size,
 					 "region \"%s\", %s: pmcheck's valgrind tool counted %" PRIu64 "..%" PRIu64 ", callgrind %s%" PRIu64 "..%" PRIu64,
 					 ga->name, ea->label, ea->min, ea->max, eb ? "" : "nothing, ",
 					 eb ? eb->min : 0, eb ? eb->max : 0);
-				return 1;
-			}
+			return 1;
 		}
 	}
 	return 0;
