@@ -26,7 +26,7 @@
 #include <pmcheck/sim.h>
 
 #include "engine.h"
-#include "pmcheck_tool.h"
+#include "tool/pmcheck_tool.h"
 #include "sim_int.h"
 
 #define NCOUNTERS (PMC_TOOL_NFIXED + PMC_TOOL_MAX_WATCH)
@@ -115,9 +115,9 @@ __attribute__((noinline, used)) static void known_work(uint64_t *cells, unsigned
 #endif
 
 /* The object known_work lives in and its file offset, for a calls watch. */
+#if defined(__x86_64__)
 static int known_work_site(char *path, size_t size, uint64_t *offset)
 {
-#if defined(__x86_64__)
 	Dl_info info;
 	struct link_map *map = NULL;
 	uintptr_t at = (uintptr_t)&known_work;
@@ -152,13 +152,8 @@ static int known_work_site(char *path, size_t size, uint64_t *offset)
 		}
 	}
 	return -ENOENT;
-#else
-	(void)path;
-	(void)size;
-	(void)offset;
-	return -ENOSYS;
-#endif
 }
+#endif
 
 static int known_work_failed(struct pmc_error *err, const char *what)
 {

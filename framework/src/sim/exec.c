@@ -28,7 +28,7 @@
 #include <pmcheck/counters.h>
 #include <pmcheck/sim.h>
 
-#include "pmcheck_tool.h"
+#include "tool/pmcheck_tool.h"
 #include "sim_int.h"
 #include "util/child.h"
 
