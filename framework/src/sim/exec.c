@@ -397,63 +397,96 @@ struct final_events {
 	uint64_t *calls; /* per spec: calls: events' counts, summed over processes */
 };
 
-static int sum_final_dumps(const char *dir, uint64_t totals[PMC_SIM_NCOLUMNS],
-			   struct final_events *ev, struct pmc_error *err)
+/* One process's totals file, added to totals (and ev->calls): 1 when it
+ * was one, 0 when it is not a process's totals, or an error. */
+typedef int (*totals_file_fn)(const char *path, const char *name, uint64_t *totals,
+			      struct final_events *ev, const int *slot, struct pmc_error *err);
+
+/* callgrind's dump at a process's exit: "cg.PID" (a process's own dumps,
+ * a pmcheck suite's, end in ".N"). */
+static int add_final_dump(const char *path, const char *name, uint64_t *totals,
+			  struct final_events *ev, const int *slot, struct pmc_error *err)
 {
-	DIR *dh = opendir(dir);
-	struct dirent *de;
-	int rc = 0, found = 0;
+	struct pmc_sim_dump d;
+	char *text = NULL;
+	size_t len = 0;
+	int rc;
 
-	memset(totals, 0, PMC_SIM_NCOLUMNS * sizeof(totals[0]));
-	if (!dh)
-		return pmc__fail(err, -errno, dir, -1, "cannot read %s: %s", dir, strerror(errno));
-	while (rc == 0 && (de = readdir(dh))) {
-		char path[PATH_MAX], *text = NULL;
-		struct pmc_sim_dump d;
-		size_t len = 0;
+	(void)slot;
+	if (strchr(name + 3, '.'))
+		return 0;
+	rc = pmc__read_file(path, &text, &len);
+	if (rc)
+		return pmc__fail(err, rc, path, -1, "cannot read %s: %s", path, strerror(-rc));
+	rc = pmc_sim_dump_parse(path, text, len, &d, err);
+	for (int c = 0; rc == 0 && c < PMC_SIM_NCOLUMNS; c++)
+		totals[c] += d.totals[c];
+	for (size_t i = 0; ev && rc == 0 && i < ev->n; i++) {
+		unsigned m;
+		uint64_t calls;
 
-		if (strncmp(de->d_name, "cg.", 3))
-			continue;
-		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
-		rc = pmc__read_file(path, &text, &len);
-		if (rc) {
-			rc = pmc__fail(err, rc, path, -1, "cannot read %s: %s", path, strerror(-rc));
-			break;
-		}
-		rc = pmc_sim_dump_parse(path, text, len, &d, err);
-		/* A process's own dumps (a pmcheck suite) end in ".N"; its
-		 * totals at exit are the file without a part number. */
-		if (rc == 0 && !strchr(de->d_name + 3, '.')) {
-			for (int c = 0; c < PMC_SIM_NCOLUMNS; c++)
-				totals[c] += d.totals[c];
-			for (size_t i = 0; ev && rc == 0 && i < ev->n; i++) {
-				unsigned m;
-				uint64_t calls;
-
-				if (pmc_sim_columns(&ev->specs[i], &m, NULL) == 0 &&
-				    (m & PMC_SIM_CALLS_MASK) &&
-				    (rc = pmc_sim_dump_calls(path, text, len, &ev->specs[i], &calls, err)) == 0)
-					ev->calls[i] += calls;
-			}
-			found++;
-		}
-		free(text);
+		if (pmc_sim_columns(&ev->specs[i], &m, NULL) == 0 && (m & PMC_SIM_CALLS_MASK) &&
+		    (rc = pmc_sim_dump_calls(path, text, len, &ev->specs[i], &calls, err)) == 0)
+			ev->calls[i] += calls;
 	}
-	closedir(dh);
-	if (rc == 0 && !found)
-		rc = pmc__fail(err, PMC_E_NO_SIM, dir, -1,
-			       "callgrind wrote no totals (the program was killed before it exited, or exec'd another program)");
-	return rc;
+	free(text);
+	return rc ? rc : 1;
 }
 
-/* The tool's totals files (--pmcheck-out, one per process): the same sums
- * as sum_final_dumps.  ev->calls[i] gets the watch slot[i]'s calls. */
-static int sum_tool_totals(const char *dir, uint64_t totals[PMC_SIM_NCOLUMNS],
+/* The tool's totals file (--pmcheck-out): ev->calls[i] gets the watch
+ * slot[i]'s calls. */
+static int add_tool_totals(const char *path, const char *name, uint64_t *totals,
 			   struct final_events *ev, const int *slot, struct pmc_error *err)
 {
 	static const unsigned column[PMC_TOOL_NFIXED] = { PMC_SIM_IR, PMC_SIM_DR, PMC_SIM_DW,
 							  PMC_SIM_BC, PMC_SIM_BI };
 	static const char *const names[PMC_TOOL_NFIXED] = { "Ir", "Dr", "Dw", "Bc", "Bi" };
+	char line[512];
+	int lineno = 0, rc = 0;
+	FILE *f = fopen(path, "r");
+
+	(void)name;
+	if (!f)
+		return pmc__fail(err, -errno, path, -1, "cannot read %s: %s", path, strerror(errno));
+	while (rc == 0 && fgets(line, sizeof(line), f)) {
+		char word[16];
+		unsigned long long v;
+		int w;
+
+		line[strcspn(line, "\n")] = '\0';
+		if (++lineno == 1) {
+			if (strcmp(line, PMC_TOOL_TOTALS_HEADER))
+				rc = pmc__fail(err, PMC_E_SYNTAX, path, 1,
+					       "%s:1: not a totals file of pmcheck's valgrind tool (\"%s\")", path, line);
+			continue;
+		}
+		if (sscanf(line, "call %d %llu", &w, &v) == 2) {
+			for (size_t i = 0; ev && i < ev->n; i++)
+				if (slot[i] == w)
+					ev->calls[i] += v;
+		} else if (sscanf(line, "%15s %llu", word, &v) == 2) {
+			for (int k = 0; k < PMC_TOOL_NFIXED; k++)
+				if (!strcmp(word, names[k]))
+					totals[column[k]] += v;
+		} else {
+			rc = pmc__fail(err, PMC_E_SYNTAX, path, lineno, "%s:%d: cannot read \"%s\"", path,
+				       lineno, line);
+		}
+	}
+	fclose(f);
+	if (rc == 0 && lineno == 0)
+		rc = pmc__fail(err, PMC_E_SYNTAX, path, 1, "%s: empty (the process was killed while writing it)",
+			       path);
+	return rc ? rc : 1;
+}
+
+/* Sum the totals of every process of the run (the command and the children
+ * it forked), the files in dir whose names start with prefix: 0, or an
+ * error; who wrote them, for the error when there are none. */
+static int sum_totals(const char *dir, const char *prefix, totals_file_fn fn, const char *who,
+		      uint64_t totals[PMC_SIM_NCOLUMNS], struct final_events *ev, const int *slot,
+		      struct pmc_error *err)
+{
 	DIR *dh = opendir(dir);
 	struct dirent *de;
 	int rc = 0, found = 0;
@@ -462,54 +495,22 @@ static int sum_tool_totals(const char *dir, uint64_t totals[PMC_SIM_NCOLUMNS],
 	if (!dh)
 		return pmc__fail(err, -errno, dir, -1, "cannot read %s: %s", dir, strerror(errno));
 	while (rc == 0 && (de = readdir(dh))) {
-		char path[PATH_MAX], line[512];
-		int lineno = 0, header = 0;
-		FILE *f;
+		char path[PATH_MAX];
 
-		if (strncmp(de->d_name, "pm.", 3))
+		if (strncmp(de->d_name, prefix, strlen(prefix)))
 			continue;
 		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
-		f = fopen(path, "r");
-		if (!f) {
-			rc = pmc__fail(err, -errno, path, -1, "cannot read %s: %s", path, strerror(errno));
-			break;
+		rc = fn(path, de->d_name, totals, ev, slot, err);
+		if (rc > 0) {
+			found++;
+			rc = 0;
 		}
-		while (rc == 0 && fgets(line, sizeof(line), f)) {
-			char name[16];
-			unsigned long long v;
-			int k, w;
-
-			lineno++;
-			line[strcspn(line, "\n")] = '\0';
-			if (lineno == 1) {
-				header = !strcmp(line, PMC_TOOL_TOTALS_HEADER);
-				if (!header)
-					rc = pmc__fail(err, PMC_E_SYNTAX, path, 1,
-						       "%s:1: not a totals file of pmcheck's valgrind tool (\"%s\")", path, line);
-				continue;
-			}
-			if (sscanf(line, "call %d %llu", &w, &v) == 2) {
-				for (size_t i = 0; ev && i < ev->n; i++)
-					if (slot[i] == w)
-						ev->calls[i] += v;
-				continue;
-			}
-			if (sscanf(line, "%15s %llu", name, &v) != 2) {
-				rc = pmc__fail(err, PMC_E_SYNTAX, path, lineno, "%s:%d: cannot read \"%s\"",
-					       path, lineno, line);
-				break;
-			}
-			for (k = 0; k < PMC_TOOL_NFIXED; k++)
-				if (!strcmp(name, names[k]))
-					totals[column[k]] += v;
-		}
-		fclose(f);
-		found += header;
 	}
 	closedir(dh);
 	if (rc == 0 && !found)
 		rc = pmc__fail(err, PMC_E_NO_SIM, dir, -1,
-			       "pmcheck's valgrind tool wrote no totals (the program was killed before it exited, or exec'd another program)");
+			       "%s wrote no totals (the program was killed before it exited, or exec'd another program)",
+			       who);
 	return rc;
 }
 
@@ -691,8 +692,10 @@ static int run_under_valgrind(char *const argv[], int verbose, unsigned columns,
 	sigaction(SIGINT, &old_int, NULL);
 	sigaction(SIGTERM, &old_term, NULL);
 	pass_on_log(dir);
-	if (totals && (rc = tool ? sum_tool_totals(dir, totals, ev, slot, err)
-				 : sum_final_dumps(dir, totals, ev, err)) != 0) {
+	if (totals && (rc = tool ? sum_totals(dir, "pm.", add_tool_totals, "pmcheck's valgrind tool",
+					      totals, ev, slot, err)
+				 : sum_totals(dir, "cg.", add_final_dump, "callgrind", totals, ev, NULL,
+					      err)) != 0) {
 		remove_dir(dir);
 		return rc;
 	}

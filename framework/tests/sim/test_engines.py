@@ -30,10 +30,12 @@ from checks import check, finish  # noqa: E402
 CHECK, CLI, PROGRAMS = sys.argv[1], sys.argv[2], [p for p in sys.argv[3:] if p]
 
 # Threads interleave under valgrind's scheduler by timing, so a region that
-# joins a thread executes a different number of futex waits from run to run
-# on either engine (callgrind alone: 61566..61571); only its smallest
-# sample is the same work.
-TIMING_DEPENDENT = {"kernels.threads_sum"}
+# creates and joins a thread executes more or fewer futex waits from run to
+# run on either engine (callgrind alone: 61566..61571 in one run, 181472 as
+# the smallest sample of another on a loaded machine); the case itself
+# allows 4000 instructions for creating and joining the thread, and so
+# does the comparison.
+TIMING_DEPENDENT = {"kernels.threads_sum": 4000}
 
 
 def run_json(program, engine, *extra):
@@ -76,7 +78,9 @@ def t_agree():
             if other is None:
                 continue
             if key[0] in TIMING_DEPENDENT:
-                check(lo == other[1], f"{key}: smallest sample, tool {lo}, callgrind {other[1]}")
+                check(abs(lo - other[1]) <= TIMING_DEPENDENT[key[0]],
+                      f"{key}: smallest samples within the case's allowance for its thread, "
+                      f"tool {lo}, callgrind {other[1]}")
             else:
                 check(values == other[0] and (lo, hi) == other[1:3],
                       f"{key}: every sample equal: tool {values}, callgrind {other[0]}")
