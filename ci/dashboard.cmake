@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # A CTest dashboard script: configure, build and test a project that uses
 # pmcheck, and submit the results to a CDash server, where each case's
 # figures (its regions' events, from the <CTestMeasurement> lines of

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # pmcheck_add_suite() and pmcheck_add_guard(): register pmcheck test suites
 # with CTest, one CTest test per case.  Shipped with the package
 # (find_package(pmcheck) makes both available).

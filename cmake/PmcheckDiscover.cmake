@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Run at build time by pmcheck_add_suite(): ask a suite executable for its
 # cases and write the CTest file that registers each one.
 # Inputs (-D): EXE, EMULATOR, OUT, TARGET, LABELS, ARGS, RESULTS_DIR, SIM.

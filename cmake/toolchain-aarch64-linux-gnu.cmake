@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Cross-build for arm64 Linux, statically linked, against a sysroot made of
 # Debian's arm64 -dev packages (ci/qemu-lane extracts them with dpkg-deb).
 #   cmake -DCMAKE_TOOLCHAIN_FILE=cmake/toolchain-aarch64-linux-gnu.cmake \

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """Check `pmcheck probe --json` against the schema and against facts read
 independently of the probe code (sysfs, the architecture, the PATH).
 

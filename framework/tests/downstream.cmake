@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Install pmcheck into a scratch prefix, then configure, build and test the
 # downstream project in ci/downstream against it: find_package(pmcheck),
 # pmcheck_add_suite() discovery (ctest -N lists every case), labels, the

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Included by the downstream tests: install pmcheck into ${WORK_DIR}/prefix,
 # then configure and build ${PROJECT_DIR} in ${WORK_DIR}/build against it
 # (extra configure arguments in DOWNSTREAM_ARGS).  Fails the test on error.

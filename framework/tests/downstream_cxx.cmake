@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # The README's C++ quick start, exactly as written (ci/downstream-cxx): install
 # pmcheck, build the project, calibrate on both backends into a copy of the
 # project, gate with ctest, then grow the work on purpose and read the failure.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Install pmcheck into a scratch prefix, build ci/downstream-layout against
 # it (find_package), then run test_layout.py on its builds: layout-only
 # rebuilds pass, real changes fail, a library replaced in place is named,

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """The documentation checked as a reader would use it.
 
   test_docs.py links SOURCE_DIR

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """A machine whose breakpoints open but never fire, made on any machine.
 
 PMCHECK_FAULT_CHECKS=breakpoint makes the breakpoint kinds fail their check

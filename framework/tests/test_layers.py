@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """Who may call whom, read from the built objects (nm), not from intentions.
 
   test_layers.py harness OBJECT...

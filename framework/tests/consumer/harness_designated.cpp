@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // PMC_TEST's C form, designated initializers, from C++20 on (in declaration
 // order; `requires` is spelled `require` in C++).
 #include <pmcheck/harness.h>

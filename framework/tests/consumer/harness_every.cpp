@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Every harness macro from C++ (C++17 and later), built by the install test
 // with g++ and clang++ under -Wall -Wextra -Wpedantic -Werror, and run.
 #include <pmcheck/harness.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Builds against an installed pmcheck and counts a software event. */
 #include <pmcheck/pmcheck.h>
 #include <stdio.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // The public headers, inline region code included, compile as C++ with
 // -Wall -Wextra -Werror (the consumer's CMakeLists sets them).
 #include <pmcheck/harness.h>

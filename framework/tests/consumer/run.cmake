@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Install the build tree into a scratch prefix, then build and run a separate
 # project against it twice: with find_package(pmcheck) and with pkg-config.
 file(REMOVE_RECURSE ${WORK_DIR})

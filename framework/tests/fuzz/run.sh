@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Build the fuzz targets with clang (libFuzzer + ASan + UBSan) and run each
 # for a bounded time over a scratch copy of its kept corpus:
 #   hwdb     the INI reader, budget bounds, map patterns, sample decoders

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // pmc::counters and pmc::count in GoogleTest tests: exact counts of software
 // events and uprobes (every machine with a kernel has them), errors as
 // exceptions that name the input, and a scope left by an exception.
