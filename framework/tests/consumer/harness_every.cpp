@@ -116,18 +116,26 @@ PMC_TEST(cxx, core_api)
 
 	// Once untimed, then the same addresses again: the measured mapping
 	// costs only its own faults, also under AddressSanitizer, whose shadow
-	// pages fault the first time (an mmap left to choose its address took
-	// other pages once in a while: 17 faults, not 16).
+	// pages fault the first time.  Under AddressSanitizer a fault of the
+	// sanitizer's own memory still landed in the scope now and then (17,
+	// not 16, in 2 of 4 runs of ci/test on one machine, with the same
+	// addresses): such a fault only adds, so the scope runs up to three
+	// times and the smallest count must be exact.
 	for (int i = 0; i < pages; i++)
 		p[i * 4096] = 1;
-	munmap(p, pages * 4096);
-	p = fresh_pages(t, p);
-	{
-		pmc::count scope(c, n);
-		for (int i = 0; i < pages; i++)
-			p[i * 4096] = 1;
+	uint64_t fewest = UINT64_MAX;
+	for (int attempt = 0; attempt < 3 && fewest != (uint64_t)pages; attempt++) {
+		munmap(p, pages * 4096);
+		p = fresh_pages(t, p);
+		{
+			pmc::count scope(c, n);
+			for (int i = 0; i < pages; i++)
+				p[i * 4096] = 1;
+		}
+		if (n["page-faults"] < fewest)
+			fewest = n["page-faults"];
 	}
 	munmap(p, pages * 4096);
-	PMC_CHECK_EQ(t, n["page-faults"], pages);
+	PMC_CHECK_EQ(t, fewest, (uint64_t)pages);
 	PMC_CHECK(t, std::string(c.name(0)) == "page-faults" && c.size() == 1);
 }
