@@ -1,11 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * pmcheck history: results files across commits and machines, in an
- * SQLite database (history_store.c).
+ * SQLite file or a PostgreSQL database (history_store.c, history_db.c).
  *
- *   history add [--db=FILE] FILE|DIR...   each results file once (by content)
- *   history show [--db=FILE] CASE [EVENT] the series of a case, oldest first
- *   history report [--db=FILE] --html=DIR one static page (history_report.c)
+ *   history add [--db=STORE] FILE|DIR...      each results file once (by content)
+ *   history show [--db=STORE] CASE [EVENT]    the series of a case, oldest first
+ *   history changes [CASE [EVENT]] [--since=REV] [--json]
+ *                                             where each series moved (history_changes.c)
+ *   history report [--db=STORE] --html=DIR    one static page (history_report.c)
  */
 #define _GNU_SOURCE
 #include <math.h>
@@ -17,100 +19,245 @@
 #include "cli.h"
 
 #if PMCHECK_HAVE_SQLITE
+#include <jansson.h>
+
 #include "history.h"
 
-static int show(sqlite3 *db, const char *dbpath, const char *name, const char *event)
+static int show(struct hdb *db, const char *name, const char *event)
 {
-	sqlite3_stmt *st;
+	struct hdb_stmt *st;
 	int rows = 0;
 
-	if (sqlite3_prepare_v2(db,
-			       "SELECT r.date, r.git_commit, r.cpu_signature, r.backend, f.region, f.event,"
-			       " f.min, f.median, f.max, f.verdict, f.partial, f.budget_lo, f.budget_hi"
-			       " FROM figures f JOIN runs r ON r.id = f.run_id"
-			       " WHERE f.case_name = ?1 AND (?2 IS NULL OR f.event = ?2)"
-			       " ORDER BY f.region, f.event, r.cpu_signature, r.backend, r.date, r.id",
-			       -1, &st, NULL) != SQLITE_OK)
-		return history_fail(db, dbpath, "cannot read the history");
-	sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
-	if (event)
-		sqlite3_bind_text(st, 2, event, -1, SQLITE_STATIC);
-	else
-		sqlite3_bind_null(st, 2);
-	while (sqlite3_step(st) == SQLITE_ROW) {
-		const char *commit = (const char *)sqlite3_column_text(st, 1);
+	st = hdb_prepare(db, "SELECT r.date, r.git_commit, r.cpu_signature, r.backend, f.region, f.event,"
+			     " f.min, f.median, f.max, f.verdict, f.partial, f.budget_lo, f.budget_hi"
+			     " FROM figures f JOIN runs r ON r.id = f.run_id"
+			     " WHERE f.case_name = $1 AND ($2 IS NULL OR f.event = $2)"
+			     " ORDER BY f.region, f.event, r.cpu_signature, r.backend, r.date, r.id");
+	if (!st)
+		return history_fail(db, "cannot read the history");
+	hdb_bind_text(st, 1, name);
+	hdb_bind_text(st, 2, event);
+	while (hdb_step(st) == 1) {
+		const char *commit = hdb_col_text(st, 1);
 		char bounds[64] = "";
+		bool has_lo = !hdb_col_null(st, 11), has_hi = !hdb_col_null(st, 12);
+		double lo = hdb_col_real(st, 11), hi = hdb_col_real(st, 12);
 
 		if (rows++ == 0)
 			printf("%-20s %-12s %-22s %-5s %-12s %-22s %12s %12s %12s %-8s %s\n", "date",
 			       "commit", "cpu", "backend", "region", "event", "min", "median", "max",
 			       "verdict", "budget");
-		{
-			bool has_lo = sqlite3_column_type(st, 11) != SQLITE_NULL;
-			bool has_hi = sqlite3_column_type(st, 12) != SQLITE_NULL;
-			double lo = sqlite3_column_double(st, 11), hi = sqlite3_column_double(st, 12);
-
-			if (has_lo && has_hi && lo == hi)
-				snprintf(bounds, sizeof(bounds), "= %.0f", lo);
-			else if (has_lo && has_hi)
-				snprintf(bounds, sizeof(bounds), "%.0f..%.0f", lo, hi);
-			else if (has_hi)
-				snprintf(bounds, sizeof(bounds), "<= %.0f", hi);
-			else if (has_lo)
-				snprintf(bounds, sizeof(bounds), ">= %.0f", lo);
-		}
+		if (has_lo && has_hi && lo == hi)
+			snprintf(bounds, sizeof(bounds), "= %.0f", lo);
+		else if (has_lo && has_hi)
+			snprintf(bounds, sizeof(bounds), "%.0f..%.0f", lo, hi);
+		else if (has_hi)
+			snprintf(bounds, sizeof(bounds), "<= %.0f", hi);
+		else if (has_lo)
+			snprintf(bounds, sizeof(bounds), ">= %.0f", lo);
 		printf("%-20.20s %-12.12s %-22.22s %-5.5s %-12.12s %-22.22s %12lld %12.1f %12lld %-8s %s%s\n",
-		       (const char *)sqlite3_column_text(st, 0), commit ? commit : "-",
-		       (const char *)sqlite3_column_text(st, 2), (const char *)sqlite3_column_text(st, 3),
-		       (const char *)sqlite3_column_text(st, 4), (const char *)sqlite3_column_text(st, 5),
-		       sqlite3_column_int64(st, 6), sqlite3_column_double(st, 7),
-		       sqlite3_column_int64(st, 8), (const char *)sqlite3_column_text(st, 9), bounds,
-		       sqlite3_column_int(st, 10) ? " (partial)" : "");
+		       hdb_col_text(st, 0) ? hdb_col_text(st, 0) : "-", commit ? commit : "-",
+		       hdb_col_text(st, 2) ? hdb_col_text(st, 2) : "-",
+		       hdb_col_text(st, 3) ? hdb_col_text(st, 3) : "-", hdb_col_text(st, 4),
+		       hdb_col_text(st, 5), (long long)hdb_col_int(st, 6), hdb_col_real(st, 7),
+		       (long long)hdb_col_int(st, 8), hdb_col_text(st, 9), bounds,
+		       hdb_col_int(st, 10) ? " (partial)" : "");
 	}
-	sqlite3_finalize(st);
+	hdb_finalize(st);
 	if (!rows) {
-		fprintf(stderr, "pmcheck history: %s: no figures of case %s%s%s\n", dbpath, name,
+		fprintf(stderr, "pmcheck history: %s: no figures of case %s%s%s\n", hdb_name(db), name,
 			event ? ", event " : "", event ? event : "");
 		return PMC_EXIT_FAIL;
 	}
 	return 0;
 }
 
+struct changes_args {
+	struct history_changes_options o;
+	const char *since;
+	bool json;
+};
+
+static json_t *change_json(const struct history_change *c)
+{
+	return json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:f, s:f, s:o, s:o, s:b, s:s, s:I, s:I}",
+			 "commit", c->commit, "previous_commit", c->previous, "case", c->case_name,
+			 "region", c->region, "event", c->event, "cpu_model", c->model, "backend",
+			 c->backend, "before", c->before, "after", c->after, "change",
+			 isfinite(c->change) ? json_real(c->change) : json_null(), "p_value",
+			 c->exact ? json_null() : json_real(c->p_value), "exact", c->exact, "kind",
+			 c->regression ? "regression" : "improvement", "index", (json_int_t)c->index,
+			 "points", (json_int_t)c->points);
+}
+
+/* Newest first, regressions before improvements within a commit. */
+static int by_order(const void *a, const void *b)
+{
+	const struct history_change *x = a, *y = b;
+	int o = strcmp(y->order, x->order);
+
+	if (o)
+		return o;
+	if (x->regression != y->regression)
+		return y->regression - x->regression;
+	o = strcmp(x->case_name, y->case_name);
+	return o ? o : strcmp(x->event, y->event);
+}
+
+static int changes(struct hdb *db, const struct changes_args *a)
+{
+	struct history_change *ch = NULL;
+	size_t n = 0, series = 0, shown = 0, regressions = 0;
+	char *since_key = NULL, *since_full = NULL;
+	int rc;
+
+	if (a->since) {
+		int k = history_commit_order(db, a->since, &since_key, &since_full);
+
+		if (k < 0)
+			return history_fail(db, "cannot read the history");
+		if (k != 1) {
+			fprintf(stderr, "pmcheck history changes: %s: --since=%s names %s commit in the store; give %s (pmcheck history show CASE lists the commits)\n",
+				hdb_name(db), a->since, k ? "more than one" : "no",
+				k ? "more of its digits" : "one that history add has seen");
+			return PMC_EXIT_USAGE;
+		}
+	}
+	if ((rc = history_changes(db, &a->o, &ch, &n, &series)) != 0) {
+		free(since_key);
+		free(since_full);
+		return rc;
+	}
+	qsort(ch, n, sizeof(*ch), by_order);
+	if (a->json) {
+		json_t *list = json_array(), *doc;
+
+		for (size_t i = 0; i < n; i++)
+			if (!since_key || strcmp(ch[i].order, since_key) > 0) {
+				json_array_append_new(list, change_json(&ch[i]));
+				regressions += ch[i].regression;
+			}
+		doc = json_pack("{s:s, s:s?, s:I, s:o, s:{s:f, s:I, s:I, s:f}}", "store", hdb_name(db),
+				"since", since_full, "series", (json_int_t)series, "changes", list,
+				"options", "significance", a->o.cp.significance, "permutations",
+				(json_int_t)a->o.cp.permutations, "min_size",
+				(json_int_t)a->o.cp.min_size, "min_change", a->o.min_change);
+		json_dumpf(doc, stdout, JSON_INDENT(2));
+		fputs("\n", stdout);
+		json_decref(doc);
+	} else {
+		for (size_t i = 0; i < n; i++) {
+			const struct history_change *c = &ch[i];
+			char series_name[512], p[32];
+
+			if (since_key && strcmp(c->order, since_key) <= 0)
+				continue;
+			if (shown++ == 0)
+				printf("%-12s  %-60s %14s %14s %9s  %-12s %s\n", "commit", "series",
+				       "before", "after", "change", "significance", "");
+			snprintf(series_name, sizeof(series_name), "%s / %s / %s (%s, %s)", c->case_name,
+				 c->region, c->event, c->model, c->backend);
+			if (c->exact)
+				snprintf(p, sizeof(p), "exact");
+			else
+				snprintf(p, sizeof(p), "p = %.4f", c->p_value);
+			printf("%-12.12s  %-60s %14.0f %14.0f %+8.2f%%  %-12s %s\n", c->commit,
+			       series_name, c->before, c->after, 100 * c->change, p,
+			       c->regression ? "REGRESSION" : "improvement");
+			regressions += c->regression;
+		}
+		printf("%s: %zu series, %zu change point(s)%s%.12s, %zu regression(s)\n", hdb_name(db),
+		       series, shown, since_full ? " after " : "", since_full ? since_full : "",
+		       regressions);
+	}
+	history_changes_free(ch, n);
+	free(since_key);
+	free(since_full);
+	return since_full && regressions ? PMC_EXIT_FAIL : 0;
+}
+
+/* A number option of changes: PCT and P are fractions, N a count. */
+static int number_arg(const char *option, const char *arg, double lo, double hi, double *out)
+{
+	char *end = NULL;
+	double v = strtod(arg, &end);
+
+	if (!end || end == arg || *end || !(v >= lo && v <= hi))
+		return cli_usage("history", "--%s=%s: give a number from %g to %g", option, arg, lo, hi);
+	*out = v;
+	return 0;
+}
 
 int cmd_history(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "db", required_argument, NULL, 'd' },
 		{ "html", required_argument, NULL, 'H' },
+		{ "since", required_argument, NULL, 's' },
+		{ "json", no_argument, NULL, 'j' },
+		{ "significance", required_argument, NULL, 'S' },
+		{ "min-change", required_argument, NULL, 'c' },
+		{ "permutations", required_argument, NULL, 'p' },
+		{ "min-size", required_argument, NULL, 'm' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
-	const char *dbpath = getenv("PMCHECK_HISTORY_DB"), *sub, *html = NULL;
+	const char *dbpath = getenv("PMCHECK_HISTORY_DB"), *sub = NULL, *html = NULL;
+	struct changes_args ca = {
+		.o = { .cp = { CP_DEFAULT_SIGNIFICANCE, CP_DEFAULT_PERMUTATIONS, CP_DEFAULT_MIN_SIZE, 1 },
+		       .min_change = HISTORY_DEFAULT_MIN_CHANGE },
+	};
+	bool changes_only = false;
 	int c, status = 0;
-	sqlite3 *db;
+	struct hdb *db;
 
 	if (!dbpath || !*dbpath)
 		dbpath = HISTORY_DEFAULT;
-	while ((c = cli_next("history", argc, argv, "+h", opts, &status)) != -1) {
-		if (c == -2)
-			return status;
-		if (c == 'd')
-			dbpath = optarg;
-		if (c == 'H')
-			html = optarg;
+	/* Options may stand before the subcommand or after it. */
+	for (int pass = 0; pass < 2; pass++) {
+		while ((c = cli_next("history", argc, argv, pass ? "h" : "+h", opts, &status)) != -1) {
+			double v;
+
+			if (c == -2)
+				return status;
+			switch (c) {
+			case 'd': dbpath = optarg; break;
+			case 'H': html = optarg; break;
+			case 's': ca.since = optarg; changes_only = true; break;
+			case 'j': ca.json = true; changes_only = true; break;
+			case 'S':
+				if ((status = number_arg("significance", optarg, 0, 1, &ca.o.cp.significance)))
+					return status;
+				changes_only = true;
+				break;
+			case 'c':
+				if ((status = number_arg("min-change", optarg, 0, 1e6, &v)))
+					return status;
+				ca.o.min_change = v / 100;
+				changes_only = true;
+				break;
+			case 'p':
+				if ((status = number_arg("permutations", optarg, 1, 1e6, &v)))
+					return status;
+				ca.o.cp.permutations = (unsigned)v;
+				changes_only = true;
+				break;
+			case 'm':
+				if ((status = number_arg("min-size", optarg, 2, 1e6, &v)))
+					return status;
+				ca.o.cp.min_size = (unsigned)v;
+				changes_only = true;
+				break;
+			}
+		}
+		if (pass == 0) {
+			if (optind >= argc)
+				return cli_usage("history", "say what to do: add FILE|DIR..., show CASE [EVENT], changes or report --html=DIR");
+			sub = argv[optind++];
+		}
 	}
-	if (optind >= argc)
-		return cli_usage("history", "say what to do: add FILE|DIR... or show CASE [EVENT]");
-	sub = argv[optind++];
-	/* Options may follow the subcommand too. */
-	while ((c = cli_next("history", argc, argv, "h", opts, &status)) != -1) {
-		if (c == -2)
-			return status;
-		if (c == 'd')
-			dbpath = optarg;
-		if (c == 'H')
-			html = optarg;
-	}
+	if (changes_only && strcmp(sub, "changes"))
+		return cli_usage("history", "--since, --json, --significance, --min-change, --permutations and --min-size are options of changes");
 	if (!strcmp(sub, "add")) {
 		size_t added = 0, present = 0;
 		int rc = 0;
@@ -120,12 +267,12 @@ int cmd_history(int argc, char **argv)
 		if ((status = history_open(dbpath, &db)) != 0)
 			return status;
 		for (int i = optind; i < argc; i++) {
-			int r = history_add_path(db, dbpath, argv[i], &added, &present);
+			int r = history_add_path(db, argv[i], &added, &present);
 
 			rc = rc ? rc : r;
 		}
-		sqlite3_close(db);
-		printf("%s: %zu results file(s) added, %zu already there\n", dbpath, added, present);
+		printf("%s: %zu results file(s) added, %zu already there\n", hdb_name(db), added, present);
+		hdb_close(db);
 		return rc;
 	}
 	if (!strcmp(sub, "show")) {
@@ -133,8 +280,19 @@ int cmd_history(int argc, char **argv)
 			return cli_usage("history", "show takes a case name and, optionally, an event");
 		if ((status = history_open(dbpath, &db)) != 0)
 			return status;
-		status = show(db, dbpath, argv[optind], optind + 1 < argc ? argv[optind + 1] : NULL);
-		sqlite3_close(db);
+		status = show(db, argv[optind], optind + 1 < argc ? argv[optind + 1] : NULL);
+		hdb_close(db);
+		return status;
+	}
+	if (!strcmp(sub, "changes")) {
+		if (argc - optind > 2)
+			return cli_usage("history", "changes takes at most a case name and an event");
+		ca.o.case_name = optind < argc ? argv[optind] : NULL;
+		ca.o.event = optind + 1 < argc ? argv[optind + 1] : NULL;
+		if ((status = history_open(dbpath, &db)) != 0)
+			return status;
+		status = changes(db, &ca);
+		hdb_close(db);
 		return status;
 	}
 	if (!strcmp(sub, "report")) {
@@ -144,11 +302,11 @@ int cmd_history(int argc, char **argv)
 			return cli_usage("history", "report takes no operands");
 		if ((status = history_open(dbpath, &db)) != 0)
 			return status;
-		status = history_report(db, dbpath, html);
-		sqlite3_close(db);
+		status = history_report(db, html);
+		hdb_close(db);
 		return status;
 	}
-	return cli_usage("history", "unknown subcommand \"%s\" (add, show, report)", sub);
+	return cli_usage("history", "unknown subcommand \"%s\" (add, show, changes, report)", sub);
 }
 
 

@@ -63,18 +63,9 @@ static const char report_css[] =
 	".axis{stroke:#888}.tick{font-size:11px;fill:#555}.legend{font-size:12px}"
 	".series{fill:none;stroke-width:1.6}.budget{stroke-dasharray:5 4;stroke-width:1}"
 	".point.regression{stroke:#b00;stroke-width:2}.point.improvement{stroke:#080;stroke-width:2}"
-	".point.fail{stroke:#000;stroke-width:2}";
-
-/* A point changed against the previous one of its series: more than 0.5%,
- * or at all where the series had not moved before. */
-static const char *mark_of(double prev, double v, bool steady)
-{
-	double d = v - prev;
-
-	if (d == 0 || (!steady && fabs(d) <= 0.005 * fabs(prev)))
-		return NULL;
-	return d > 0 ? "regression" : "improvement";
-}
+	".point.fail{stroke:#000;stroke-width:2}"
+	"table.changes{border-collapse:collapse;margin:6px 0 18px}table.changes td,table.changes th{padding:2px 10px;text-align:left}"
+	"tr.regression td:last-child{color:#b00}tr.improvement td:last-child{color:#080}";
 
 /* Write text with </ escaped, so embedded JSON cannot close the script. */
 static void put_json_inline(FILE *f, const char *s)
@@ -116,98 +107,152 @@ static int by_failing(const void *a, const void *b)
 	return fx != fy ? fy - fx : strcmp(pmc__jstr(x, "name"), pmc__jstr(y, "name"));
 }
 
-/*
- * A line per CPU model and backend: each signature the history holds is
- * mapped to its hwdb model (the built-in map and PMCHECK_HWDB's), into a
- * temporary table the report's query joins; a signature no model matches
- * stands for itself.
- */
-static int map_models(sqlite3 *db)
+/* Text for HTML. */
+static void put_html(FILE *f, const char *s)
 {
-	const char *dirs[PMC_HWDB_MAX_DIRS];
-	char *env = getenv("PMCHECK_HWDB") ? strdup(getenv("PMCHECK_HWDB")) : NULL, *save = NULL, *d;
-	size_t ndirs = 0;
-	struct pmc_hwdb *hw = NULL;
-	struct pmc_error err;
-	sqlite3_stmt *sel = NULL, *ins = NULL;
-	int rc = 0;
-
-	for (d = env ? strtok_r(env, ":", &save) : NULL; d && ndirs < PMC_HWDB_MAX_DIRS;
-	     d = strtok_r(NULL, ":", &save))
-		dirs[ndirs++] = d;
-	if (pmc_hwdb_open(&hw, dirs, ndirs, &err))
-		fprintf(stderr, "pmcheck history: lines per signature, not per model: %s\n", err.message);
-	if (sqlite3_exec(db, "CREATE TEMP TABLE models (signature TEXT PRIMARY KEY, model TEXT)", NULL,
-			 NULL, NULL) != SQLITE_OK ||
-	    sqlite3_prepare_v2(db, "SELECT DISTINCT cpu_signature FROM runs WHERE cpu_signature IS NOT NULL",
-			       -1, &sel, NULL) != SQLITE_OK ||
-	    sqlite3_prepare_v2(db, "INSERT INTO models VALUES (?, ?)", -1, &ins, NULL) != SQLITE_OK)
-		rc = -1;
-	while (rc == 0 && sqlite3_step(sel) == SQLITE_ROW) {
-		const char *sig = (const char *)sqlite3_column_text(sel, 0);
-		struct pmc_hwdb_match m;
-		struct pmc_hwdb_model model;
-
-		sqlite3_reset(ins);
-		sqlite3_bind_text(ins, 1, sig, -1, SQLITE_TRANSIENT);
-		if (hw && pmc_hwdb_match(hw, sig, &m, &model) == 0)
-			sqlite3_bind_text(ins, 2, m.model, -1, SQLITE_TRANSIENT);
-		else
-			sqlite3_bind_text(ins, 2, sig, -1, SQLITE_TRANSIENT);
-		if (sqlite3_step(ins) != SQLITE_DONE)
-			rc = -1;
+	for (; s && *s; s++) {
+		switch (*s) {
+		case '<': fputs("&lt;", f); break;
+		case '>': fputs("&gt;", f); break;
+		case '&': fputs("&amp;", f); break;
+		case '"': fputs("&quot;", f); break;
+		default: fputc(*s, f);
+		}
 	}
-	sqlite3_finalize(sel);
-	sqlite3_finalize(ins);
-	pmc_hwdb_free(hw);
-	free(env);
-	return rc;
 }
 
-int history_report(sqlite3 *db, const char *dbpath, const char *dir)
+/* A change's point, as a key the plot's rows are looked up by. */
+static char *mark_key(const char *c, const char *region, const char *event, const char *model,
+		      const char *backend, const char *commit)
 {
-	sqlite3_stmt *st;
+	char *k = NULL;
+
+	if (asprintf(&k, "%s\x1f%s\x1f%s\x1f%s\x1f%s\x1f%s", c, region, event, model, backend,
+		     commit ? commit : "") < 0)
+		return NULL;
+	return k;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The change points, newest first, as the page's first table. */
+static int by_newest(const void *a, const void *b)
+{
+	const struct history_change *x = a, *y = b;
+	int o = strcmp(y->order, x->order);
+
+	return o ? o : (y->regression - x->regression);
+}
+
+static void put_changes(FILE *f, struct history_change *ch, size_t n)
+{
+	qsort(ch, n, sizeof(*ch), by_newest);
+	fprintf(f, "<h2 id=\"changes\">Change points (%zu)</h2>\n", n);
+	if (!n) {
+		fputs("<p>No series moved.</p>\n", f);
+		return;
+	}
+	fputs("<table class=\"changes\"><tr><th>commit</th><th>series</th><th>before</th><th>after</th>"
+	      "<th>change</th><th>significance</th><th></th></tr>\n", f);
+	for (size_t i = 0; i < n; i++) {
+		const struct history_change *c = &ch[i];
+
+		fprintf(f, "<tr class=\"%s\"><td><code>", c->regression ? "regression" : "improvement");
+		put_html(f, c->commit);
+		fputs("</code></td><td>", f);
+		put_html(f, c->case_name);
+		fputs(" / ", f);
+		put_html(f, c->region);
+		fputs(" / ", f);
+		put_html(f, c->event);
+		fputs(" \u2014 ", f);
+		put_html(f, c->model);
+		fputs(" \u00b7 ", f);
+		put_html(f, c->backend);
+		fprintf(f, "</td><td>%.0f</td><td>%.0f</td><td>%+.2f%%</td><td>", c->before, c->after,
+			100 * c->change);
+		if (c->exact)
+			fputs("exact", f);
+		else
+			fprintf(f, "p = %.4f", c->p_value);
+		fprintf(f, "</td><td>%s</td></tr>\n", c->regression ? "regression" : "improvement");
+	}
+	fputs("</table>\n", f);
+}
+
+int history_report(struct hdb *db, const char *dir)
+{
+	struct hdb_stmt *st;
+	struct history_changes_options copt = {
+		.cp = { CP_DEFAULT_SIGNIFICANCE, CP_DEFAULT_PERMUTATIONS, CP_DEFAULT_MIN_SIZE, 1 },
+		.min_change = HISTORY_DEFAULT_MIN_CHANGE,
+	};
+	struct history_change *changes = NULL;
+	size_t nchanges = 0, nseries = 0;
+	char **marks = NULL;
 	json_t *cases = json_array(), *sorted = json_array(), *doc;
 	json_t *c = NULL, *plot = NULL, *series = NULL, **order;
-	char lc[256] = "", lr[256] = "", le[256] = "", ls[256] = "", path[4096];
+	char lc[256] = "", lr[256] = "", le[256] = "", ls[512] = "", path[4096];
 	char *text;
 	size_t npoints = 0, nmarks = 0, n;
-	double prev = 0;
-	bool steady = true;
 	FILE *f;
 	int rc;
 
-	if (map_models(db))
-		return history_fail(db, dbpath, "cannot map CPU signatures to models");
-	if (sqlite3_prepare_v2(db,
-			       /* Each commit's first run, once (a subquery per figure
-				* made the report quadratic: 14.6 s for 10,000 files). */
-			       "WITH firsts AS (SELECT git_commit,"
-			       "  min(date || '#' || printf('%08d', id)) AS first FROM runs"
-			       "  WHERE git_commit IS NOT NULL GROUP BY git_commit)"
-			       " SELECT f.case_name, f.region, f.event,"
-			       " coalesce(m.model, r.cpu_signature, '?') || ' \u00b7 ' || r.backend AS line,"
-			       /* The x position: the commit (ordered by its first run), so
-				* every machine's run of one commit lines up; without a commit,
-				* the run itself. */
-			       " CASE WHEN r.git_commit IS NULL THEN r.date || '#' || printf('%08d', r.id)"
-			       " ELSE fc.first || ' ' || r.git_commit END,"
-			       " r.git_commit, f.min, f.verdict,"
-			       " f.budget_lo, f.budget_hi, r.cpu_signature"
-			       " FROM figures f JOIN runs r ON r.id = f.run_id"
-			       " LEFT JOIN firsts fc ON fc.git_commit = r.git_commit"
-			       " LEFT JOIN models m ON m.signature = r.cpu_signature WHERE f.min IS NOT NULL"
-			       " ORDER BY f.case_name, f.region, f.event, line, 5, r.id",
-			       -1, &st, NULL) != SQLITE_OK)
-		return history_fail(db, dbpath, "cannot read the history");
-	while (sqlite3_step(st) == SQLITE_ROW) {
-#define COL(i) (sqlite3_column_text(st, (i)) ? (const char *)sqlite3_column_text(st, (i)) : "")
-		double v = (double)sqlite3_column_int64(st, 6);
+	if ((rc = history_changes(db, &copt, &changes, &nchanges, &nseries)) != 0)
+		return rc;
+	marks = calloc(nchanges + 1, sizeof(*marks));
+	for (size_t i = 0; marks && i < nchanges; i++)
+		marks[i] = mark_key(changes[i].case_name, changes[i].region, changes[i].event,
+				    changes[i].model, changes[i].backend, changes[i].commit);
+	if (marks)
+		qsort(marks, nchanges, sizeof(*marks), cmp_str);
+	st = hdb_prepare(db,
+		/* Each commit's first run, once (a subquery per figure made the
+		 * report quadratic: 14.6 s for 10,000 files). */
+		"WITH firsts AS (SELECT git_commit, min(date) AS d, min(id) AS i FROM runs"
+		"  WHERE git_commit IS NOT NULL GROUP BY git_commit)"
+		" SELECT f.case_name, f.region, f.event, coalesce(m.model, r.cpu_signature, '?'),"
+		" coalesce(r.backend, '?'), coalesce(fc.d, r.date, ''), coalesce(fc.i, r.id),"
+		" coalesce(r.git_commit, r.date, ''), f.min, f.verdict, f.budget_lo, f.budget_hi,"
+		" r.cpu_signature, r.git_commit"
+		" FROM figures f JOIN runs r ON r.id = f.run_id"
+		" LEFT JOIN firsts fc ON fc.git_commit = r.git_commit"
+		" LEFT JOIN models m ON m.signature = r.cpu_signature WHERE f.min IS NOT NULL"
+		" ORDER BY 1, 2, 3, 4, 5, 6, 7, r.id");
+	if (!st) {
+		history_changes_free(changes, nchanges);
+		return history_fail(db, "cannot read the history");
+	}
+	while (hdb_step(st) == 1) {
+#define COL(i) (hdb_col_text(st, (i)) ? hdb_col_text(st, (i)) : "")
+		double v = (double)hdb_col_int(st, 8);
+		char line[512], x[512], *key;
 		const char *mark = NULL;
-		bool new_case = strcmp(COL(0), lc) != 0;
-		bool new_plot = new_case || strcmp(COL(1), lr) || strcmp(COL(2), le);
-		bool new_series = new_plot || strcmp(COL(3), ls);
+		bool new_case, new_plot, new_series;
 
+		snprintf(line, sizeof(line), "%s \u00b7 %s", COL(3), COL(4));
+		new_case = strcmp(COL(0), lc) != 0;
+		new_plot = new_case || strcmp(COL(1), lr) || strcmp(COL(2), le);
+		new_series = new_plot || strcmp(line, ls);
+		/* The x position: the commit, ordered by its first run, so every
+		 * machine's run of one commit lines up; without a commit, the run. */
+		if (hdb_col_null(st, 13))
+			snprintf(x, sizeof(x), "%s#%020lld", COL(5), (long long)hdb_col_int(st, 6));
+		else
+			snprintf(x, sizeof(x), "%s#%020lld %s", COL(5), (long long)hdb_col_int(st, 6),
+				 COL(13));
+		key = marks ? mark_key(COL(0), COL(1), COL(2), COL(3), COL(4), COL(7)) : NULL;
+		if (key && nchanges && bsearch(&key, marks, nchanges, sizeof(*marks), cmp_str)) {
+			for (size_t i = 0; i < nchanges; i++)
+				if (!strcmp(changes[i].case_name, COL(0)) && !strcmp(changes[i].region, COL(1)) &&
+				    !strcmp(changes[i].event, COL(2)) && !strcmp(changes[i].model, COL(3)) &&
+				    !strcmp(changes[i].backend, COL(4)) && !strcmp(changes[i].commit, COL(7)))
+					mark = changes[i].regression ? "regression" : "improvement";
+		}
+		free(key);
 		if (new_case) {
 			c = json_pack("{s:s, s:b, s:[]}", "name", COL(0), "failing", 0, "plots");
 			json_array_append_new(cases, c);
@@ -217,35 +262,29 @@ int history_report(sqlite3 *db, const char *dbpath, const char *dir)
 			json_array_append_new(json_object_get(c, "plots"), plot);
 		}
 		if (new_series) {
-			series = json_pack("{s:s, s:[]}", "label", COL(3), "points");
+			series = json_pack("{s:s, s:[]}", "label", line, "points");
 			json_array_append_new(json_object_get(plot, "series"), series);
-			steady = true;
-		} else {
-			mark = mark_of(prev, v, steady);
-			steady = steady && v == prev;
 		}
 		json_array_append_new(
 			json_object_get(series, "points"),
-			json_pack("{s:s, s:s, s:s, s:f, s:s, s:o, s:o, s:s?}", "date", COL(4), "commit",
-				  COL(5), "cpu", COL(10), "value", v, "verdict", COL(7), "lo",
-				  sqlite3_column_type(st, 8) == SQLITE_NULL
-					  ? json_null()
-					  : json_real(sqlite3_column_double(st, 8)),
+			json_pack("{s:s, s:s, s:s, s:f, s:s, s:o, s:o, s:s?}", "date", x, "commit",
+				  COL(13), "cpu", COL(12), "value", v, "verdict", COL(9), "lo",
+				  hdb_col_null(st, 10) ? json_null() : json_real(hdb_col_real(st, 10)),
 				  "hi",
-				  sqlite3_column_type(st, 9) == SQLITE_NULL
-					  ? json_null()
-					  : json_real(sqlite3_column_double(st, 9)),
+				  hdb_col_null(st, 11) ? json_null() : json_real(hdb_col_real(st, 11)),
 				  "mark", mark));
 		npoints++;
 		nmarks += mark != NULL;
-		prev = v;
 		snprintf(lc, sizeof(lc), "%s", COL(0));
 		snprintf(lr, sizeof(lr), "%s", COL(1));
 		snprintf(le, sizeof(le), "%s", COL(2));
-		snprintf(ls, sizeof(ls), "%s", COL(3));
+		snprintf(ls, sizeof(ls), "%s", line);
 #undef COL
 	}
-	sqlite3_finalize(st);
+	hdb_finalize(st);
+	for (size_t i = 0; marks && i < nchanges; i++)
+		free(marks[i]);
+	free(marks);
 	mark_failing(cases);
 	n = json_array_size(cases);
 	order = calloc(n + 1, sizeof(*order));
@@ -262,6 +301,7 @@ int history_report(sqlite3 *db, const char *dbpath, const char *dir)
 	json_decref(doc);
 	if (!text || (rc = pmc__mkdir_p(dir)) != 0) {
 		free(text);
+		history_changes_free(changes, nchanges);
 		fprintf(stderr, "pmcheck history: cannot make %s\n", dir);
 		return PMC_EXIT_ERROR;
 	}
@@ -272,16 +312,21 @@ int history_report(sqlite3 *db, const char *dbpath, const char *dir)
 		f = open_memstream(&page, &cap);
 		if (!f) {
 			free(text);
+			history_changes_free(changes, nchanges);
 			return PMC_EXIT_ERROR;
 		}
 		fprintf(f, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
 			   "<title>pmcheck history</title>\n<style>%s</style></head>\n<body>\n"
-			   "<h1>pmcheck history</h1>\n<p>%s: %zu cases, %zu runs' figures, %zu changes marked "
+			   "<h1>pmcheck history</h1>\n<p>",
+			report_css);
+		put_html(f, hdb_name(db));
+		fprintf(f, ": %zu cases, %zu runs' figures, %zu series, %zu change points marked "
 			   "(<span style=\"color:#b00\">regression</span>, <span style=\"color:#080\">improvement</span>; "
-			   "ringed: FAIL; dashed: the latest budget). Failing cases first. <span id=\"status\"></span></p>\n"
-			   "<noscript>The plots are drawn by the page's own script; enable JavaScript.</noscript>\n"
-			   "<div id=\"plots\"></div>\n<script type=\"application/json\" id=\"pmcheck-data\">",
-			report_css, dbpath, n, npoints, nmarks);
+			   "ringed: FAIL; dashed: the latest budget). Failing cases first. <span id=\"status\"></span></p>\n",
+			n, npoints, nseries, nmarks);
+		put_changes(f, changes, nchanges);
+		fputs("<noscript>The plots are drawn by the page's own script; enable JavaScript.</noscript>\n"
+		      "<div id=\"plots\"></div>\n<script type=\"application/json\" id=\"pmcheck-data\">", f);
 		put_json_inline(f, text);
 		fprintf(f, "</script>\n<script>\n%s</script>\n</body></html>\n", report_js);
 		fclose(f);
@@ -289,11 +334,13 @@ int history_report(sqlite3 *db, const char *dbpath, const char *dir)
 		snprintf(path, sizeof(path), "%s/index.html", dir);
 		rc = page ? pmc_write_file_atomic(path, page, strlen(page)) : -ENOMEM;
 		free(page);
+		history_changes_free(changes, nchanges);
 	}
 	if (rc) {
 		fprintf(stderr, "pmcheck history: cannot write %s: %s\n", path, strerror(-rc));
 		return PMC_EXIT_ERROR;
 	}
-	printf("%s: %zu cases, %zu points, %zu changes marked\n", path, n, npoints, nmarks);
+	printf("%s: %zu cases, %zu points, %zu series, %zu change points marked\n", path, n, npoints,
+	       nseries, nmarks);
 	return 0;
 }

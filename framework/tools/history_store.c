@@ -1,13 +1,16 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * pmcheck history's store: the SQLite schema, its versions and migration,
- * and adding results files (history.h).
+ * pmcheck history's store: the schema, its versions and migration, and
+ * adding results files (history.h), on SQLite or PostgreSQL (history_db.h).
  *
- * The database is versioned (PRAGMA user_version); a newer one is refused
- * rather than misread.  Writers wait for each other (busy timeout, one
- * IMMEDIATE transaction per file, WAL journal), so CI jobs may add at once:
- * a file is either wholly in or not at all, and a file already in (the
- * same bytes) is skipped.
+ * The store is versioned (SQLite: PRAGMA user_version; PostgreSQL: the
+ * one-row table meta, in the schema "pmcheck"); a newer one is refused rather
+ * than misread, an older one migrated, on both engines alike.  Each file is
+ * added in one transaction, so CI jobs may add at once: a file is either
+ * wholly in or not at all, and a file already in (the same bytes) is
+ * skipped.  SQLite writers wait for each other (busy timeout, IMMEDIATE
+ * transactions, WAL journal); PostgreSQL writers run side by side and meet
+ * only on a file's digest.
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -18,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 
 #include "cli.h"
 #include "tools.h"
@@ -25,102 +29,162 @@
 
 #define HISTORY_SCHEMA 2
 
-static const char schema_sql[] =
-	"CREATE TABLE files (id INTEGER PRIMARY KEY, digest TEXT NOT NULL UNIQUE,"
+/*
+ * The tables, in SQL both engines take: BIGINT and DOUBLE PRECISION have
+ * SQLite's INTEGER and REAL affinities, and @ID@ is each engine's row id
+ * (SQLite's INTEGER PRIMARY KEY alias of the rowid, PostgreSQL's BIGSERIAL).
+ * Schema 1: files, runs, figures.
+ */
+static const char schema1_sql[] =
+	"CREATE TABLE files (id @ID@, digest TEXT NOT NULL UNIQUE,"
 	"  path TEXT NOT NULL, added TEXT NOT NULL);"
-	"CREATE TABLE runs (id INTEGER PRIMARY KEY, file_id INTEGER NOT NULL REFERENCES files(id),"
+	"CREATE TABLE runs (id @ID@, file_id BIGINT NOT NULL REFERENCES files(id),"
 	"  date TEXT, git_commit TEXT, cpu_signature TEXT, cpu_model TEXT, kernel TEXT,"
 	"  backend TEXT, compiler TEXT, hostname TEXT, pmcheck_version TEXT);"
-	"CREATE TABLE figures (run_id INTEGER NOT NULL REFERENCES runs(id),"
+	"CREATE TABLE figures (run_id BIGINT NOT NULL REFERENCES runs(id),"
 	"  case_name TEXT NOT NULL, verdict TEXT NOT NULL, region TEXT NOT NULL,"
-	"  event TEXT NOT NULL, samples INTEGER NOT NULL, min INTEGER, median REAL,"
-	"  max INTEGER, mean REAL, partial INTEGER NOT NULL, budget_lo REAL, budget_hi REAL);"
-	"CREATE INDEX figures_case ON figures(case_name, event);"
-	"PRAGMA user_version = 1;";
+	"  event TEXT NOT NULL, samples BIGINT NOT NULL, min BIGINT, median DOUBLE PRECISION,"
+	"  max BIGINT, mean DOUBLE PRECISION, partial INTEGER NOT NULL,"
+	"  budget_lo DOUBLE PRECISION, budget_hi DOUBLE PRECISION);"
+	"CREATE INDEX figures_case ON figures(case_name, event)";
 
 /* Schema 1 -> 2: each budget expectation's judged figure, with what
  * decides its hwdb key (hwdb merge --from-history). */
 static const char schema2_sql[] =
-	"CREATE TABLE budget_checks (run_id INTEGER NOT NULL REFERENCES runs(id),"
+	"CREATE TABLE budget_checks (run_id BIGINT NOT NULL REFERENCES runs(id),"
 	"  suite TEXT NOT NULL, test TEXT NOT NULL, region TEXT NOT NULL, event TEXT NOT NULL,"
 	"  kind TEXT, name TEXT, sim_columns TEXT, sim_profile TEXT, backend TEXT NOT NULL,"
-	"  value REAL NOT NULL);"
-	"CREATE INDEX budget_checks_run ON budget_checks(run_id);"
-	"PRAGMA user_version = 2;";
+	"  value DOUBLE PRECISION NOT NULL);"
+	"CREATE INDEX budget_checks_run ON budget_checks(run_id)";
 
-static int insert_budget_checks(sqlite3 *db, sqlite3_int64 run_id, const struct pmc__results *rs,
+/* PostgreSQL keeps the history in a schema of its own, so a database that
+ * holds other tables (runs, files) can hold it too, and the version in a
+ * one-row table (SQLite's is PRAGMA user_version). */
+#define PG_SCHEMA "pmcheck"
+/* Every writer's schema check holds this advisory lock (pmcheck's own
+ * number), so the first writers of a new database do not race to create it. */
+#define PG_SCHEMA_LOCK "SELECT pg_advisory_xact_lock(7071696369)"
+
+static int insert_budget_checks(struct hdb *db, int64_t run_id, const struct pmc__results *rs,
 				const char *path);
-static int migrate_1_to_2(sqlite3 *db, const char *path);
+static int migrate_1_to_2(struct hdb *db);
 
-int history_fail(sqlite3 *db, const char *path, const char *what)
+int history_fail(struct hdb *db, const char *what)
 {
-	fprintf(stderr, "pmcheck history: %s: %s: %s\n", path, what, db ? sqlite3_errmsg(db) : "");
+	fprintf(stderr, "pmcheck history: %s: %s: %s\n", hdb_name(db), what, hdb_errmsg(db));
 	return PMC_EXIT_ERROR;
 }
 
-/* Open (creating when new) and check the schema version. */
-int history_open(const char *path, sqlite3 **out)
+/* DDL with the engine's id column. */
+static int create(struct hdb *db, const char *ddl)
 {
-	sqlite3 *db = NULL;
-	sqlite3_stmt *st;
-	int version = -1;
+	const char *id = hdb_is_pg(db) ? "BIGSERIAL PRIMARY KEY" : "INTEGER PRIMARY KEY";
+	size_t n = strlen(ddl) + 16 * strlen(id) + 1;
+	char *sql = malloc(n), *o = sql;
+	int rc;
+
+	if (!sql)
+		return -1;
+	for (const char *p = ddl; *p;) {
+		if (!strncmp(p, "@ID@", 4)) {
+			o = stpcpy(o, id);
+			p += 4;
+		} else {
+			*o++ = *p++;
+		}
+	}
+	*o = '\0';
+	rc = hdb_exec(db, sql);
+	free(sql);
+	return rc;
+}
+
+/* The store's schema version: 0 when it has none (new, or not ours). */
+static int64_t schema_version(struct hdb *db)
+{
+	if (!hdb_is_pg(db))
+		return hdb_scalar(db, "PRAGMA user_version", -1);
+	if (hdb_scalar(db, "SELECT count(*) FROM pg_tables WHERE schemaname = '" PG_SCHEMA
+			   "' AND tablename = 'meta'", 0) == 0)
+		return 0;
+	return hdb_scalar(db, "SELECT schema_version FROM meta", -1);
+}
+
+static int set_schema_version(struct hdb *db, int version)
+{
+	char sql[96];
+
+	if (hdb_is_pg(db))
+		snprintf(sql, sizeof(sql), "UPDATE meta SET schema_version = %d", version);
+	else
+		snprintf(sql, sizeof(sql), "PRAGMA user_version = %d", version);
+	return hdb_exec(db, sql);
+}
+
+/* A new store: the tables of every schema, at the newest version. */
+static int create_store(struct hdb *db)
+{
+	int64_t tables;
+
+	if (hdb_is_pg(db))
+		tables = hdb_scalar(db, "SELECT count(*) FROM pg_tables WHERE schemaname = '" PG_SCHEMA "'", -1);
+	else
+		tables = hdb_scalar(db, "SELECT count(*) FROM sqlite_master", -1);
+	if (tables) {
+		fprintf(stderr, hdb_is_pg(db)
+					? "pmcheck history: %s: the database's schema \"" PG_SCHEMA "\" holds tables, but not a pmcheck history (no schema version); give another database\n"
+					: "pmcheck history: %s: an SQLite database, but not a pmcheck history (no schema version); give another --db\n",
+			hdb_name(db));
+		return PMC_EXIT_ERROR;
+	}
+	if ((hdb_is_pg(db) &&
+	     hdb_exec(db, "CREATE SCHEMA IF NOT EXISTS " PG_SCHEMA ";"
+			  "CREATE TABLE meta (schema_version INTEGER NOT NULL);"
+			  "INSERT INTO meta VALUES (0)")) ||
+	    create(db, schema1_sql) || create(db, schema2_sql) ||
+	    set_schema_version(db, HISTORY_SCHEMA))
+		return history_fail(db, "cannot create the history tables");
+	return 0;
+}
+
+/* Open (creating when new, migrating when older) and check the schema
+ * version, the same way on both engines. */
+int history_open(const char *target, struct hdb **out)
+{
+	struct hdb *db = NULL;
+	int64_t version;
+	int rc;
 
 	*out = NULL;
-	if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL) != SQLITE_OK)
-		return history_fail(db, path, "cannot open the history database");
-	sqlite3_busy_timeout(db, 120000);
-	/* WAL: readers do not block the writer; set once, kept in the file. */
-	sqlite3_exec(db, "PRAGMA journal_mode = WAL", NULL, NULL, NULL);
-	if (sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK) {
-		history_fail(db, path, "cannot lock the history database");
-		sqlite3_close(db);
-		return PMC_EXIT_ERROR;
+	if ((rc = hdb_connect(target, &db)) != 0)
+		return rc;
+	if (hdb_is_pg(db))
+		hdb_exec(db, "SET search_path TO " PG_SCHEMA);
+	else /* WAL: readers do not block the writer; set once, kept in the file. */
+		hdb_exec(db, "PRAGMA journal_mode = WAL");
+	if (hdb_begin(db) || (hdb_is_pg(db) && hdb_exec(db, PG_SCHEMA_LOCK))) {
+		rc = history_fail(db, "cannot lock the history database");
+		goto out;
 	}
-	if (sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &st, NULL) == SQLITE_OK &&
-	    sqlite3_step(st) == SQLITE_ROW)
-		version = sqlite3_column_int(st, 0);
-	sqlite3_finalize(st);
+	version = schema_version(db);
 	if (version == 0) {
-		/* New, or a file that is not a history database. */
-		int tables = 0;
-
-		if (sqlite3_prepare_v2(db, "SELECT count(*) FROM sqlite_master", -1, &st, NULL) ==
-			    SQLITE_OK &&
-		    sqlite3_step(st) == SQLITE_ROW)
-			tables = sqlite3_column_int(st, 0);
-		sqlite3_finalize(st);
-		if (tables) {
-			fprintf(stderr, "pmcheck history: %s: an SQLite database, but not a pmcheck history (no schema version); give another --db\n",
-				path);
-			sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
-			sqlite3_close(db);
-			return PMC_EXIT_ERROR;
-		}
-		if (sqlite3_exec(db, schema_sql, NULL, NULL, NULL) != SQLITE_OK ||
-		    sqlite3_exec(db, schema2_sql, NULL, NULL, NULL) != SQLITE_OK) {
-			history_fail(db, path, "cannot create the history tables");
-			sqlite3_close(db);
-			return PMC_EXIT_ERROR;
-		}
+		rc = create_store(db);
 	} else if (version == 1) {
-		if (migrate_1_to_2(db, path)) {
-			sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
-			sqlite3_close(db);
-			return PMC_EXIT_ERROR;
-		}
+		rc = migrate_1_to_2(db);
 	} else if (version != HISTORY_SCHEMA) {
-		fprintf(stderr, "pmcheck history: %s: schema version %d, and this pmcheck knows %d: %s\n",
-			path, version, HISTORY_SCHEMA,
+		fprintf(stderr, "pmcheck history: %s: schema version %lld, and this pmcheck knows %d: %s\n",
+			hdb_name(db), (long long)version, HISTORY_SCHEMA,
 			version > HISTORY_SCHEMA ? "a newer pmcheck made it; use that one"
 						 : "not a pmcheck history");
-		sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
-		sqlite3_close(db);
-		return PMC_EXIT_ERROR;
+		rc = PMC_EXIT_ERROR;
 	}
-	if (sqlite3_exec(db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK) {
-		history_fail(db, path, "cannot create the history tables");
-		sqlite3_close(db);
-		return PMC_EXIT_ERROR;
+	if (rc == 0 && hdb_commit(db))
+		rc = history_fail(db, "cannot create the history tables");
+out:
+	if (rc) {
+		hdb_rollback(db);
+		hdb_close(db);
+		return rc;
 	}
 	*out = db;
 	return 0;
@@ -137,14 +201,6 @@ static void digest_of(const char *text, size_t len, char *out, size_t size)
 		b = (b ^ (unsigned char)text[len - 1 - i]) * 0x100000001b3ull;
 	}
 	snprintf(out, size, "%zx-%016" PRIx64 "%016" PRIx64, len, a, b);
-}
-
-static void bind_text(sqlite3_stmt *st, int i, const char *s)
-{
-	if (s && *s)
-		sqlite3_bind_text(st, i, s, -1, SQLITE_TRANSIENT);
-	else
-		sqlite3_bind_null(st, i);
 }
 
 static const char *env_str(json_t *env, const char *obj, const char *key)
@@ -176,24 +232,79 @@ static void budget_of(const struct pmc__result *c, const char *region, const cha
 	}
 }
 
-static void bind_real(sqlite3_stmt *st, int i, double v)
+/* Now, in UTC, as SQLite's datetime('now') writes it. */
+static void now_utc(char *out, size_t size)
 {
-	if (isnan(v))
-		sqlite3_bind_null(st, i);
-	else
-		sqlite3_bind_double(st, i, v);
+	time_t t = time(NULL);
+	struct tm tm;
+
+	gmtime_r(&t, &tm);
+	strftime(out, size, "%Y-%m-%d %H:%M:%S", &tm);
+}
+
+/* One statement with its parameters bound by the caller: 0 when it ran. */
+static int run_once(struct hdb_stmt *st)
+{
+	return st && hdb_step(st) >= 0 ? 0 : -1;
+}
+
+/* A file's figures: every region and event of every case. */
+static int insert_figures(struct hdb *db, int64_t run_id, const struct pmc__results *rs)
+{
+	struct hdb_stmt *st = hdb_prepare(db,
+		"INSERT INTO figures (run_id, case_name, verdict, region, event, samples,"
+		" min, median, max, mean, partial, budget_lo, budget_hi)"
+		" VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)");
+	int rc = st ? 0 : -1;
+
+	for (size_t i = 0; i < rs->n && rc == 0; i++) {
+		const struct pmc__result *c = &rs->cases[i];
+
+		for (size_t g = 0; g < c->nregions && rc == 0; g++)
+			for (size_t e = 0; e < c->regions[g].nev && rc == 0; e++) {
+				const struct pmc__stat_rec *s = &c->regions[g].ev[e];
+				double lo, hi;
+
+				budget_of(c, c->regions[g].name, s->label, &lo, &hi);
+				hdb_reset(st);
+				hdb_bind_int(st, 1, run_id);
+				hdb_bind_text(st, 2, c->name);
+				hdb_bind_text(st, 3, pmc_verdict_name(c->verdict));
+				hdb_bind_text(st, 4, c->regions[g].name);
+				hdb_bind_text(st, 5, s->label);
+				hdb_bind_int(st, 6, (int64_t)s->n);
+				if (s->n) {
+					hdb_bind_int(st, 7, (int64_t)s->min);
+					hdb_bind_real(st, 8, s->median);
+					hdb_bind_int(st, 9, (int64_t)s->max);
+					hdb_bind_real(st, 10, s->mean);
+				} else {
+					for (int k = 7; k <= 10; k++)
+						hdb_bind_null(st, k);
+				}
+				hdb_bind_int(st, 11, s->multiplexed || s->not_counted || s->other_threads);
+				hdb_bind_real(st, 12, lo);
+				hdb_bind_real(st, 13, hi);
+				rc = run_once(st);
+			}
+	}
+	hdb_finalize(st);
+	return rc;
 }
 
 /* One results file, in one transaction: 1 added, 0 already there, or an
- * exit status. */
-static int add_file(sqlite3 *db, const char *dbpath, const char *path)
+ * exit status.  The file's row is claimed first (ON CONFLICT DO NOTHING on
+ * its digest): a second writer of the same bytes waits for the first's
+ * transaction and then finds it, and a writer killed before COMMIT leaves
+ * no row at all. */
+static int add_file(struct hdb *db, const char *path)
 {
 	struct pmc__results rs;
-	char *text = NULL, digest[64], why[1024];
+	char *text = NULL, digest[64], why[1024], now[32];
 	size_t len = 0;
-	sqlite3_stmt *st = NULL;
-	sqlite3_int64 file_id, run_id;
-	int rc = pmc__read_file(path, &text, &len), status = PMC_EXIT_ERROR, exists = 0;
+	struct hdb_stmt *st = NULL;
+	int64_t file_id, run_id;
+	int rc = pmc__read_file(path, &text, &len), status = PMC_EXIT_ERROR, got;
 	json_t *env;
 
 	if (rc) {
@@ -207,107 +318,63 @@ static int add_file(sqlite3 *db, const char *dbpath, const char *path)
 		return PMC_EXIT_ERROR;
 	}
 	env = rs.environment;
-	if (sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK) {
+	if (hdb_begin(db)) {
 		pmc__results_release(&rs);
-		return history_fail(db, dbpath, "cannot lock the history database");
+		return history_fail(db, "cannot lock the history database");
 	}
-	if (sqlite3_prepare_v2(db, "SELECT 1 FROM files WHERE digest = ?", -1, &st, NULL) != SQLITE_OK)
+	now_utc(now, sizeof(now));
+	st = hdb_prepare(db, "INSERT INTO files (digest, path, added) VALUES ($1, $2, $3)"
+			     " ON CONFLICT (digest) DO NOTHING RETURNING id");
+	if (!st)
 		goto fail;
-	sqlite3_bind_text(st, 1, digest, -1, SQLITE_STATIC);
-	exists = sqlite3_step(st) == SQLITE_ROW;
-	sqlite3_finalize(st);
-	st = NULL;
-	if (exists) {
-		sqlite3_exec(db, "COMMIT", NULL, NULL, NULL);
+	hdb_bind_text(st, 1, digest);
+	hdb_bind_text(st, 2, path);
+	hdb_bind_text(st, 3, now);
+	if ((got = hdb_step(st)) < 0)
+		goto fail;
+	if (got == 0) {
+		hdb_finalize(st);
+		hdb_commit(db);
 		pmc__results_release(&rs);
 		return 0;
 	}
-	if (sqlite3_prepare_v2(db, "INSERT INTO files (digest, path, added) VALUES (?, ?, datetime('now'))",
-			       -1, &st, NULL) != SQLITE_OK)
+	file_id = hdb_col_int(st, 0);
+	hdb_finalize(st);
+	st = hdb_prepare(db, "INSERT INTO runs (file_id, date, git_commit, cpu_signature, cpu_model,"
+			     " kernel, backend, compiler, hostname, pmcheck_version)"
+			     " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) RETURNING id");
+	if (!st)
 		goto fail;
-	sqlite3_bind_text(st, 1, digest, -1, SQLITE_STATIC);
-	sqlite3_bind_text(st, 2, path, -1, SQLITE_STATIC);
-	if (sqlite3_step(st) != SQLITE_DONE)
+	hdb_bind_int(st, 1, file_id);
+	hdb_bind_text(st, 2, env_str(env, NULL, "date"));
+	hdb_bind_text(st, 3, env_str(env, NULL, "git_commit"));
+	hdb_bind_text(st, 4, pmc__results_signature(&rs));
+	hdb_bind_text(st, 5, env_str(env, "cpu", "brand"));
+	hdb_bind_text(st, 6, env_str(env, "kernel", "release"));
+	hdb_bind_text(st, 7, pmc__results_backend(&rs));
+	hdb_bind_text(st, 8, env_str(env, NULL, "compiler"));
+	hdb_bind_text(st, 9, env_str(env, NULL, "hostname"));
+	hdb_bind_text(st, 10, env_str(env, NULL, "pmcheck_version"));
+	if (hdb_step(st) != 1)
 		goto fail;
-	sqlite3_finalize(st);
-	file_id = sqlite3_last_insert_rowid(db);
-	if (sqlite3_prepare_v2(db,
-			       "INSERT INTO runs (file_id, date, git_commit, cpu_signature, cpu_model,"
-			       " kernel, backend, compiler, hostname, pmcheck_version)"
-			       " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-			       -1, &st, NULL) != SQLITE_OK)
-		goto fail;
-	sqlite3_bind_int64(st, 1, file_id);
-	bind_text(st, 2, env_str(env, NULL, "date"));
-	bind_text(st, 3, env_str(env, NULL, "git_commit"));
-	bind_text(st, 4, pmc__results_signature(&rs));
-	bind_text(st, 5, env_str(env, "cpu", "brand"));
-	bind_text(st, 6, env_str(env, "kernel", "release"));
-	bind_text(st, 7, pmc__results_backend(&rs));
-	bind_text(st, 8, env_str(env, NULL, "compiler"));
-	bind_text(st, 9, env_str(env, NULL, "hostname"));
-	bind_text(st, 10, env_str(env, NULL, "pmcheck_version"));
-	if (sqlite3_step(st) != SQLITE_DONE)
-		goto fail;
-	sqlite3_finalize(st);
-	run_id = sqlite3_last_insert_rowid(db);
-	if (sqlite3_prepare_v2(db,
-			       "INSERT INTO figures (run_id, case_name, verdict, region, event, samples,"
-			       " min, median, max, mean, partial, budget_lo, budget_hi)"
-			       " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-			       -1, &st, NULL) != SQLITE_OK)
-		goto fail;
-	for (size_t i = 0; i < rs.n; i++) {
-		const struct pmc__result *c = &rs.cases[i];
-
-		for (size_t g = 0; g < c->nregions; g++)
-			for (size_t e = 0; e < c->regions[g].nev; e++) {
-				const struct pmc__stat_rec *s = &c->regions[g].ev[e];
-				double lo, hi;
-
-				budget_of(c, c->regions[g].name, s->label, &lo, &hi);
-				sqlite3_reset(st);
-				sqlite3_bind_int64(st, 1, run_id);
-				sqlite3_bind_text(st, 2, c->name, -1, SQLITE_STATIC);
-				sqlite3_bind_text(st, 3, pmc_verdict_name(c->verdict), -1, SQLITE_STATIC);
-				sqlite3_bind_text(st, 4, c->regions[g].name, -1, SQLITE_STATIC);
-				sqlite3_bind_text(st, 5, s->label, -1, SQLITE_STATIC);
-				sqlite3_bind_int64(st, 6, (sqlite3_int64)s->n);
-				if (s->n) {
-					sqlite3_bind_int64(st, 7, (sqlite3_int64)s->min);
-					sqlite3_bind_double(st, 8, s->median);
-					sqlite3_bind_int64(st, 9, (sqlite3_int64)s->max);
-					sqlite3_bind_double(st, 10, s->mean);
-				} else {
-					for (int k = 7; k <= 10; k++)
-						sqlite3_bind_null(st, k);
-				}
-				sqlite3_bind_int(st, 11, s->multiplexed || s->not_counted ||
-								 s->other_threads);
-				bind_real(st, 12, lo);
-				bind_real(st, 13, hi);
-				if (sqlite3_step(st) != SQLITE_DONE)
-					goto fail;
-			}
-	}
-	sqlite3_finalize(st);
+	run_id = hdb_col_int(st, 0);
+	hdb_finalize(st);
 	st = NULL;
-	if (insert_budget_checks(db, run_id, &rs, path) ||
-	    sqlite3_exec(db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK)
+	if (insert_figures(db, run_id, &rs) || insert_budget_checks(db, run_id, &rs, path) ||
+	    hdb_commit(db))
 		goto fail;
 	pmc__results_release(&rs);
 	return 1;
 fail:
-	status = history_fail(db, dbpath, path);
-	sqlite3_finalize(st);
-	sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+	status = history_fail(db, path);
+	hdb_finalize(st);
+	hdb_rollback(db);
 	pmc__results_release(&rs);
 	return status;
 }
 
 /* FILE, or every *.json of DIR (sorted). */
-int history_add_path(sqlite3 *db, const char *dbpath, const char *path, size_t *added,
-		    size_t *present)
+int history_add_path(struct hdb *db, const char *path, size_t *added, size_t *present)
 {
 	struct stat sb;
 	struct dirent **names;
@@ -318,7 +385,7 @@ int history_add_path(sqlite3 *db, const char *dbpath, const char *path, size_t *
 		return PMC_EXIT_ERROR;
 	}
 	if (!S_ISDIR(sb.st_mode)) {
-		rc = add_file(db, dbpath, path);
+		rc = add_file(db, path);
 		if (rc == 1)
 			(*added)++;
 		else if (rc == 0)
@@ -332,7 +399,7 @@ int history_add_path(sqlite3 *db, const char *dbpath, const char *path, size_t *
 
 		if (len > 5 && !strcmp(names[i]->d_name + len - 5, ".json") &&
 		    asprintf(&full, "%s/%s", path, names[i]->d_name) >= 0) {
-			int r = history_add_path(db, dbpath, full, added, present);
+			int r = history_add_path(db, full, added, present);
 
 			rc = rc ? rc : r;
 			free(full);
@@ -346,40 +413,36 @@ int history_add_path(sqlite3 *db, const char *dbpath, const char *path, size_t *
 
 
 /* Every budget check of a file's cases that has a figure to pool. */
-static int insert_budget_checks(sqlite3 *db, sqlite3_int64 run_id, const struct pmc__results *rs,
+static int insert_budget_checks(struct hdb *db, int64_t run_id, const struct pmc__results *rs,
 				const char *path)
 {
-	sqlite3_stmt *st;
-	int rc = 0;
+	struct hdb_stmt *st = hdb_prepare(db,
+		"INSERT INTO budget_checks (run_id, suite, test, region, event, kind, name,"
+		" sim_columns, sim_profile, backend, value)"
+		" VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)");
+	int rc = st ? 0 : -1;
 
-	if (sqlite3_prepare_v2(db,
-			       "INSERT INTO budget_checks (run_id, suite, test, region, event, kind, name,"
-			       " sim_columns, sim_profile, backend, value)"
-			       " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-			       -1, &st, NULL) != SQLITE_OK)
-		return -1;
 	for (size_t i = 0; i < rs->n && rc == 0; i++)
 		for (size_t k = 0; k < rs->cases[i].nchecks && rc == 0; k++) {
 			struct pmc__merge_obs o;
 
 			if (!pmc__merge_obs_of(rs, &rs->cases[i], &rs->cases[i].checks[k], path, &o))
 				continue;
-			sqlite3_reset(st);
-			sqlite3_bind_int64(st, 1, run_id);
-			bind_text(st, 2, o.suite);
-			bind_text(st, 3, o.test);
-			bind_text(st, 4, o.region);
-			bind_text(st, 5, o.event);
-			bind_text(st, 6, o.kind);
-			bind_text(st, 7, o.name);
-			bind_text(st, 8, o.sim_columns);
-			bind_text(st, 9, o.sim_profile);
-			bind_text(st, 10, o.backend);
-			sqlite3_bind_double(st, 11, o.value);
-			if (sqlite3_step(st) != SQLITE_DONE)
-				rc = -1;
+			hdb_reset(st);
+			hdb_bind_int(st, 1, run_id);
+			hdb_bind_text(st, 2, o.suite);
+			hdb_bind_text(st, 3, o.test);
+			hdb_bind_text(st, 4, o.region);
+			hdb_bind_text(st, 5, o.event);
+			hdb_bind_text(st, 6, o.kind);
+			hdb_bind_text(st, 7, o.name);
+			hdb_bind_text(st, 8, o.sim_columns);
+			hdb_bind_text(st, 9, o.sim_profile);
+			hdb_bind_text(st, 10, o.backend);
+			hdb_bind_real(st, 11, o.value);
+			rc = run_once(st);
 		}
-	sqlite3_finalize(st);
+	hdb_finalize(st);
 	return rc;
 }
 
@@ -388,22 +451,19 @@ static int insert_budget_checks(sqlite3 *db, sqlite3_int64 run_id, const struct 
  * every file still at its path with the bytes it had when added; the runs
  * of the others stay in the trends, and the count of them is printed.
  */
-static int migrate_1_to_2(sqlite3 *db, const char *path)
+static int migrate_1_to_2(struct hdb *db)
 {
-	sqlite3_stmt *st;
+	struct hdb_stmt *st;
 	size_t files = 0, filled = 0;
 	int rc = 0;
 
-	if (sqlite3_exec(db, schema2_sql, NULL, NULL, NULL) != SQLITE_OK)
-		return history_fail(db, path, "cannot migrate the history to schema 2");
-	if (sqlite3_prepare_v2(db,
-			       "SELECT r.id, f.path, f.digest FROM runs r JOIN files f ON f.id = r.file_id"
-			       " ORDER BY r.id",
-			       -1, &st, NULL) != SQLITE_OK)
-		return history_fail(db, path, "cannot migrate the history to schema 2");
-	while (rc == 0 && sqlite3_step(st) == SQLITE_ROW) {
-		const char *file = (const char *)sqlite3_column_text(st, 1);
-		const char *digest = (const char *)sqlite3_column_text(st, 2);
+	if (create(db, schema2_sql) ||
+	    !(st = hdb_prepare(db, "SELECT r.id, f.path, f.digest FROM runs r JOIN files f ON f.id = r.file_id"
+				   " ORDER BY r.id")))
+		return history_fail(db, "cannot migrate the history to schema 2");
+	while (rc == 0 && hdb_step(st) == 1) {
+		const char *file = hdb_col_text(st, 1);
+		const char *digest = hdb_col_text(st, 2);
 		char *text = NULL, now[64], why[1024];
 		struct pmc__results rs;
 		size_t len = 0;
@@ -415,15 +475,15 @@ static int migrate_1_to_2(sqlite3 *db, const char *path)
 		free(text);
 		if (!digest || strcmp(now, digest) || pmc__results_load(file, &rs, why, sizeof(why)))
 			continue;
-		rc = insert_budget_checks(db, sqlite3_column_int64(st, 0), &rs, file);
+		rc = insert_budget_checks(db, hdb_col_int(st, 0), &rs, file);
 		pmc__results_release(&rs);
 		filled += rc == 0;
 	}
-	sqlite3_finalize(st);
-	if (rc)
-		return history_fail(db, path, "cannot migrate the history to schema 2");
+	hdb_finalize(st);
+	if (rc || set_schema_version(db, 2))
+		return history_fail(db, "cannot migrate the history to schema 2");
 	fprintf(stderr, "pmcheck history: %s: schema 1 -> 2: budget figures of %zu of %zu results file(s) filled in from their paths",
-		path, filled, files);
+		hdb_name(db), filled, files);
 	if (filled < files)
 		fprintf(stderr, "; %zu moved, changed or gone: their runs stay in the trends, and hwdb merge --from-history cannot pool them (history add them again from where they are now)",
 			files - filled);
@@ -433,82 +493,80 @@ static int migrate_1_to_2(sqlite3 *db, const char *path)
 
 /* The newest commit in the store: the git commit of the run added last
  * among those of the latest date. */
-static char *newest_commit(sqlite3 *db)
+static char *newest_commit(struct hdb *db)
 {
-	sqlite3_stmt *st;
+	struct hdb_stmt *st = hdb_prepare(db, "SELECT git_commit FROM runs WHERE git_commit IS NOT NULL"
+					      " ORDER BY date DESC, id DESC LIMIT 1");
 	char *commit = NULL;
 
-	if (sqlite3_prepare_v2(db,
-			       "SELECT git_commit FROM runs WHERE git_commit IS NOT NULL"
-			       " ORDER BY date DESC, id DESC LIMIT 1",
-			       -1, &st, NULL) == SQLITE_OK &&
-	    sqlite3_step(st) == SQLITE_ROW)
-		commit = strdup((const char *)sqlite3_column_text(st, 0));
-	sqlite3_finalize(st);
+	if (st && hdb_step(st) == 1)
+		commit = strdup(hdb_col_text(st, 0));
+	hdb_finalize(st);
 	return commit;
 }
 
-int history_merge(sqlite3 *db, const char *dbpath, const struct pmc__merge *m, const char *commit,
-		  FILE *out)
+int history_commits_matching(struct hdb *db, const char *prefix)
 {
-	sqlite3_stmt *st;
-	struct pmc__merge_list list = { .owns = true }; /* sqlite's strings live one step */
+	struct hdb_stmt *st = hdb_prepare(db, "SELECT count(DISTINCT git_commit) FROM runs"
+					      " WHERE substr(git_commit, 1, length($1)) = $1");
+	int n = -1;
+
+	if (st) {
+		hdb_bind_text(st, 1, prefix);
+		if (hdb_step(st) == 1)
+			n = (int)hdb_col_int(st, 0);
+	}
+	hdb_finalize(st);
+	return n;
+}
+
+int history_merge(struct hdb *db, const struct pmc__merge *m, const char *commit, FILE *out)
+{
+	struct hdb_stmt *st;
+	struct pmc__merge_list list = { .owns = true }; /* a row's strings live one step */
 	char *chosen = commit ? strdup(commit) : newest_commit(db), *full = NULL, what[512];
 	size_t runs = 0;
-	sqlite3_int64 last_run = -1;
-	int status = 0, commits = 0;
+	int64_t last_run = -1;
+	int status = 0, commits;
 
 	if (!chosen) {
-		long total = 0;
+		long total = (long)hdb_scalar(db, "SELECT count(*) FROM runs", 0);
 
-		if (sqlite3_prepare_v2(db, "SELECT count(*) FROM runs", -1, &st, NULL) == SQLITE_OK &&
-		    sqlite3_step(st) == SQLITE_ROW)
-			total = (long)sqlite3_column_int64(st, 0);
-		sqlite3_finalize(st);
 		if (total)
 			fprintf(stderr, "pmcheck hwdb merge: %s: none of its %ld run(s) names a git commit, and merging pools one commit's runs; results carry one when the suite runs in a git checkout or with PMCHECK_GIT_COMMIT (or GITHUB_SHA, CI_COMMIT_SHA) set; merge the results files instead\n",
-				dbpath, total);
+				hdb_name(db), total);
 		else
 			fprintf(stderr, "pmcheck hwdb merge: %s: the history holds no runs; pmcheck history add results files first\n",
-				dbpath);
+				hdb_name(db));
 		return PMC_EXIT_FAIL;
 	}
 	/* A prefix names one commit, or it is refused. */
-	if (sqlite3_prepare_v2(db,
-			       "SELECT count(DISTINCT git_commit) FROM runs"
-			       " WHERE substr(git_commit, 1, length(?1)) = ?1",
-			       -1, &st, NULL) == SQLITE_OK) {
-		sqlite3_bind_text(st, 1, chosen, -1, SQLITE_STATIC);
-		if (sqlite3_step(st) == SQLITE_ROW)
-			commits = sqlite3_column_int(st, 0);
-	}
-	sqlite3_finalize(st);
+	commits = history_commits_matching(db, chosen);
 	if (commits != 1) {
 		fprintf(stderr, "pmcheck hwdb merge: %s: --commit=%s names %s commit in the history; give %s (pmcheck history show CASE lists the commits)\n",
-			dbpath, chosen, commits ? "more than one" : "no",
+			hdb_name(db), chosen, commits ? "more than one" : "no",
 			commits ? "more of its digits" : "one that history add has seen");
 		free(chosen);
 		return PMC_EXIT_USAGE;
 	}
-	if (sqlite3_prepare_v2(db,
-			       "SELECT b.suite, b.test, b.region, b.event, b.kind, b.name, b.sim_columns,"
-			       " b.backend, r.cpu_signature, b.sim_profile, r.hostname, r.kernel, f.path,"
-			       " b.value, r.id, r.git_commit"
-			       " FROM budget_checks b JOIN runs r ON r.id = b.run_id"
-			       " JOIN files f ON f.id = r.file_id"
-			       " WHERE substr(r.git_commit, 1, length(?1)) = ?1 ORDER BY r.id",
-			       -1, &st, NULL) != SQLITE_OK) {
+	st = hdb_prepare(db, "SELECT b.suite, b.test, b.region, b.event, b.kind, b.name, b.sim_columns,"
+			     " b.backend, r.cpu_signature, b.sim_profile, r.hostname, r.kernel, f.path,"
+			     " b.value, r.id, r.git_commit"
+			     " FROM budget_checks b JOIN runs r ON r.id = b.run_id"
+			     " JOIN files f ON f.id = r.file_id"
+			     " WHERE substr(r.git_commit, 1, length($1)) = $1 ORDER BY r.id");
+	if (!st) {
 		free(chosen);
-		return history_fail(db, dbpath, "cannot read the history");
+		return history_fail(db, "cannot read the history");
 	}
-	sqlite3_bind_text(st, 1, chosen, -1, SQLITE_STATIC);
-	while (status == 0 && sqlite3_step(st) == SQLITE_ROW) {
-#define COL(i) ((const char *)sqlite3_column_text(st, (i)))
+	hdb_bind_text(st, 1, chosen);
+	while (status == 0 && hdb_step(st) == 1) {
+#define COL(i) hdb_col_text(st, (i))
 		struct pmc__merge_obs o = {
 			.suite = COL(0), .test = COL(1), .region = COL(2), .event = COL(3),
 			.kind = COL(4), .name = COL(5), .sim_columns = COL(6), .backend = COL(7),
 			.signature = COL(8) ? COL(8) : "?", .sim_profile = COL(9), .host = COL(10),
-			.kernel = COL(11), .source = COL(12), .value = sqlite3_column_double(st, 13),
+			.kernel = COL(11), .source = COL(12), .value = hdb_col_real(st, 13),
 		};
 #undef COL
 
@@ -516,16 +574,16 @@ int history_merge(sqlite3 *db, const char *dbpath, const struct pmc__merge *m, c
 			status = PMC_EXIT_ERROR;
 			break;
 		}
-		if (sqlite3_column_int64(st, 14) != last_run) {
-			last_run = sqlite3_column_int64(st, 14);
+		if (hdb_col_int(st, 14) != last_run) {
+			last_run = hdb_col_int(st, 14);
 			runs++;
 			if (runs == 1)
-				full = strdup((const char *)sqlite3_column_text(st, 15));
+				full = strdup(hdb_col_text(st, 15));
 		}
 	}
-	sqlite3_finalize(st);
+	hdb_finalize(st);
 	snprintf(what, sizeof(what), "the history %s (commit %.12s: %zu run(s) with budget figures)",
-		 dbpath, full ? full : chosen, runs);
+		 hdb_name(db), full ? full : chosen, runs);
 	if (status == 0)
 		status = pmc__hwdb_merge_pool(m, list.obs, list.n, what, out);
 	pmc__merge_list_release(&list);

@@ -58,18 +58,34 @@ static const struct cli_command commands[] = {
 	  "skipped is 0), 1 when --require-measured finds nothing measured, 2 for an\n"
 	  "unreadable file or an export of several machines, 64 usage.\n",
 	  cmd_results },
-	{ "history", "history [--db=FILE] add FILE|DIR... | show CASE [EVENT] | report --html=DIR",
-	  "results across commits and machines in an SQLite database: add results\n"
-	  "files (each once, by content; concurrent writers wait for each other), show\n"
-	  "a case's series, oldest first, per CPU and backend; report: a static page\n"
-	  "(DIR/index.html, everything inline) with a plot per case and event, a line\n"
-	  "per CPU model and backend, budgets dashed, changes marked, failing cases first",
-	  "  --db=FILE   the database (default $PMCHECK_HISTORY_DB, else\n"
-	  "              pmcheck-history.sqlite here); made on first use, versioned\n"
+	{ "history", "history [--db=STORE] add FILE|DIR... | show CASE [EVENT] | changes [CASE [EVENT]] | report --html=DIR",
+	  "results across commits and machines in one store: an SQLite file, or a\n"
+	  "PostgreSQL database (a postgresql:// URI) that many machines add to at once.\n"
+	  "add: results files, each once, by content, each in one transaction; show: a\n"
+	  "case's series, oldest first, per CPU and backend; changes: the commits where\n"
+	  "each series moved (case, region, event, CPU model, backend): every change of\n"
+	  "an exact series, E-divisive change points with a permutation test in a noisy\n"
+	  "one; report: a static page (DIR/index.html, everything inline), the change\n"
+	  "points listed first and marked on a plot per case and event, a line per CPU\n"
+	  "model and backend, budgets dashed, failing cases first",
+	  "  --db=STORE  an SQLite file or a postgresql:// URI (default\n"
+	  "              $PMCHECK_HISTORY_DB, else pmcheck-history.sqlite here); made\n"
+	  "              on first use, versioned; a URI's password is never printed\n"
 	  "  --html=DIR  report: where index.html goes\n"
+	  "  --since=REV changes: only those after this commit (a prefix naming one\n"
+	  "              commit of the store); a regression among them exits 1\n"
+	  "  --json      changes: as JSON on stdout\n"
+	  "  --significance=P  changes: a noisy change point's p-value at most P\n"
+	  "              (default 0.0025)\n"
+	  "  --min-change=PCT  changes: the smallest change of a noisy series worth\n"
+	  "              reporting, in percent of the level before (default 0.5)\n"
+	  "  --permutations=N  changes: at most N per test (default 399)\n"
+	  "  --min-size=N      changes: the fewest commits on each side of a noisy\n"
+	  "              series' change (default 5)\n"
 	  "\n"
-	  "exit status: 0, 1 no figures of that case, 2 an unreadable file or database\n"
-	  "(nothing of that file is added), 64 usage.\n",
+	  "exit status: 0; 1 no figures of that case (show), a regression after --since\n"
+	  "(changes); 2 an unreadable file (nothing of it is added) or store (cannot\n"
+	  "connect, newer schema); 64 usage.\n",
 	  cmd_history },
 	{ "compare", "compare OLD.json NEW.json [options]",
 	  "regression report between two result files, region by region and event by\n"

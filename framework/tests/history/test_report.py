@@ -132,19 +132,21 @@ with tempfile.TemporaryDirectory() as d:
     check("http://" not in text.replace("http://www.w3.org/2000/svg", "") and "https://" not in text
           and "<script src" not in text and "<link" not in text, "everything inline, no network")
 
-    # What the page must show, from the figures themselves.
+    # What the page must show, from the figures themselves.  The sim
+    # series are exact: every change is a change point at its commit, and
+    # each run of a line at that commit is marked (zen4: "run" at every
+    # commit, zen4b at even ones; cascadelake-x: "intel").
     def marks(vals):
         up = down = 0
-        steady = True
-        for a, b in zip(vals, vals[1:]):
-            if b != a and (steady or abs(b - a) > 0.005 * abs(a)):
-                up += b > a
-                down += b < a
-            steady = steady and a == b
+        for i, (a, b) in enumerate(zip(vals, vals[1:]), start=1):
+            runs = (1 + (i % 2 == 0)) + 1
+            up += runs * (b > a)
+            down += runs * (b < a)
         return up, down
     up, down = marks(values)
+    changes = sum(a != b for a, b in zip(values, values[1:]))
     fails = sum(v > BOUND for v in values)
-    check(up >= 3 and down >= 2 and fails == 3, f"the project has regressions, improvements, failures: {up} {down} {fails}")
+    check(up >= 6 and down >= 4 and fails == 3, f"the project has regressions, improvements, failures: {up} {down} {fails}")
 
     p = subprocess.run([browser, "--headless", "--no-sandbox", "--disable-gpu", "--dump-dom",
                         "file://" + page], capture_output=True, text=True, timeout=120)
@@ -170,7 +172,11 @@ with tempfile.TemporaryDirectory() as d:
         xs.setdefault(m.group(2), set()).add(m.group(1))
     check(len(xs) == len(SIZES) and all(len(v) == 1 for v in xs.values()),
           f"one x position per commit: {len(xs)} commits, {sorted(len(v) for v in xs.values())[-3:]}")
-    check(n_up == 2 * up and n_down == 2 * down, f"changes marked: {n_up}/{2 * up} up, {n_down}/{2 * down} down")
+    check(n_up == up and n_down == down, f"change points marked at their commits: {n_up}/{up} up, {n_down}/{down} down")
+    rows = re.findall(r'<tr class="(regression|improvement)"><td><code>([0-9a-f]{40})</code>', dom)
+    check(len(rows) == 2 * changes and len({c for _, c in rows}) == changes,
+          f"the change points listed first, one row per line and commit: {len(rows)}, expected {2 * changes}")
+    check(f"Change points ({2 * changes})" in dom, "the list's heading counts them")
     fails_b = sum(1 for i, v in enumerate(values) if v > BOUND and i % 2 == 0)
     check(n_fail == 2 * fails + fails_b, f"failing runs ringed: {n_fail}, expected {2 * fails + fails_b}")
     check(n_budget == 2, f"the bound drawn once per series of the bounded case: {n_budget}")

@@ -1,0 +1,49 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Change points of one series (changepoint.c): pure logic, no store.
+ *
+ * cp_exact: a piecewise-constant series changes wherever a value differs
+ * from the one before it.
+ *
+ * cp_edivisive: E-divisive (Matteson and James 2014) with alpha = 1 over
+ * the whole of each segment, found by bisection; each new change point must
+ * pass a permutation test (values shuffled within the current segments;
+ * p = (exceeding + 1) / (permutations run + 1), stopped early once p cannot
+ * get below the significance).  A scan of a segment of m values costs
+ * O(m log m): the sums of distances are kept in Fenwick trees over ranks.
+ */
+#ifndef PMCHECK_TOOLS_CHANGEPOINT_H
+#define PMCHECK_TOOLS_CHANGEPOINT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct cp_options {
+	double significance;   /* a change point's p-value must be at most this */
+	unsigned permutations; /* at most this many permutations per test */
+	unsigned min_size;     /* the fewest values on each side of a change (>= 2) */
+	uint64_t seed;         /* the permutations' generator: same seed, same answer */
+};
+
+#define CP_DEFAULT_SIGNIFICANCE 0.0025
+#define CP_DEFAULT_PERMUTATIONS 399
+#define CP_DEFAULT_MIN_SIZE 5
+
+struct cp_change {
+	size_t index;   /* the first value of the new level */
+	double p_value; /* 0 for an exact series */
+};
+
+/* Every index i > 0 with x[i] != x[i-1], up to max; returns how many there
+ * are (which may exceed max). */
+size_t cp_exact(const double *x, size_t n, struct cp_change *out, size_t max);
+
+/* The significant change points of x, in order of index, up to max;
+ * returns how many were stored, or (size_t)-1 when out of memory. */
+size_t cp_edivisive(const double *x, size_t n, const struct cp_options *o, struct cp_change *out,
+		    size_t max);
+
+/* The median of x[0..n) (n > 0); x is not changed. */
+double cp_median(const double *x, size_t n);
+
+#endif

@@ -1,0 +1,515 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The history store's two engines behind one statement interface
+ * (history_db.h): SQLite through its C API, PostgreSQL through libpq.
+ *
+ * PostgreSQL statements run with text parameters (PQexecParams); a text
+ * parameter is sent as type text so that expressions such as length($1)
+ * resolve, and numbers are sent untyped for the server to infer.  A
+ * statement run a second time is prepared on the server once, so adding a
+ * file's figures costs one round trip per row, not a parse.  Rows come back
+ * whole (one PGresult); the largest query, the report's, holds each figure
+ * once.
+ */
+#define _GNU_SOURCE
+#include <ctype.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <sqlite3.h>
+#if PMCHECK_HAVE_LIBPQ
+#include <libpq-fe.h>
+#endif
+
+#include "cli.h"
+#include "history_db.h"
+
+#define HDB_MAX_PARAMS 16
+
+struct hdb {
+	sqlite3 *lite;
+#if PMCHECK_HAVE_LIBPQ
+	PGconn *pg;
+	unsigned next_name; /* server-side prepared statements: s1, s2, ... */
+#endif
+	char *name;
+	char err[512];
+};
+
+struct hdb_stmt {
+	struct hdb *db;
+	sqlite3_stmt *lite;
+#if PMCHECK_HAVE_LIBPQ
+	char *sql;
+	char *values[HDB_MAX_PARAMS];
+	Oid types[HDB_MAX_PARAMS];
+	int nparams;
+	PGresult *res;
+	int row, rows, runs;
+	char prepared[16];
+#endif
+};
+
+bool hdb_target_is_pg(const char *target)
+{
+	return !strncmp(target, "postgresql://", 13) || !strncmp(target, "postgres://", 11);
+}
+
+/* The URI without its password: user:secret@ loses ":secret", and a
+ * password=... parameter is dropped. */
+static char *redact(const char *uri)
+{
+	const char *scheme_end = strstr(uri, "://");
+	char *out = strdup(uri), *p, *at, *colon, *q;
+
+	if (!out || !scheme_end)
+		return out;
+	p = out + (scheme_end - uri) + 3;
+	at = strpbrk(p, "@/?");
+	if (at && *at == '@') {
+		colon = memchr(p, ':', (size_t)(at - p));
+		if (colon)
+			memmove(colon, at, strlen(at) + 1);
+	}
+	/* Query parameters: drop password=... wherever it stands. */
+	q = strchr(out, '?');
+	while (q) {
+		char *key = q + 1, *next = strchr(key, '&');
+
+		if (!strncmp(key, "password=", 9)) {
+			if (next)
+				memmove(key, next + 1, strlen(next + 1) + 1);
+			else
+				*(key[-1] == '?' || key[-1] == '&' ? key - 1 : key) = '\0';
+			continue;
+		}
+		q = next;
+	}
+	return out;
+}
+
+/* One line, without libpq's trailing newline and "ERROR:  " noise. */
+static void set_err(struct hdb *db, const char *msg)
+{
+	size_t n;
+
+	snprintf(db->err, sizeof(db->err), "%s", msg ? msg : "unknown error");
+	for (char *p = db->err; *p; p++)
+		if (*p == '\n' || *p == '\t')
+			*p = ' ';
+	n = strlen(db->err);
+	while (n && db->err[n - 1] == ' ')
+		db->err[--n] = '\0';
+}
+
+#if PMCHECK_HAVE_LIBPQ
+static void quiet_notices(void *arg, const char *message)
+{
+	(void)arg;
+	(void)message;
+}
+
+static int pg_connect(struct hdb *db, const char *target)
+{
+	/* Later keywords override earlier ones, and the URI is expanded in
+	 * place: its own connect_timeout, or PGCONNECT_TIMEOUT, wins over ours. */
+	const char *keys[] = { "connect_timeout", "application_name", "dbname", NULL };
+	const char *vals[] = { getenv("PGCONNECT_TIMEOUT") ? getenv("PGCONNECT_TIMEOUT") : "10",
+			       "pmcheck", target, NULL };
+
+	db->pg = PQconnectdbParams(keys, vals, 1);
+	if (!db->pg || PQstatus(db->pg) != CONNECTION_OK) {
+		set_err(db, db->pg ? PQerrorMessage(db->pg) : "out of memory");
+		fprintf(stderr, "pmcheck history: %s: cannot connect to the PostgreSQL server: %s (check the URI, that the server runs, and its password: ~/.pgpass or PGPASSWORD)\n",
+			db->name, db->err);
+		return PMC_EXIT_ERROR;
+	}
+	PQsetNoticeProcessor(db->pg, quiet_notices, NULL);
+	return 0;
+}
+#endif
+
+int hdb_connect(const char *target, struct hdb **out)
+{
+	struct hdb *db = calloc(1, sizeof(*db));
+
+	*out = NULL;
+	if (!db)
+		return PMC_EXIT_ERROR;
+	db->name = hdb_target_is_pg(target) ? redact(target) : strdup(target);
+	if (!db->name) {
+		free(db);
+		return PMC_EXIT_ERROR;
+	}
+	if (hdb_target_is_pg(target)) {
+#if PMCHECK_HAVE_LIBPQ
+		if (pg_connect(db, target)) {
+			hdb_close(db);
+			return PMC_EXIT_ERROR;
+		}
+#else
+		fprintf(stderr, "pmcheck history: %s: this pmcheck was built without libpq (libpq-dev), so it cannot use PostgreSQL; install it and rebuild, or give an SQLite file\n",
+			db->name);
+		hdb_close(db);
+		return PMC_EXIT_ERROR;
+#endif
+	} else if (sqlite3_open_v2(target, &db->lite, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE,
+				   NULL) != SQLITE_OK) {
+		fprintf(stderr, "pmcheck history: %s: cannot open the history database: %s\n", db->name,
+			db->lite ? sqlite3_errmsg(db->lite) : "out of memory");
+		hdb_close(db);
+		return PMC_EXIT_ERROR;
+	} else {
+		sqlite3_busy_timeout(db->lite, 120000);
+	}
+	*out = db;
+	return 0;
+}
+
+void hdb_close(struct hdb *db)
+{
+	if (!db)
+		return;
+	if (db->lite)
+		sqlite3_close(db->lite);
+#if PMCHECK_HAVE_LIBPQ
+	if (db->pg)
+		PQfinish(db->pg);
+#endif
+	free(db->name);
+	free(db);
+}
+
+bool hdb_is_pg(const struct hdb *db)
+{
+	return db->lite == NULL;
+}
+
+const char *hdb_name(const struct hdb *db)
+{
+	return db->name;
+}
+
+const char *hdb_errmsg(struct hdb *db)
+{
+	if (db->lite)
+		set_err(db, sqlite3_errmsg(db->lite));
+	return db->err;
+}
+
+int hdb_exec(struct hdb *db, const char *sql)
+{
+	if (db->lite)
+		return sqlite3_exec(db->lite, sql, NULL, NULL, NULL) == SQLITE_OK ? 0 : -1;
+#if PMCHECK_HAVE_LIBPQ
+	{
+		PGresult *r = PQexec(db->pg, sql);
+		int ok = PQresultStatus(r) == PGRES_COMMAND_OK || PQresultStatus(r) == PGRES_TUPLES_OK;
+
+		if (!ok)
+			set_err(db, PQresultErrorMessage(r));
+		PQclear(r);
+		return ok ? 0 : -1;
+	}
+#else
+	return -1;
+#endif
+}
+
+int hdb_begin(struct hdb *db)
+{
+	return hdb_exec(db, db->lite ? "BEGIN IMMEDIATE" : "BEGIN");
+}
+
+int hdb_commit(struct hdb *db)
+{
+	return hdb_exec(db, "COMMIT");
+}
+
+void hdb_rollback(struct hdb *db)
+{
+	char keep[sizeof(db->err)];
+
+	/* The error that made us roll back is the one to report. */
+	memcpy(keep, db->err, sizeof(keep));
+	hdb_exec(db, "ROLLBACK");
+	memcpy(db->err, keep, sizeof(keep));
+}
+
+/* $N -> ?N outside quoted strings, for SQLite. */
+static char *to_sqlite_params(const char *sql)
+{
+	char *out = strdup(sql);
+	bool quoted = false;
+
+	for (char *p = out; p && *p; p++) {
+		if (*p == '\'')
+			quoted = !quoted;
+		else if (!quoted && *p == '$' && isdigit((unsigned char)p[1]))
+			*p = '?';
+	}
+	return out;
+}
+
+struct hdb_stmt *hdb_prepare(struct hdb *db, const char *sql)
+{
+	struct hdb_stmt *st = calloc(1, sizeof(*st));
+
+	if (!st) {
+		set_err(db, "out of memory");
+		return NULL;
+	}
+	st->db = db;
+	if (db->lite) {
+		char *lite_sql = to_sqlite_params(sql);
+		int rc = lite_sql ? sqlite3_prepare_v2(db->lite, lite_sql, -1, &st->lite, NULL)
+				  : SQLITE_NOMEM;
+
+		free(lite_sql);
+		if (rc != SQLITE_OK) {
+			free(st);
+			return NULL;
+		}
+		return st;
+	}
+#if PMCHECK_HAVE_LIBPQ
+	st->sql = strdup(sql);
+	if (!st->sql) {
+		free(st);
+		return NULL;
+	}
+	/* The highest $N is the number of parameters. */
+	for (const char *p = sql; (p = strchr(p, '$')) != NULL; p++) {
+		int n = atoi(p + 1);
+
+		if (n > st->nparams && n <= HDB_MAX_PARAMS)
+			st->nparams = n;
+	}
+#endif
+	return st;
+}
+
+#if PMCHECK_HAVE_LIBPQ
+static void pg_param(struct hdb_stmt *st, int i, char *value, Oid type)
+{
+	if (i < 1 || i > HDB_MAX_PARAMS) {
+		free(value);
+		return;
+	}
+	free(st->values[i - 1]);
+	st->values[i - 1] = value;
+	st->types[i - 1] = type;
+}
+#define PG_TEXT_OID 25
+#endif
+
+void hdb_bind_text(struct hdb_stmt *st, int i, const char *s)
+{
+	if (!s || !*s) {
+		hdb_bind_null(st, i);
+		return;
+	}
+	if (st->lite) {
+		sqlite3_bind_text(st->lite, i, s, -1, SQLITE_TRANSIENT);
+		return;
+	}
+#if PMCHECK_HAVE_LIBPQ
+	pg_param(st, i, strdup(s), PG_TEXT_OID);
+#endif
+}
+
+void hdb_bind_int(struct hdb_stmt *st, int i, int64_t v)
+{
+	if (st->lite) {
+		sqlite3_bind_int64(st->lite, i, v);
+		return;
+	}
+#if PMCHECK_HAVE_LIBPQ
+	{
+		char *s = NULL;
+
+		if (asprintf(&s, "%lld", (long long)v) >= 0)
+			pg_param(st, i, s, 0);
+	}
+#endif
+}
+
+void hdb_bind_real(struct hdb_stmt *st, int i, double v)
+{
+	if (isnan(v)) {
+		hdb_bind_null(st, i);
+		return;
+	}
+	if (st->lite) {
+		sqlite3_bind_double(st->lite, i, v);
+		return;
+	}
+#if PMCHECK_HAVE_LIBPQ
+	{
+		char *s = NULL;
+
+		/* 17 significant digits: the double comes back bit for bit. */
+		if (asprintf(&s, "%.17g", v) >= 0)
+			pg_param(st, i, s, 0);
+	}
+#endif
+}
+
+void hdb_bind_null(struct hdb_stmt *st, int i)
+{
+	if (st->lite) {
+		sqlite3_bind_null(st->lite, i);
+		return;
+	}
+#if PMCHECK_HAVE_LIBPQ
+	pg_param(st, i, NULL, PG_TEXT_OID);
+#endif
+}
+
+#if PMCHECK_HAVE_LIBPQ
+static int pg_run(struct hdb_stmt *st)
+{
+	struct hdb *db = st->db;
+	ExecStatusType s;
+
+	/* The second run of a statement prepares it on the server. */
+	if (st->runs == 1 && !st->prepared[0]) {
+		char name[16];
+		PGresult *r;
+
+		snprintf(name, sizeof(name), "s%u", ++db->next_name);
+		r = PQprepare(db->pg, name, st->sql, st->nparams, st->types);
+		if (PQresultStatus(r) == PGRES_COMMAND_OK)
+			memcpy(st->prepared, name, sizeof(name));
+		PQclear(r);
+	}
+	st->runs++;
+	st->res = st->prepared[0]
+			  ? PQexecPrepared(db->pg, st->prepared, st->nparams,
+					   (const char *const *)st->values, NULL, NULL, 0)
+			  : PQexecParams(db->pg, st->sql, st->nparams, st->types,
+					 (const char *const *)st->values, NULL, NULL, 0);
+	s = PQresultStatus(st->res);
+	if (s == PGRES_TUPLES_OK || s == PGRES_COMMAND_OK) {
+		st->row = -1;
+		st->rows = s == PGRES_TUPLES_OK ? PQntuples(st->res) : 0;
+		return 0;
+	}
+	set_err(db, PQresultErrorMessage(st->res));
+	PQclear(st->res);
+	st->res = NULL;
+	return -1;
+}
+#endif
+
+int hdb_step(struct hdb_stmt *st)
+{
+	if (st->lite) {
+		int rc = sqlite3_step(st->lite);
+
+		return rc == SQLITE_ROW ? 1 : rc == SQLITE_DONE ? 0 : -1;
+	}
+#if PMCHECK_HAVE_LIBPQ
+	if (!st->res && pg_run(st))
+		return -1;
+	if (st->row + 1 >= st->rows) {
+		st->row = st->rows;
+		return 0;
+	}
+	st->row++;
+	return 1;
+#else
+	return -1;
+#endif
+}
+
+const char *hdb_col_text(struct hdb_stmt *st, int i)
+{
+	if (st->lite)
+		return (const char *)sqlite3_column_text(st->lite, i);
+#if PMCHECK_HAVE_LIBPQ
+	if (!st->res || st->row < 0 || st->row >= st->rows || PQgetisnull(st->res, st->row, i))
+		return NULL;
+	return PQgetvalue(st->res, st->row, i);
+#else
+	return NULL;
+#endif
+}
+
+int64_t hdb_col_int(struct hdb_stmt *st, int i)
+{
+	const char *s;
+
+	if (st->lite)
+		return sqlite3_column_int64(st->lite, i);
+	s = hdb_col_text(st, i);
+	/* An integral column may come back from an expression as numeric. */
+	return s ? (int64_t)strtoll(s, NULL, 10) : 0;
+}
+
+double hdb_col_real(struct hdb_stmt *st, int i)
+{
+	const char *s;
+
+	if (st->lite)
+		return sqlite3_column_double(st->lite, i);
+	s = hdb_col_text(st, i);
+	return s ? strtod(s, NULL) : 0;
+}
+
+bool hdb_col_null(struct hdb_stmt *st, int i)
+{
+	if (st->lite)
+		return sqlite3_column_type(st->lite, i) == SQLITE_NULL;
+	return hdb_col_text(st, i) == NULL;
+}
+
+void hdb_reset(struct hdb_stmt *st)
+{
+	if (st->lite) {
+		sqlite3_reset(st->lite);
+		return;
+	}
+#if PMCHECK_HAVE_LIBPQ
+	PQclear(st->res);
+	st->res = NULL;
+#endif
+}
+
+void hdb_finalize(struct hdb_stmt *st)
+{
+	if (!st)
+		return;
+	if (st->lite)
+		sqlite3_finalize(st->lite);
+#if PMCHECK_HAVE_LIBPQ
+	PQclear(st->res);
+	for (int i = 0; i < HDB_MAX_PARAMS; i++)
+		free(st->values[i]);
+	if (st->prepared[0]) {
+		char *sql = NULL, keep[sizeof(st->db->err)];
+
+		/* In a failed transaction this fails too; the first error stays. */
+		memcpy(keep, st->db->err, sizeof(keep));
+		if (asprintf(&sql, "DEALLOCATE %s", st->prepared) >= 0)
+			hdb_exec(st->db, sql);
+		memcpy(st->db->err, keep, sizeof(keep));
+		free(sql);
+	}
+	free(st->sql);
+#endif
+	free(st);
+}
+
+int64_t hdb_scalar(struct hdb *db, const char *sql, int64_t fallback)
+{
+	struct hdb_stmt *st = hdb_prepare(db, sql);
+	int64_t v = fallback;
+
+	if (st && hdb_step(st) == 1 && !hdb_col_null(st, 0))
+		v = hdb_col_int(st, 0);
+	hdb_finalize(st);
+	return v;
+}
