@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * E-divisive change points (changepoint.h).
+ * E-divisive change points (changepoint.h), over seeded intervals.
  *
  * For a segment y[0..m) split after n1 values (n2 = m - n1), with B the sum
  * of |y_i - y_j| over pairs across the split and WL, WR the sums over pairs
@@ -58,14 +58,28 @@ double cp_median(const double *x, size_t n)
 	return m;
 }
 
-/* One segment's values with their ranks, and the scratch of a scan. */
-struct scan {
+/*
+ * One segment's values in some order (as they stand, or shuffled), each
+ * with its rank among them (ties broken by position, once), and where each
+ * rank stands: ranks travel with their values through a shuffle, so the
+ * values are sorted once per segment, never per interval.
+ */
+struct arrangement {
 	size_t m;
-	double *val;   /* the values in series order (shuffled by a permutation) */
-	size_t *rank;  /* each value's rank among the segment's values */
-	double *below; /* below[r]: the sum of the values of rank < r (m+1) */
-	double *cnt_t; /* Fenwick trees of the left side: counts and sums by rank */
+	double *val;  /* val[p] */
+	size_t *rank; /* rank[p] */
+	size_t *pos;  /* pos[rank[p]] == p */
+};
+
+/* The scratch of the scans (sized for the whole series). */
+struct scratch {
+	size_t *local;  /* an interval's ranks among its own values */
+	double *below;  /* below[r]: the sum of the interval's values of local rank < r */
+	double *cnt_t;  /* Fenwick trees of the left side: counts and sums by local rank */
 	double *sum_t;
+	size_t *lists;  /* each interval's positions in rank order */
+	size_t *fill;
+	size_t *start;
 };
 
 static void fen_add(double *t, size_t m, size_t r, double v)
@@ -84,11 +98,10 @@ static double fen_below(const double *t, size_t r)
 	return s;
 }
 
-/* The best split of the segment (n1 in [min, m-min]); its Q, or -INF when
- * the segment is too short. */
-static double best_split(struct scan *s, unsigned min, size_t *at)
+/* The best split of val[0..m) whose local ranks and prefix sums are in the
+ * scratch (n1 in [min, m-min]); its Q, or -INF when too short. */
+static double best_split(const double *val, size_t m, unsigned min, struct scratch *s, size_t *at)
 {
-	size_t m = s->m;
 	double total = s->below[m], wl = 0, wr = 0, b = 0, best = -INFINITY;
 	double left_n = 0, left_sum = 0;
 
@@ -105,8 +118,8 @@ static double best_split(struct scan *s, unsigned min, size_t *at)
 	memset(s->cnt_t, 0, (m + 1) * sizeof(double));
 	memset(s->sum_t, 0, (m + 1) * sizeof(double));
 	for (size_t t = 0; t + min < m; t++) {
-		double v = s->val[t];
-		size_t r = s->rank[t];
+		double v = val[t];
+		size_t r = s->local[t];
 		double lc = fen_below(s->cnt_t, r), ls = fen_below(s->sum_t, r);
 		double d_left = v * lc - ls + (left_sum - ls) - v * (left_n - lc);
 		/* The right side without v: everything not on the left, less v. */
@@ -151,21 +164,19 @@ static int cmp_ranked(const void *a, const void *b)
 	return (x->i > y->i) - (x->i < y->i);
 }
 
-/* Set up a scan of y[0..m) (the scratch arrays must hold m+1). */
-static int scan_init(struct scan *s, const double *y, size_t m, struct ranked *tmp)
+/* y[0..m) as it stands: sorted once for the ranks. */
+static void arrange(struct arrangement *a, const double *y, size_t m, struct ranked *tmp)
 {
-	s->m = m;
+	a->m = m;
 	for (size_t i = 0; i < m; i++) {
 		tmp[i] = (struct ranked){ .v = y[i], .i = i };
-		s->val[i] = y[i];
+		a->val[i] = y[i];
 	}
 	qsort(tmp, m, sizeof(*tmp), cmp_ranked);
-	s->below[0] = 0;
 	for (size_t r = 0; r < m; r++) {
-		s->rank[tmp[r].i] = r;
-		s->below[r + 1] = s->below[r] + tmp[r].v;
+		a->rank[tmp[r].i] = r;
+		a->pos[r] = tmp[r].i;
 	}
-	return 0;
 }
 
 /* xorshift64*: the permutations, reproducible from the seed. */
@@ -180,18 +191,88 @@ static uint64_t next_random(uint64_t *state)
 	return x * 0x2545F4914F6CDD1Dull;
 }
 
-static void shuffle(struct scan *s, uint64_t *rng)
+/* A shuffle of the arrangement: values move with their ranks. */
+static void shuffle(struct arrangement *a, uint64_t *rng)
 {
-	for (size_t i = s->m; i > 1; i--) {
+	for (size_t i = a->m; i > 1; i--) {
 		size_t j = (size_t)(next_random(rng) % i);
-		double v = s->val[i - 1];
-		size_t r = s->rank[i - 1];
+		double v = a->val[i - 1];
+		size_t r = a->rank[i - 1];
 
-		s->val[i - 1] = s->val[j];
-		s->rank[i - 1] = s->rank[j];
-		s->val[j] = v;
-		s->rank[j] = r;
+		a->val[i - 1] = a->val[j];
+		a->rank[i - 1] = a->rank[j];
+		a->val[j] = v;
+		a->rank[j] = r;
 	}
+	for (size_t p = 0; p < a->m; p++)
+		a->pos[a->rank[p]] = p;
+}
+
+/*
+ * The best split of an arrangement over seeded intervals: the whole, then
+ * halves, quarters ... (down to 4 * min values) at offsets of half their
+ * length.  A level that rises and falls back (a change reverted a few
+ * commits later) splits a long segment weakly as a whole, and strongly
+ * inside an interval around it (seeded binary segmentation, Kovacs et al.
+ * 2020).  Q scales alike on every interval under no change, so the largest
+ * is taken.  Each level's intervals get their values in rank order from one
+ * pass over the segment's ranks.
+ */
+static double seeded_best(const struct arrangement *a, unsigned min, struct scratch *s, size_t *at)
+{
+	size_t m = a->m;
+	double best = -INFINITY;
+
+	*at = 0;
+	for (size_t len = m; len >= 2 * (size_t)min; len /= 2) {
+		size_t step = len / 2 ? len / 2 : 1, n = 0;
+
+		if (len < m && len < 4 * (size_t)min)
+			break;
+		for (size_t from = 0;; from += step) {
+			s->start[n] = from + len > m ? m - len : from;
+			s->fill[n++] = 0;
+			if (from + len >= m)
+				break;
+		}
+		for (size_t r = 0; r < m; r++) {
+			/* The intervals that hold p: those starting within one
+			 * length before it, and the last (aligned to the end). */
+			size_t p = a->pos[r], j1 = p / step;
+			size_t cand[5] = { j1 >= 2 ? j1 - 2 : 0, j1 >= 1 ? j1 - 1 : 0, j1, n >= 2 ? n - 2 : 0, n - 1 };
+
+			for (int c = 0; c < 5; c++) {
+				size_t j = cand[c];
+				bool seen = false;
+
+				for (int e = 0; e < c; e++)
+					seen = seen || cand[e] == j;
+				if (seen || j >= n || p < s->start[j] || p >= s->start[j] + len)
+					continue;
+				s->lists[j * len + s->fill[j]++] = p;
+			}
+		}
+		for (size_t j = 0; j < n; j++) {
+			size_t split, from = s->start[j];
+			double q;
+
+			s->below[0] = 0;
+			for (size_t i = 0; i < len; i++) {
+				size_t p = s->lists[j * len + i];
+
+				s->local[p - from] = i;
+				s->below[i + 1] = s->below[i] + a->val[p];
+			}
+			q = best_split(a->val + from, len, min, s, &split);
+			if (q > best) {
+				best = q;
+				*at = from + split;
+			}
+		}
+		if (len == m && m < 4 * (size_t)min)
+			break;
+	}
+	return best;
 }
 
 /* The sum of |y - median| over y[a..b). */
@@ -249,17 +330,25 @@ size_t cp_edivisive(const double *x, size_t n, const struct cp_options *o, struc
 	size_t *cuts = calloc(n + 2, sizeof(*cuts)), ncuts = 0, found = 0;
 	double *y = malloc((n + 1) * sizeof(*y)), *abs_dev = malloc((n + 1) * sizeof(*abs_dev));
 	struct ranked *tmp = malloc((n + 1) * sizeof(*tmp));
-	struct scan s = {
+	struct arrangement seg = {
 		.val = malloc((n + 1) * sizeof(double)),
 		.rank = malloc((n + 1) * sizeof(size_t)),
+		.pos = malloc((n + 1) * sizeof(size_t)),
+	};
+	struct scratch s = {
+		.local = malloc((n + 1) * sizeof(size_t)),
 		.below = malloc((n + 2) * sizeof(double)),
 		.cnt_t = malloc((n + 2) * sizeof(double)),
 		.sum_t = malloc((n + 2) * sizeof(double)),
+		.lists = malloc((6 * n + 16) * sizeof(size_t)),
+		.fill = malloc((n + 4) * sizeof(size_t)),
+		.start = malloc((n + 4) * sizeof(size_t)),
 	};
 	uint64_t rng = o->seed ? o->seed : 0x9E3779B97F4A7C15ull;
 	double centre, spread;
 
-	if (!cuts || !y || !abs_dev || !tmp || !s.val || !s.rank || !s.below || !s.cnt_t || !s.sum_t) {
+	if (!cuts || !y || !abs_dev || !tmp || !seg.val || !seg.rank || !seg.pos || !s.local ||
+	    !s.below || !s.cnt_t || !s.sum_t || !s.lists || !s.fill || !s.start) {
 		found = (size_t)-1;
 		goto out;
 	}
@@ -293,8 +382,8 @@ size_t cp_edivisive(const double *x, size_t n, const struct cp_options *o, struc
 			size_t at;
 			double q;
 
-			scan_init(&s, y + cuts[k], cuts[k + 1] - cuts[k], tmp);
-			q = best_split(&s, min, &at);
+			arrange(&seg, y + cuts[k], cuts[k + 1] - cuts[k], tmp);
+			q = seeded_best(&seg, min, &s, &at);
 			if (q > best_q) {
 				best_q = q;
 				best_seg = k;
@@ -309,9 +398,11 @@ size_t cp_edivisive(const double *x, size_t n, const struct cp_options *o, struc
 			for (size_t k = 0; k + 1 < ncuts; k++) {
 				size_t at;
 
-				scan_init(&s, y + cuts[k], cuts[k + 1] - cuts[k], tmp);
-				shuffle(&s, &rng);
-				perm_best = fmax(perm_best, best_split(&s, min, &at));
+				if (cuts[k + 1] - cuts[k] < 2 * (size_t)min)
+					continue;
+				arrange(&seg, y + cuts[k], cuts[k + 1] - cuts[k], tmp);
+				shuffle(&seg, &rng);
+				perm_best = fmax(perm_best, seeded_best(&seg, min, &s, &at));
 			}
 			exceeded += perm_best >= best_q;
 			runs++;
@@ -337,10 +428,62 @@ out:
 	free(y);
 	free(abs_dev);
 	free(tmp);
-	free(s.val);
-	free(s.rank);
+	free(seg.val);
+	free(seg.rank);
+	free(seg.pos);
+	free(s.local);
 	free(s.below);
 	free(s.cnt_t);
 	free(s.sum_t);
+	free(s.lists);
+	free(s.fill);
+	free(s.start);
 	return found;
+}
+
+/* The series' noise: 1.4826 times the median absolute residual from the
+ * median of each value's level (a standard deviation, for Gaussian noise,
+ * that outliers do not inflate). */
+static double noise_sigma(const double *x, size_t n, const struct cp_change *c, size_t k)
+{
+	double *res = malloc(n * sizeof(*res)), sigma;
+
+	if (!res)
+		return 0;
+	for (size_t j = 0; j <= k; j++) {
+		size_t lo = j ? c[j - 1].index : 0, hi = j < k ? c[j].index : n;
+		double med = cp_median(x + lo, hi - lo);
+
+		for (size_t i = lo; i < hi; i++)
+			res[i] = fabs(x[i] - med);
+	}
+	sigma = 1.4826 * cp_median(res, n);
+	free(res);
+	return sigma;
+}
+
+size_t cp_min_change(const double *x, size_t n, struct cp_change *c, size_t k, double min_change)
+{
+	/* Drop the weakest change under the thresholds, then look again: its
+	 * neighbours' levels take in the merged segment. */
+	for (;;) {
+		size_t weakest = k;
+		double weakest_step = INFINITY, sigma = k ? noise_sigma(x, n, c, k) : 0;
+
+		for (size_t j = 0; j < k; j++) {
+			size_t lo = j ? c[j - 1].index : 0, at = c[j].index, hi = j + 1 < k ? c[j + 1].index : n;
+			double before = cp_median(x + lo, at - lo), after = cp_median(x + at, hi - at);
+			double step = fabs(after - before);
+
+			if ((step < min_change * fabs(before) || step < sigma || step == 0) &&
+			    step < weakest_step) {
+				weakest = j;
+				weakest_step = step;
+			}
+		}
+		if (weakest == k)
+			return k;
+		memmove(c + weakest, c + weakest + 1, (k - weakest - 1) * sizeof(*c));
+		k--;
+	}
 }

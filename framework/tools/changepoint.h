@@ -25,8 +25,8 @@ struct cp_options {
 	uint64_t seed;         /* the permutations' generator: same seed, same answer */
 };
 
-#define CP_DEFAULT_SIGNIFICANCE 0.0025
-#define CP_DEFAULT_PERMUTATIONS 399
+#define CP_DEFAULT_SIGNIFICANCE 0.005
+#define CP_DEFAULT_PERMUTATIONS 199
 #define CP_DEFAULT_MIN_SIZE 5
 
 struct cp_change {
@@ -42,6 +42,15 @@ size_t cp_exact(const double *x, size_t n, struct cp_change *out, size_t max);
  * returns how many were stored, or (size_t)-1 when out of memory. */
 size_t cp_edivisive(const double *x, size_t n, const struct cp_options *o, struct cp_change *out,
 		    size_t max);
+
+/* Keep the changes of c[0..k) (in order of index) where the medians of the
+ * levels on either side differ by at least min_change of the one before
+ * (relative) and by at least the series' noise (a robust standard
+ * deviation of the values around their levels: a smaller shift cannot be
+ * placed at a commit); the others are dropped, weakest first, and the
+ * levels around each merged again.  Returns how many are left, at the
+ * front of c. */
+size_t cp_min_change(const double *x, size_t n, struct cp_change *c, size_t k, double min_change);
 
 /* The median of x[0..n) (n > 0); x is not changed. */
 double cp_median(const double *x, size_t n);

@@ -15,10 +15,12 @@
  */
 #define _GNU_SOURCE
 #include <math.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "tools.h"
@@ -99,84 +101,168 @@ int history_commit_order(struct hdb *db, const char *prefix, char **key, char **
 	return *key && *full ? 1 : -1;
 }
 
-/* The points of the series being read. */
+/*
+ * Each point's commit, once for all series: "ORDER\x02COMMIT" strings in an
+ * open-addressed set, so that a fleet's series (a thousand commits each,
+ * hundreds of series) hold pointers, not copies.
+ */
+struct commits {
+	char **slot;
+	size_t cap, n;
+};
+
+static const char *intern(struct commits *t, const char *order, const char *commit)
+{
+	size_t lo = strlen(order), lc = strlen(commit), h = 1469598103934665603ull;
+	char *key;
+
+	if (2 * (t->n + 1) > t->cap) {
+		size_t cap = t->cap ? 2 * t->cap : 1024;
+		char **slot = calloc(cap, sizeof(*slot));
+
+		if (!slot)
+			return NULL;
+		for (size_t i = 0; i < t->cap; i++) {
+			size_t g = 1469598103934665603ull;
+
+			if (!t->slot[i])
+				continue;
+			for (const char *p = t->slot[i]; *p; p++)
+				g = (g ^ (unsigned char)*p) * 1099511628211ull;
+			while (slot[g & (cap - 1)])
+				g++;
+			slot[g & (cap - 1)] = t->slot[i];
+		}
+		free(t->slot);
+		t->slot = slot;
+		t->cap = cap;
+	}
+	key = malloc(lo + lc + 2);
+	if (!key)
+		return NULL;
+	memcpy(key, order, lo);
+	key[lo] = '\x02';
+	memcpy(key + lo + 1, commit, lc + 1);
+	for (const char *p = key; *p; p++)
+		h = (h ^ (unsigned char)*p) * 1099511628211ull;
+	for (;; h++) {
+		char **at = &t->slot[h & (t->cap - 1)];
+
+		if (!*at) {
+			*at = key;
+			t->n++;
+			return key;
+		}
+		if (!strcmp(*at, key)) {
+			free(key);
+			return *at;
+		}
+	}
+}
+
+static void commits_release(struct commits *t)
+{
+	for (size_t i = 0; i < t->cap; i++)
+		free(t->slot[i]);
+	free(t->slot);
+}
+
+static const char *commit_of(const char *key)
+{
+	return strchr(key, '\x02') + 1;
+}
+
+/* One series: its points, then what was found in it. */
 struct series {
 	char *case_name, *region, *event, *model, *backend;
-	double *value;             /* per point: the median of its runs */
-	char **commit, **order;    /* per point */
-	bool agree;                /* every point's runs had one value */
+	double *value;      /* per point: the median of its runs */
+	const char **point; /* per point: its interned commit */
+	bool agree;         /* every point's runs had one value */
 	size_t n, cap;
-	/* The point being read: its runs' values. */
-	double *runs;
+	struct history_change *found;
+	size_t nfound, found_cap;
+	int status;
+};
+
+struct reader {
+	struct series *all;
+	size_t n, cap;
+	double *runs; /* the point being read */
 	size_t nruns, runs_cap;
 };
 
-struct found {
-	struct history_change *c;
-	size_t n, cap;
-	size_t series;
-};
-
-static void series_clear(struct series *s)
+static void series_release(struct series *s)
 {
-	for (size_t i = 0; i < s->n; i++) {
-		free(s->commit[i]);
-		free(s->order[i]);
-	}
 	free(s->case_name);
 	free(s->region);
 	free(s->event);
 	free(s->model);
 	free(s->backend);
-	s->case_name = s->region = s->event = s->model = s->backend = NULL;
-	s->n = 0;
-	s->nruns = 0;
-	s->agree = true;
+	free(s->value);
+	free(s->point);
+	history_changes_free(s->found, s->nfound);
 }
 
-static int push_run(struct series *s, double v)
+static int push_run(struct reader *r, double v)
 {
-	if (s->nruns == s->runs_cap) {
-		size_t cap = s->runs_cap ? 2 * s->runs_cap : 16;
-		double *r = realloc(s->runs, cap * sizeof(*r));
+	if (r->nruns == r->runs_cap) {
+		size_t cap = r->runs_cap ? 2 * r->runs_cap : 16;
+		double *x = realloc(r->runs, cap * sizeof(*x));
 
-		if (!r)
+		if (!x)
 			return -1;
-		s->runs = r;
-		s->runs_cap = cap;
+		r->runs = x;
+		r->runs_cap = cap;
 	}
-	s->runs[s->nruns++] = v;
+	r->runs[r->nruns++] = v;
 	return 0;
 }
 
-/* Close the point being read. */
-static int close_point(struct series *s, const char *commit, const char *order)
+/* Close the point being read (into the newest series). */
+static int close_point(struct reader *r, const char *point)
 {
-	if (!s->nruns)
+	struct series *s = r->n ? &r->all[r->n - 1] : NULL;
+
+	if (!r->nruns || !s)
 		return 0;
 	if (s->n == s->cap) {
 		size_t cap = s->cap ? 2 * s->cap : 64;
 		double *v = realloc(s->value, cap * sizeof(*v));
-		char **c = v ? realloc(s->commit, cap * sizeof(*c)) : NULL;
-		char **o = c ? realloc(s->order, cap * sizeof(*o)) : NULL;
+		const char **p = v ? realloc(s->point, cap * sizeof(*p)) : NULL;
 
 		if (v)
 			s->value = v;
-		if (c)
-			s->commit = c;
-		if (!o)
+		if (!p)
 			return -1;
-		s->order = o;
+		s->point = p;
 		s->cap = cap;
 	}
-	for (size_t i = 1; i < s->nruns; i++)
-		s->agree = s->agree && s->runs[i] == s->runs[0];
-	s->value[s->n] = cp_median(s->runs, s->nruns);
-	s->commit[s->n] = strdup(commit ? commit : "");
-	s->order[s->n] = strdup(order ? order : "");
-	s->n++;
-	s->nruns = 0;
+	for (size_t i = 1; i < r->nruns; i++)
+		s->agree = s->agree && r->runs[i] == r->runs[0];
+	s->value[s->n] = cp_median(r->runs, r->nruns);
+	s->point[s->n++] = point;
+	r->nruns = 0;
 	return 0;
+}
+
+static int new_series(struct reader *r, const char *c, const char *region, const char *event,
+		      const char *model, const char *backend)
+{
+	struct series *s;
+
+	if (r->n == r->cap) {
+		size_t cap = r->cap ? 2 * r->cap : 64;
+		struct series *all = realloc(r->all, cap * sizeof(*all));
+
+		if (!all)
+			return -1;
+		r->all = all;
+		r->cap = cap;
+	}
+	s = &r->all[r->n++];
+	*s = (struct series){ .case_name = strdup(c), .region = strdup(region), .event = strdup(event),
+			      .model = strdup(model), .backend = strdup(backend), .agree = true };
+	return s->case_name && s->region && s->event && s->model && s->backend ? 0 : -1;
 }
 
 static bool series_exact(const struct series *s)
@@ -185,33 +271,34 @@ static bool series_exact(const struct series *s)
 
 	if (!s->agree)
 		return false;
-	if (s->backend && !strcmp(s->backend, "sim"))
+	if (!strcmp(s->backend, "sim"))
 		return true;
 	for (size_t i = 1; i < s->n; i++)
 		held += s->value[i] == s->value[i - 1];
 	return s->n > 1 && 2 * held >= s->n - 1;
 }
 
-static int add_change(struct found *f, const struct series *s, size_t at, double before,
-		      double after, double p, bool exact)
+static int add_change(struct series *s, size_t at, double before, double after, double p, bool exact)
 {
 	struct history_change *c;
+	const char *order = s->point[at];
 
-	if (f->n == f->cap) {
-		size_t cap = f->cap ? 2 * f->cap : 32;
-		struct history_change *nc = realloc(f->c, cap * sizeof(*nc));
+	if (s->nfound == s->found_cap) {
+		size_t cap = s->found_cap ? 2 * s->found_cap : 8;
+		struct history_change *nc = realloc(s->found, cap * sizeof(*nc));
 
 		if (!nc)
 			return -1;
-		f->c = nc;
-		f->cap = cap;
+		s->found = nc;
+		s->found_cap = cap;
 	}
-	c = &f->c[f->n++];
+	c = &s->found[s->nfound++];
 	*c = (struct history_change){
 		.case_name = strdup(s->case_name), .region = strdup(s->region),
 		.event = strdup(s->event), .model = strdup(s->model), .backend = strdup(s->backend),
-		.commit = strdup(s->commit[at]), .previous = strdup(s->commit[at - 1]),
-		.order = strdup(s->order[at]), .before = before, .after = after,
+		.commit = strdup(commit_of(s->point[at])), .previous = strdup(commit_of(s->point[at - 1])),
+		.order = strndup(order, (size_t)(strchr(order, '\x02') - order)), .before = before,
+		.after = after,
 		.change = before != 0 ? (after - before) / fabs(before) : (after != 0 ? INFINITY : 0),
 		.p_value = p, .exact = exact, .regression = after > before, .index = at,
 		.points = s->n,
@@ -222,7 +309,7 @@ static int add_change(struct found *f, const struct series *s, size_t at, double
 		       : -1;
 }
 
-static int analyse(struct found *f, const struct series *s, const struct history_changes_options *o)
+static int analyse(struct series *s, const struct history_changes_options *o)
 {
 	struct cp_change *cps;
 	size_t k;
@@ -230,15 +317,14 @@ static int analyse(struct found *f, const struct series *s, const struct history
 
 	if (s->n < 2)
 		return 0;
-	f->series++;
 	cps = malloc(s->n * sizeof(*cps));
 	if (!cps)
 		return -1;
 	if (series_exact(s)) {
 		k = cp_exact(s->value, s->n, cps, s->n);
 		for (size_t j = 0; j < k && rc == 0; j++)
-			rc = add_change(f, s, cps[j].index, s->value[cps[j].index - 1],
-					s->value[cps[j].index], 0, true);
+			rc = add_change(s, cps[j].index, s->value[cps[j].index - 1], s->value[cps[j].index], 0,
+					true);
 		free(cps);
 		return rc;
 	}
@@ -247,17 +333,62 @@ static int analyse(struct found *f, const struct series *s, const struct history
 		free(cps);
 		return -1;
 	}
+	k = cp_min_change(s->value, s->n, cps, k, o->min_change);
 	for (size_t j = 0; j < k && rc == 0; j++) {
 		size_t lo = j ? cps[j - 1].index : 0, at = cps[j].index;
 		size_t hi = j + 1 < k ? cps[j + 1].index : s->n;
-		double before = cp_median(s->value + lo, at - lo), after = cp_median(s->value + at, hi - at);
-		double rel = before != 0 ? fabs(after - before) / fabs(before) : 1;
 
-		if (rel >= o->min_change && after != before)
-			rc = add_change(f, s, at, before, after, cps[j].p_value, false);
+		rc = add_change(s, at, cp_median(s->value + lo, at - lo), cp_median(s->value + at, hi - at),
+				cps[j].p_value, false);
 	}
 	free(cps);
 	return rc;
+}
+
+/* The series are analysed on every CPU, each from the same seed, so the
+ * answer does not depend on how many there are. */
+struct pool {
+	struct reader *r;
+	const struct history_changes_options *o;
+	size_t next;
+	pthread_mutex_t lock;
+};
+
+static void *worker(void *arg)
+{
+	struct pool *p = arg;
+
+	for (;;) {
+		size_t i;
+
+		pthread_mutex_lock(&p->lock);
+		i = p->next++;
+		pthread_mutex_unlock(&p->lock);
+		if (i >= p->r->n)
+			return NULL;
+		p->r->all[i].status = analyse(&p->r->all[i], p->o);
+	}
+}
+
+static int analyse_all(struct reader *r, const struct history_changes_options *o)
+{
+	struct pool p = { .r = r, .o = o };
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	size_t nthreads = cpus > 1 ? (size_t)(cpus > 16 ? 16 : cpus) : 1, started = 0;
+	pthread_t threads[16];
+
+	pthread_mutex_init(&p.lock, NULL);
+	for (size_t t = 1; t < nthreads; t++)
+		if (pthread_create(&threads[started], NULL, worker, &p) == 0)
+			started++;
+	worker(&p);
+	for (size_t t = 0; t < started; t++)
+		pthread_join(threads[t], NULL);
+	pthread_mutex_destroy(&p.lock);
+	for (size_t i = 0; i < r->n; i++)
+		if (r->all[i].status)
+			return -1;
+	return 0;
 }
 
 static bool same(const char *a, const char *b)
@@ -269,9 +400,11 @@ int history_changes(struct hdb *db, const struct history_changes_options *o,
 		    struct history_change **out, size_t *n, size_t *nseries)
 {
 	struct hdb_stmt *st;
-	struct series s = { .agree = true };
-	struct found f = { 0 };
-	char *pt_commit = NULL, *pt_order = NULL;
+	struct reader r = { 0 };
+	struct commits commits = { 0 };
+	const char *point = NULL;
+	struct history_change *all = NULL;
+	size_t total = 0, analysed = 0;
 	int rc = 0, row;
 
 	*out = NULL;
@@ -297,54 +430,59 @@ int history_changes(struct hdb *db, const struct history_changes_options *o,
 	while (rc == 0 && (row = hdb_step(st)) == 1) {
 		const char *c = hdb_col_text(st, 0), *reg = hdb_col_text(st, 1), *ev = hdb_col_text(st, 2);
 		const char *model = hdb_col_text(st, 3), *backend = hdb_col_text(st, 4);
+		struct series *cur = r.n ? &r.all[r.n - 1] : NULL;
 		char *order = order_key(hdb_col_text(st, 5), hdb_col_int(st, 6));
-		bool new_series = !same(c, s.case_name) || !same(reg, s.region) || !same(ev, s.event) ||
-				  !same(model, s.model) || !same(backend, s.backend);
+		const char *here = order ? intern(&commits, order, hdb_col_text(st, 7)) : NULL;
+		bool fresh = !cur || !same(c, cur->case_name) || !same(reg, cur->region) ||
+			     !same(ev, cur->event) || !same(model, cur->model) || !same(backend, cur->backend);
 
-		if (!order) {
+		free(order);
+		if (!here) {
 			rc = -1;
 			break;
 		}
-		if (new_series || !same(order, pt_order)) {
-			rc = close_point(&s, pt_commit, pt_order);
-			free(pt_commit);
-			free(pt_order);
-			pt_commit = strdup(hdb_col_text(st, 7));
-			pt_order = order;
-			order = NULL;
+		if (fresh || here != point) {
+			rc = close_point(&r, point);
+			point = here;
 		}
-		free(order);
-		if (rc == 0 && new_series) {
-			rc = analyse(&f, &s, o);
-			series_clear(&s);
-			s.case_name = strdup(c);
-			s.region = strdup(reg);
-			s.event = strdup(ev);
-			s.model = strdup(model);
-			s.backend = strdup(backend);
-		}
+		if (rc == 0 && fresh)
+			rc = new_series(&r, c, reg, ev, model, backend);
 		if (rc == 0)
-			rc = push_run(&s, (double)hdb_col_int(st, 8));
+			rc = push_run(&r, (double)hdb_col_int(st, 8));
 	}
 	if (rc == 0 && row < 0)
 		rc = history_fail(db, "cannot read the history");
-	else if (rc == 0 && (rc = close_point(&s, pt_commit, pt_order)) == 0)
-		rc = analyse(&f, &s, o);
+	else if (rc == 0)
+		rc = close_point(&r, point);
 	hdb_finalize(st);
-	series_clear(&s);
-	free(s.value);
-	free(s.commit);
-	free(s.order);
-	free(s.runs);
-	free(pt_commit);
-	free(pt_order);
+	if (rc == 0)
+		rc = analyse_all(&r, o);
+	for (size_t i = 0; rc == 0 && i < r.n; i++)
+		total += r.all[i].nfound;
+	if (rc == 0 && total && !(all = calloc(total, sizeof(*all))))
+		rc = -1;
+	for (size_t i = 0; i < r.n; i++) {
+		if (rc == 0) {
+			/* The changes move to the caller; the series keeps none. */
+			memcpy(all + *n, r.all[i].found, r.all[i].nfound * sizeof(*all));
+			*n += r.all[i].nfound;
+			free(r.all[i].found);
+			r.all[i].found = NULL;
+			r.all[i].nfound = 0;
+		}
+		analysed += r.all[i].n >= 2;
+		series_release(&r.all[i]);
+	}
+	free(r.all);
+	free(r.runs);
+	commits_release(&commits);
 	if (rc) {
-		history_changes_free(f.c, f.n);
+		history_changes_free(all, *n);
+		*n = 0;
 		return rc > 0 ? rc : PMC_EXIT_ERROR;
 	}
-	*out = f.c;
-	*n = f.n;
-	*nseries = f.series;
+	*out = all;
+	*nseries = analysed;
 	return 0;
 }
 

@@ -308,6 +308,13 @@ static void pg_param(struct hdb_stmt *st, int i, char *value, Oid type)
 void hdb_bind_text(struct hdb_stmt *st, int i, const char *s)
 {
 	if (!s || !*s) {
+#if PMCHECK_HAVE_LIBPQ
+		/* A text NULL, so that "$1 IS NULL OR x = $1" has a type. */
+		if (!st->lite) {
+			pg_param(st, i, NULL, PG_TEXT_OID);
+			return;
+		}
+#endif
 		hdb_bind_null(st, i);
 		return;
 	}
@@ -364,7 +371,8 @@ void hdb_bind_null(struct hdb_stmt *st, int i)
 		return;
 	}
 #if PMCHECK_HAVE_LIBPQ
-	pg_param(st, i, NULL, PG_TEXT_OID);
+	/* Untyped: the server takes the column's or the expression's type. */
+	pg_param(st, i, NULL, 0);
 #endif
 }
 

@@ -1,0 +1,157 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * history.changepoints: the change-point finder (framework/tools/changepoint.c)
+ * on generated series with known steps and known noise (1% of the level), with
+ * a fixed seed so that every run sees the same series, reported as pmcheck
+ * history changes reports them (changes under 0.5% of the level dropped).  It prints precision and recall per
+ * noise kind and step size (docs/history.md quotes the table) and fails when
+ * they fall below what the docs promise:
+ *
+ * - exact series: every step found at its commit, nothing else;
+ * - Gaussian noise: every step of at least 5 sigma found within one commit,
+ *   and no change on a stationary series;
+ * - Gaussian noise with 2% outliers of 5 to 20 sigma (an interrupt, a
+ *   migration): at least 97% of the steps of 5 sigma or more within one
+ *   commit, and at most 1% of stationary series with a change.
+ */
+#include <math.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "changepoint.h"
+
+#define SERIES 200
+#define POINTS 200
+#define GAP 10 /* steps at least this far from each other and the ends */
+#define SIGMA 0.01 /* the noise, relative to the level */
+#define MIN_CHANGE 0.005 /* history changes' default --min-change */
+
+static uint64_t rng = 0x853c49e6748fea9bull;
+
+static double uniform(void)
+{
+	rng ^= rng << 13;
+	rng ^= rng >> 7;
+	rng ^= rng << 17;
+	return (double)(rng >> 11) * (1.0 / 9007199254740992.0);
+}
+
+static double gauss(void)
+{
+	double a = uniform(), b = uniform();
+
+	return sqrt(-2 * log(a + 1e-300)) * cos(2 * M_PI * b);
+}
+
+struct tally {
+	size_t steps, found, reported, stationary, stationary_flagged;
+};
+
+/* One configuration: SERIES series, the i-th with i % 4 steps (0 to 3) of
+ * k sigma (alternating up and down, the j-th of (1 + j/2) times that). */
+static int run(const char *noise, double k, double outliers, bool exact, struct tally *t)
+{
+	struct cp_options o = { CP_DEFAULT_SIGNIFICANCE, CP_DEFAULT_PERMUTATIONS, CP_DEFAULT_MIN_SIZE, 1 };
+	double x[POINTS], sigma = 1e6 * SIGMA;
+	struct cp_change ch[POINTS];
+
+	memset(t, 0, sizeof(*t));
+	for (int s = 0; s < SERIES; s++) {
+		int nsteps = s % 4, pos[3];
+		bool matched[3] = { false, false, false };
+		size_t n;
+
+		for (int j = 0; j < nsteps; j++) {
+			bool ok;
+
+			do {
+				pos[j] = GAP + (int)(uniform() * (POINTS - 2 * GAP));
+				ok = true;
+				for (int q = 0; q < j; q++)
+					ok = ok && abs(pos[q] - pos[j]) >= GAP;
+			} while (!ok);
+		}
+		for (int i = 0; i < POINTS; i++) {
+			double level = 1e6;
+
+			for (int j = 0; j < nsteps; j++)
+				if (i >= pos[j])
+					level += (j % 2 ? -1 : 1) * k * sigma * (1 + j / 2);
+			x[i] = exact ? level : level + sigma * gauss();
+			if (!exact && uniform() < outliers)
+				x[i] += sigma * (5 + 15 * uniform());
+		}
+		n = exact ? cp_exact(x, POINTS, ch, POINTS) : cp_edivisive(x, POINTS, &o, ch, POINTS);
+		if (n == (size_t)-1)
+			return -1;
+		/* As pmcheck history changes reports them (--min-change). */
+		if (!exact)
+			n = cp_min_change(x, POINTS, ch, n, MIN_CHANGE);
+		t->steps += (size_t)nsteps;
+		t->reported += n;
+		if (!nsteps) {
+			t->stationary++;
+			t->stationary_flagged += n > 0;
+		}
+		for (size_t c = 0; c < n; c++)
+			for (int j = 0; j < nsteps; j++) {
+				long d = (long)ch[c].index - pos[j];
+
+				if (!matched[j] && (exact ? d == 0 : labs(d) <= 1)) {
+					matched[j] = true;
+					t->found++;
+					break;
+				}
+			}
+	}
+	printf("| %-28s | %5.1f | %5zu | %5zu | %9.1f%% | %6.1f%% | %zu of %zu |\n", noise, k, t->steps,
+	       t->found, t->reported ? 100.0 * (double)t->found / (double)t->reported : 100.0,
+	       t->steps ? 100.0 * (double)t->found / (double)t->steps : 100.0, t->stationary_flagged,
+	       t->stationary);
+	return 0;
+}
+
+int main(void)
+{
+	static const double ks[] = { 3, 5, 8, 12 };
+	struct tally t;
+	int failures = 0;
+
+#define EXPECT(cond, ...)                                   \
+	do {                                                \
+		if (!(cond)) {                              \
+			printf("FAIL: " __VA_ARGS__);       \
+			printf("\n");                       \
+			failures++;                         \
+		}                                           \
+	} while (0)
+
+	printf("| noise | step (sigma) | steps | found | precision | recall | stationary flagged |\n");
+	printf("|---|---:|---:|---:|---:|---:|---:|\n");
+	if (run("none (exact series)", 1, 0, true, &t))
+		return 2;
+	EXPECT(t.found == t.steps && t.reported == t.steps, "exact: %zu of %zu steps, %zu reported", t.found,
+	       t.steps, t.reported);
+	for (size_t i = 0; i < sizeof(ks) / sizeof(ks[0]); i++) {
+		if (run("Gaussian", ks[i], 0, false, &t))
+			return 2;
+		EXPECT(t.stationary_flagged == 0, "Gaussian: %zu stationary series with a change",
+		       t.stationary_flagged);
+		if (ks[i] >= 5)
+			EXPECT(t.found == t.steps, "Gaussian, %.0f sigma: %zu of %zu steps within one commit",
+			       ks[i], t.found, t.steps);
+	}
+	for (size_t i = 0; i < sizeof(ks) / sizeof(ks[0]); i++) {
+		if (run("Gaussian + 2% outliers", ks[i], 0.02, false, &t))
+			return 2;
+		EXPECT(t.stationary_flagged * 100 <= t.stationary, "outliers: %zu of %zu stationary series flagged",
+		       t.stationary_flagged, t.stationary);
+		if (ks[i] >= 5)
+			EXPECT(t.found * 100 >= 97 * t.steps, "outliers, %.0f sigma: %zu of %zu steps", ks[i],
+			       t.found, t.steps);
+	}
+	printf("history.changepoints: %s (%d failure(s))\n", failures ? "FAILED" : "ok", failures);
+	return failures ? 1 : 0;
+}
