@@ -26,8 +26,6 @@
 #include "cli.h"
 #include "history_db.h"
 
-#define HDB_MAX_PARAMS 16
-
 struct hdb {
 	sqlite3 *lite;
 #if PMCHECK_HAVE_LIBPQ
@@ -43,8 +41,8 @@ struct hdb_stmt {
 	sqlite3_stmt *lite;
 #if PMCHECK_HAVE_LIBPQ
 	char *sql;
-	char *values[HDB_MAX_PARAMS];
-	Oid types[HDB_MAX_PARAMS];
+	char **values; /* nparams of them */
+	Oid *types;
 	int nparams;
 	PGresult *res;
 	int row, rows, runs;
@@ -284,8 +282,18 @@ struct hdb_stmt *hdb_prepare(struct hdb *db, const char *sql)
 	for (const char *p = sql; (p = strchr(p, '$')) != NULL; p++) {
 		int n = atoi(p + 1);
 
-		if (n > st->nparams && n <= HDB_MAX_PARAMS)
+		if (n > st->nparams && n <= 65535)
 			st->nparams = n;
+	}
+	st->values = calloc((size_t)st->nparams + 1, sizeof(*st->values));
+	st->types = calloc((size_t)st->nparams + 1, sizeof(*st->types));
+	if (!st->values || !st->types) {
+		free(st->values);
+		free(st->types);
+		free(st->sql);
+		free(st);
+		set_err(db, "out of memory");
+		return NULL;
 	}
 #endif
 	return st;
@@ -294,7 +302,7 @@ struct hdb_stmt *hdb_prepare(struct hdb *db, const char *sql)
 #if PMCHECK_HAVE_LIBPQ
 static void pg_param(struct hdb_stmt *st, int i, char *value, Oid type)
 {
-	if (i < 1 || i > HDB_MAX_PARAMS) {
+	if (i < 1 || i > st->nparams) {
 		free(value);
 		return;
 	}
@@ -494,8 +502,10 @@ void hdb_finalize(struct hdb_stmt *st)
 		sqlite3_finalize(st->lite);
 #if PMCHECK_HAVE_LIBPQ
 	PQclear(st->res);
-	for (int i = 0; i < HDB_MAX_PARAMS; i++)
+	for (int i = 0; i < st->nparams && st->values; i++)
 		free(st->values[i]);
+	free(st->values);
+	free(st->types);
 	if (st->prepared[0]) {
 		char *sql = NULL, keep[sizeof(st->db->err)];
 

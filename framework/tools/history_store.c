@@ -242,54 +242,180 @@ static void now_utc(char *out, size_t size)
 	strftime(out, size, "%Y-%m-%d %H:%M:%S", &tm);
 }
 
-/* One statement with its parameters bound by the caller: 0 when it ran. */
-static int run_once(struct hdb_stmt *st)
+/*
+ * Rows in batches: one INSERT of up to BATCH_ROWS rows ("VALUES ($1, $2),
+ * ($3, $4) ..."), so that a file's figures are one round trip to a server,
+ * not one per row.  The batch keeps the values (strings copied) until it
+ * runs; a full batch's statement is prepared once and kept.
+ */
+#define BATCH_ROWS 64
+#define BATCH_COLUMNS 13
+
+struct cell {
+	enum { CELL_NULL, CELL_INT, CELL_REAL, CELL_TEXT } type;
+	int64_t i;
+	double d;
+	char *s;
+};
+
+struct batch {
+	struct hdb *db;
+	const char *head; /* "INSERT INTO t (a, b) VALUES" */
+	int columns;
+	size_t n; /* cells filled */
+	struct cell cells[BATCH_ROWS * BATCH_COLUMNS];
+	struct hdb_stmt *full;
+	int status;
+};
+
+static struct hdb_stmt *batch_prepare(struct batch *b, int rows)
 {
-	return st && hdb_step(st) >= 0 ? 0 : -1;
+	size_t cap = strlen(b->head) + (size_t)rows * (size_t)b->columns * 10 + 16;
+	char *sql = malloc(cap), *o = sql;
+	struct hdb_stmt *st;
+
+	if (!sql)
+		return NULL;
+	o = stpcpy(o, b->head);
+	for (int r = 0; r < rows; r++) {
+		*o++ = r ? ',' : ' ';
+		*o++ = '(';
+		for (int c = 0; c < b->columns; c++)
+			o += sprintf(o, "%s$%d", c ? ", " : "", r * b->columns + c + 1);
+		*o++ = ')';
+	}
+	*o = '\0';
+	st = hdb_prepare(b->db, sql);
+	free(sql);
+	return st;
+}
+
+/* Run the rows kept. */
+static int batch_flush(struct batch *b)
+{
+	int rows = (int)(b->n / (size_t)b->columns);
+	struct hdb_stmt *st = NULL;
+
+	if (rows && b->status == 0) {
+		if (rows == BATCH_ROWS)
+			st = b->full ? b->full : (b->full = batch_prepare(b, rows));
+		else
+			st = batch_prepare(b, rows);
+		if (st) {
+			hdb_reset(st);
+			for (size_t i = 0; i < b->n; i++) {
+				const struct cell *c = &b->cells[i];
+
+				if (c->type == CELL_INT)
+					hdb_bind_int(st, (int)i + 1, c->i);
+				else if (c->type == CELL_REAL)
+					hdb_bind_real(st, (int)i + 1, c->d);
+				else if (c->type == CELL_TEXT)
+					hdb_bind_text(st, (int)i + 1, c->s);
+				else
+					hdb_bind_null(st, (int)i + 1);
+			}
+		}
+		b->status = st && hdb_step(st) >= 0 ? 0 : -1;
+		if (st && st != b->full)
+			hdb_finalize(st);
+	}
+	for (size_t i = 0; i < b->n; i++)
+		free(b->cells[i].s);
+	b->n = 0;
+	return b->status;
+}
+
+static void cell_int(struct batch *b, int64_t v)
+{
+	b->cells[b->n++] = (struct cell){ .type = CELL_INT, .i = v };
+}
+
+static void cell_real(struct batch *b, double v)
+{
+	b->cells[b->n++] = (struct cell){ .type = isnan(v) ? CELL_NULL : CELL_REAL, .d = v };
+}
+
+static void cell_text(struct batch *b, const char *s)
+{
+	char *copy = s && *s ? strdup(s) : NULL;
+
+	if (s && *s && !copy)
+		b->status = -1;
+	b->cells[b->n++] = (struct cell){ .type = copy ? CELL_TEXT : CELL_NULL, .s = copy };
+}
+
+/* A row is complete: run the batch when it is full. */
+static void batch_row_done(struct batch *b)
+{
+	if (b->n == (size_t)BATCH_ROWS * (size_t)b->columns)
+		batch_flush(b);
+}
+
+static struct batch *batch_new(struct hdb *db, int columns, const char *head)
+{
+	struct batch *b = calloc(1, sizeof(*b));
+
+	if (b) {
+		b->db = db;
+		b->columns = columns;
+		b->head = head;
+	}
+	return b;
+}
+
+/* Run what is left, and free the batch. */
+static int batch_finish(struct batch *b)
+{
+	int rc = batch_flush(b);
+
+	hdb_finalize(b->full);
+	free(b);
+	return rc;
 }
 
 /* A file's figures: every region and event of every case. */
 static int insert_figures(struct hdb *db, int64_t run_id, const struct pmc__results *rs)
 {
-	struct hdb_stmt *st = hdb_prepare(db,
-		"INSERT INTO figures (run_id, case_name, verdict, region, event, samples,"
-		" min, median, max, mean, partial, budget_lo, budget_hi)"
-		" VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)");
-	int rc = st ? 0 : -1;
+	struct batch *bp = batch_new(db, 13, "INSERT INTO figures (run_id, case_name, verdict, region,"
+					     " event, samples, min, median, max, mean, partial, budget_lo,"
+					     " budget_hi) VALUES");
 
-	for (size_t i = 0; i < rs->n && rc == 0; i++) {
+	if (!bp)
+		return -1;
+#define b (*bp)
+	for (size_t i = 0; i < rs->n; i++) {
 		const struct pmc__result *c = &rs->cases[i];
 
-		for (size_t g = 0; g < c->nregions && rc == 0; g++)
-			for (size_t e = 0; e < c->regions[g].nev && rc == 0; e++) {
+		for (size_t g = 0; g < c->nregions; g++)
+			for (size_t e = 0; e < c->regions[g].nev; e++) {
 				const struct pmc__stat_rec *s = &c->regions[g].ev[e];
 				double lo, hi;
 
 				budget_of(c, c->regions[g].name, s->label, &lo, &hi);
-				hdb_reset(st);
-				hdb_bind_int(st, 1, run_id);
-				hdb_bind_text(st, 2, c->name);
-				hdb_bind_text(st, 3, pmc_verdict_name(c->verdict));
-				hdb_bind_text(st, 4, c->regions[g].name);
-				hdb_bind_text(st, 5, s->label);
-				hdb_bind_int(st, 6, (int64_t)s->n);
+				cell_int(&b, run_id);
+				cell_text(&b, c->name);
+				cell_text(&b, pmc_verdict_name(c->verdict));
+				cell_text(&b, c->regions[g].name);
+				cell_text(&b, s->label);
+				cell_int(&b, (int64_t)s->n);
 				if (s->n) {
-					hdb_bind_int(st, 7, (int64_t)s->min);
-					hdb_bind_real(st, 8, s->median);
-					hdb_bind_int(st, 9, (int64_t)s->max);
-					hdb_bind_real(st, 10, s->mean);
+					cell_int(&b, (int64_t)s->min);
+					cell_real(&b, s->median);
+					cell_int(&b, (int64_t)s->max);
+					cell_real(&b, s->mean);
 				} else {
-					for (int k = 7; k <= 10; k++)
-						hdb_bind_null(st, k);
+					for (int j = 0; j < 4; j++)
+						cell_real(&b, NAN);
 				}
-				hdb_bind_int(st, 11, s->multiplexed || s->not_counted || s->other_threads);
-				hdb_bind_real(st, 12, lo);
-				hdb_bind_real(st, 13, hi);
-				rc = run_once(st);
+				cell_int(&b, s->multiplexed || s->not_counted || s->other_threads);
+				cell_real(&b, lo);
+				cell_real(&b, hi);
+				batch_row_done(&b);
 			}
 	}
-	hdb_finalize(st);
-	return rc;
+#undef b
+	return batch_finish(bp);
 }
 
 /* One results file, in one transaction: 1 added, 0 already there, or an
@@ -416,34 +542,34 @@ int history_add_path(struct hdb *db, const char *path, size_t *added, size_t *pr
 static int insert_budget_checks(struct hdb *db, int64_t run_id, const struct pmc__results *rs,
 				const char *path)
 {
-	struct hdb_stmt *st = hdb_prepare(db,
-		"INSERT INTO budget_checks (run_id, suite, test, region, event, kind, name,"
-		" sim_columns, sim_profile, backend, value)"
-		" VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)");
-	int rc = st ? 0 : -1;
+	struct batch *bp = batch_new(db, 11, "INSERT INTO budget_checks (run_id, suite, test, region,"
+					     " event, kind, name, sim_columns, sim_profile, backend,"
+					     " value) VALUES");
 
-	for (size_t i = 0; i < rs->n && rc == 0; i++)
-		for (size_t k = 0; k < rs->cases[i].nchecks && rc == 0; k++) {
+	if (!bp)
+		return -1;
+#define b (*bp)
+	for (size_t i = 0; i < rs->n; i++)
+		for (size_t k = 0; k < rs->cases[i].nchecks; k++) {
 			struct pmc__merge_obs o;
 
 			if (!pmc__merge_obs_of(rs, &rs->cases[i], &rs->cases[i].checks[k], path, &o))
 				continue;
-			hdb_reset(st);
-			hdb_bind_int(st, 1, run_id);
-			hdb_bind_text(st, 2, o.suite);
-			hdb_bind_text(st, 3, o.test);
-			hdb_bind_text(st, 4, o.region);
-			hdb_bind_text(st, 5, o.event);
-			hdb_bind_text(st, 6, o.kind);
-			hdb_bind_text(st, 7, o.name);
-			hdb_bind_text(st, 8, o.sim_columns);
-			hdb_bind_text(st, 9, o.sim_profile);
-			hdb_bind_text(st, 10, o.backend);
-			hdb_bind_real(st, 11, o.value);
-			rc = run_once(st);
+			cell_int(&b, run_id);
+			cell_text(&b, o.suite);
+			cell_text(&b, o.test);
+			cell_text(&b, o.region);
+			cell_text(&b, o.event);
+			cell_text(&b, o.kind);
+			cell_text(&b, o.name);
+			cell_text(&b, o.sim_columns);
+			cell_text(&b, o.sim_profile);
+			cell_text(&b, o.backend);
+			cell_real(&b, o.value);
+			batch_row_done(&b);
 		}
-	hdb_finalize(st);
-	return rc;
+#undef b
+	return batch_finish(bp);
 }
 
 /*

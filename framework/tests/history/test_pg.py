@@ -31,6 +31,7 @@ import pgcluster  # noqa: E402
 
 CLI, SUITE = sys.argv[1:3]
 COMMITS = 40
+FILLER = 1500
 MACHINES = (("zen-a", "AuthenticAMD-25-1-1"), ("zen-b", "AuthenticAMD-25-1-1"), ("icx", "GenuineIntel-6-106-6"))
 
 
@@ -75,7 +76,19 @@ def make_files(d):
             with open(path, "w") as f:
                 json.dump(doc, f)
             files.append(path)
-    return files
+    # Filler for the writer that is killed: enough files that it is still
+    # adding when the kill comes, of a case of their own, a year older.
+    filler = []
+    for i in range(FILLER):
+        doc = json.loads(json.dumps(base))
+        doc["environment"]["git_commit"] = hashlib.sha1(b"filler %d" % i).hexdigest()
+        doc["environment"]["date"] = "2025-01-01T%02d:%02d:%02dZ" % (i // 3600, i // 60 % 60, i % 60)
+        doc["cases"][0]["name"] = "filler.case"
+        path = os.path.join(d, "f-%04d.json" % i)
+        with open(path, "w") as f:
+            json.dump(doc, f)
+        filler.append(path)
+    return files, filler
 
 
 def counts(pg, db="pmcheck"):
@@ -101,10 +114,11 @@ def main():
         print(f"SKIP: {e}")
         sys.exit(77)
     with tempfile.TemporaryDirectory() as d, cluster as pg:
-        files = make_files(d)
+        files, filler = make_files(d)
+        victim_list = filler + list(reversed(files))
         uri = pg.uri()
         # One writer, killed in the middle of adding everything.
-        victim = subprocess.Popen([CLI, "history", f"--db={uri}", "add", *reversed(files)],
+        victim = subprocess.Popen([CLI, "history", f"--db={uri}", "add", *victim_list],
                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         deadline = time.time() + 60
         seen = 0
@@ -120,7 +134,7 @@ def main():
         victim.send_signal(signal.SIGKILL)
         victim.wait()
         partial = counts(pg).split("|")
-        check(int(partial[1]) < len(files), f"killed before the end: {partial}")
+        check(int(partial[1]) < len(victim_list), f"killed before the end: {partial}")
         # Every run the killed writer left is whole.
         broken = pg.psql("SELECT count(*) FROM pmcheck.runs r WHERE"
                          " (SELECT count(*) FROM pmcheck.figures f WHERE f.run_id = r.id) <> 2"
@@ -138,23 +152,24 @@ def main():
                 env = dict(os.environ, PMCHECK_HISTORY_DB=uri)
                 argv = [CLI, "history", "add", *chunk]
             writers.append(subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env))
-        writers.append(subprocess.Popen([CLI, "history", f"--db={uri}", "add", *reversed(files)],
+        writers.append(subprocess.Popen([CLI, "history", f"--db={uri}", "add", *victim_list],
                                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
         outs = [w.communicate(timeout=300) for w in writers]
         check(all(w.returncode == 0 for w in writers),
               f"every writer succeeds: {[w.returncode for w in writers]} {[o[1][-200:] for o in outs if o[1]]}")
         added = sum(int(o[0].split(": ")[-1].split()[0]) for o in outs)
-        check(added + int(partial[0]) == len(files), f"each file added once in all: {added} + {partial[0]}")
+        total = len(victim_list)
+        check(added + int(partial[0]) == total, f"each file added once in all: {added} + {partial[0]}")
         n = counts(pg)
-        bc = int(n.split("|")[3]) // len(files)
-        check(n == f"{len(files)}|{len(files)}|{2 * len(files)}|{bc * len(files)}" and bc >= 1,
+        bc = int(n.split("|")[3]) // total
+        check(n == f"{total}|{total}|{2 * total}|{bc * total}" and bc >= 1,
               f"nothing lost, nothing twice: files|runs|figures|budget checks = {n}")
         check(pg.psql("SELECT schema_version FROM pmcheck.meta") == "2", "schema version 2 in pmcheck.meta")
 
         # The same files in SQLite: the same answers.
         lite = os.path.join(d, "h.sqlite")
-        p = hist(lite, "add", *files)
-        check(p.returncode == 0 and f"{len(files)} results file(s) added" in p.stdout, p.stdout + p.stderr)
+        p = hist(lite, "add", *victim_list)
+        check(p.returncode == 0 and f"{total} results file(s) added" in p.stdout, p.stdout + p.stderr)
         shows = [hist(db, "show", "gate.budgeted") for db in (lite, uri)]
         if shows[0].stdout != shows[1].stdout:
             import difflib
@@ -192,10 +207,11 @@ def main():
         p = hist(lite, "changes", f"--since={commit(10)[:10]}")
         check(p.returncode == 1 and "REGRESSION" in p.stdout,
               f"--since before a regression: exit 1: {p.returncode} {p.stdout}{p.stderr}")
-        firsts = [commit(i)[0] for i in range(COMMITS)]
-        shared = next(c for c in firsts if firsts.count(c) > 1)
+        every = [commit(i) for i in range(COMMITS)] + \
+            [hashlib.sha1(b"filler %d" % i).hexdigest() for i in range(FILLER)]
+        shared = next(c[:2] for c in every if sum(x.startswith(c[:2]) for x in every) > 1)
         absent = next(c + "0" * 7 for c in "0123456789abcdef"
-                      if not any(commit(i).startswith(c + "0" * 7) for i in range(COMMITS)))
+                      if not any(x.startswith(c + "0" * 7) for x in every))
         for rev, why in ((shared, "more than one"), (absent, "no")):
             p = hist(uri, "changes", f"--since={rev}")
             check(p.returncode == 64 and f"--since={rev} names {why} commit" in p.stderr,
@@ -245,7 +261,7 @@ def main():
         p = hist(lite, "add", foreign)
         check(p.returncode == 2 and "foreign.json" in p.stderr, f"the same on SQLite: {p.stderr}")
         con = sqlite3.connect(lite)
-        check(con.execute("SELECT count(*) FROM files").fetchone()[0] == len(files), "SQLite: nothing of it added")
+        check(con.execute("SELECT count(*) FROM files").fetchone()[0] == total, "SQLite: nothing of it added")
         con.close()
 
 
