@@ -115,6 +115,15 @@ def main():
                 sys.exit(f"{args[0]}: {p.returncode} {p.stderr[-400:]}")
             return dt, p.stdout
 
+        def model_of(sig):
+            """The line name history gives a signature: its hwdb model, or itself."""
+            p = subprocess.run([CLI, "hwdb", "lookup", sig], capture_output=True, text=True)
+            for line in p.stdout.splitlines():
+                if line.strip().startswith("matched") and " = " in line:
+                    return line.split(" = ", 1)[1].split()[0]
+            return sig
+        names = {model_of(m): m for m in MODELS}
+
         def judge(out):
             """Generated steps found: exact at the commit, noisy within one."""
             doc = json.loads(out)
@@ -124,7 +133,7 @@ def main():
             for ch in doc["changes"]:
                 c = int(ch["case"].rsplit("case", 1)[1])
                 e = events.index(ch["event"])
-                found.setdefault((ch["cpu_model"], c, e), []).append(index[ch["commit"]])
+                found.setdefault((names.get(ch["cpu_model"], ch["cpu_model"]), c, e), []).append(index[ch["commit"]])
             hit = miss = extra = 0
             for key, (steps, _) in truth.items():
                 got = list(found.get(key, []))

@@ -34,6 +34,12 @@ struct hdb {
 #endif
 	char *name;
 	char err[512];
+	/* Statements prepared once and kept until the store is closed. */
+	struct cached {
+		char *sql;
+		struct hdb_stmt *st;
+	} *cache;
+	size_t ncache;
 };
 
 struct hdb_stmt {
@@ -170,6 +176,11 @@ void hdb_close(struct hdb *db)
 {
 	if (!db)
 		return;
+	for (size_t i = 0; i < db->ncache; i++) {
+		hdb_finalize(db->cache[i].st);
+		free(db->cache[i].sql);
+	}
+	free(db->cache);
 	if (db->lite)
 		sqlite3_close(db->lite);
 #if PMCHECK_HAVE_LIBPQ
@@ -519,6 +530,31 @@ void hdb_finalize(struct hdb_stmt *st)
 	free(st->sql);
 #endif
 	free(st);
+}
+
+struct hdb_stmt *hdb_prepare_cached(struct hdb *db, const char *sql)
+{
+	struct cached *c;
+	struct hdb_stmt *st;
+
+	for (size_t i = 0; i < db->ncache; i++)
+		if (!strcmp(db->cache[i].sql, sql)) {
+			hdb_reset(db->cache[i].st);
+			return db->cache[i].st;
+		}
+	c = realloc(db->cache, (db->ncache + 1) * sizeof(*c));
+	if (!c)
+		return NULL;
+	db->cache = c;
+	if (!(st = hdb_prepare(db, sql)))
+		return NULL;
+	c[db->ncache].sql = strdup(sql);
+	if (!c[db->ncache].sql) {
+		hdb_finalize(st);
+		return NULL;
+	}
+	c[db->ncache++].st = st;
+	return st;
 }
 
 int64_t hdb_scalar(struct hdb *db, const char *sql, int64_t fallback)

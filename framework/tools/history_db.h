@@ -38,6 +38,9 @@ void hdb_rollback(struct hdb *db);
 
 /* NULL on error (hdb_errmsg says why). */
 struct hdb_stmt *hdb_prepare(struct hdb *db, const char *sql);
+/* The same, kept by the store for the next caller with the same SQL, reset;
+ * the store finalizes it when closed (never hdb_finalize it). */
+struct hdb_stmt *hdb_prepare_cached(struct hdb *db, const char *sql);
 void hdb_bind_text(struct hdb_stmt *st, int i, const char *s); /* NULL or "": NULL */
 void hdb_bind_int(struct hdb_stmt *st, int i, int64_t v);
 void hdb_bind_real(struct hdb_stmt *st, int i, double v); /* NaN: NULL */

@@ -243,10 +243,12 @@ static void now_utc(char *out, size_t size)
 }
 
 /*
- * Rows in batches: one INSERT of up to BATCH_ROWS rows ("VALUES ($1, $2),
- * ($3, $4) ..."), so that a file's figures are one round trip to a server,
- * not one per row.  The batch keeps the values (strings copied) until it
- * runs; a full batch's statement is prepared once and kept.
+ * Rows in batches: on PostgreSQL, one INSERT of up to BATCH_ROWS rows
+ * ("VALUES ($1, $2), ($3, $4) ..."), so that a file's figures are one round
+ * trip to the server, not one per row; on SQLite, which has no round trips
+ * and parses SQL slower than it inserts a row, one row at a time.  The batch
+ * keeps the values (strings copied) until it runs; each statement is
+ * prepared once per store (hdb_prepare_cached).
  */
 #define BATCH_ROWS 64
 #define BATCH_COLUMNS 13
@@ -262,9 +264,9 @@ struct batch {
 	struct hdb *db;
 	const char *head; /* "INSERT INTO t (a, b) VALUES" */
 	int columns;
+	int rows; /* rows per statement */
 	size_t n; /* cells filled */
 	struct cell cells[BATCH_ROWS * BATCH_COLUMNS];
-	struct hdb_stmt *full;
 	int status;
 };
 
@@ -285,7 +287,7 @@ static struct hdb_stmt *batch_prepare(struct batch *b, int rows)
 		*o++ = ')';
 	}
 	*o = '\0';
-	st = hdb_prepare(b->db, sql);
+	st = hdb_prepare_cached(b->db, sql);
 	free(sql);
 	return st;
 }
@@ -297,12 +299,8 @@ static int batch_flush(struct batch *b)
 	struct hdb_stmt *st = NULL;
 
 	if (rows && b->status == 0) {
-		if (rows == BATCH_ROWS)
-			st = b->full ? b->full : (b->full = batch_prepare(b, rows));
-		else
-			st = batch_prepare(b, rows);
+		st = batch_prepare(b, rows);
 		if (st) {
-			hdb_reset(st);
 			for (size_t i = 0; i < b->n; i++) {
 				const struct cell *c = &b->cells[i];
 
@@ -317,8 +315,6 @@ static int batch_flush(struct batch *b)
 			}
 		}
 		b->status = st && hdb_step(st) >= 0 ? 0 : -1;
-		if (st && st != b->full)
-			hdb_finalize(st);
 	}
 	for (size_t i = 0; i < b->n; i++)
 		free(b->cells[i].s);
@@ -348,7 +344,7 @@ static void cell_text(struct batch *b, const char *s)
 /* A row is complete: run the batch when it is full. */
 static void batch_row_done(struct batch *b)
 {
-	if (b->n == (size_t)BATCH_ROWS * (size_t)b->columns)
+	if (b->n == (size_t)b->rows * (size_t)b->columns)
 		batch_flush(b);
 }
 
@@ -360,6 +356,7 @@ static struct batch *batch_new(struct hdb *db, int columns, const char *head)
 		b->db = db;
 		b->columns = columns;
 		b->head = head;
+		b->rows = hdb_is_pg(db) ? BATCH_ROWS : 1;
 	}
 	return b;
 }
@@ -369,7 +366,6 @@ static int batch_finish(struct batch *b)
 {
 	int rc = batch_flush(b);
 
-	hdb_finalize(b->full);
 	free(b);
 	return rc;
 }
@@ -449,8 +445,8 @@ static int add_file(struct hdb *db, const char *path)
 		return history_fail(db, "cannot lock the history database");
 	}
 	now_utc(now, sizeof(now));
-	st = hdb_prepare(db, "INSERT INTO files (digest, path, added) VALUES ($1, $2, $3)"
-			     " ON CONFLICT (digest) DO NOTHING RETURNING id");
+	st = hdb_prepare_cached(db, "INSERT INTO files (digest, path, added) VALUES ($1, $2, $3)"
+				    " ON CONFLICT (digest) DO NOTHING RETURNING id");
 	if (!st)
 		goto fail;
 	hdb_bind_text(st, 1, digest);
@@ -459,16 +455,16 @@ static int add_file(struct hdb *db, const char *path)
 	if ((got = hdb_step(st)) < 0)
 		goto fail;
 	if (got == 0) {
-		hdb_finalize(st);
+		hdb_reset(st);
 		hdb_commit(db);
 		pmc__results_release(&rs);
 		return 0;
 	}
 	file_id = hdb_col_int(st, 0);
-	hdb_finalize(st);
-	st = hdb_prepare(db, "INSERT INTO runs (file_id, date, git_commit, cpu_signature, cpu_model,"
-			     " kernel, backend, compiler, hostname, pmcheck_version)"
-			     " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) RETURNING id");
+	hdb_reset(st);
+	st = hdb_prepare_cached(db, "INSERT INTO runs (file_id, date, git_commit, cpu_signature, cpu_model,"
+				    " kernel, backend, compiler, hostname, pmcheck_version)"
+				    " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) RETURNING id");
 	if (!st)
 		goto fail;
 	hdb_bind_int(st, 1, file_id);
@@ -484,7 +480,7 @@ static int add_file(struct hdb *db, const char *path)
 	if (hdb_step(st) != 1)
 		goto fail;
 	run_id = hdb_col_int(st, 0);
-	hdb_finalize(st);
+	hdb_reset(st);
 	st = NULL;
 	if (insert_figures(db, run_id, &rs) || insert_budget_checks(db, run_id, &rs, path) ||
 	    hdb_commit(db))
@@ -493,7 +489,8 @@ static int add_file(struct hdb *db, const char *path)
 	return 1;
 fail:
 	status = history_fail(db, path);
-	hdb_finalize(st);
+	if (st)
+		hdb_reset(st);
 	hdb_rollback(db);
 	pmc__results_release(&rs);
 	return status;
