@@ -132,16 +132,15 @@ with tempfile.TemporaryDirectory() as d:
     check("http://" not in text.replace("http://www.w3.org/2000/svg", "") and "https://" not in text
           and "<script src" not in text and "<link" not in text, "everything inline, no network")
 
-    # What the page must show, from the figures themselves.  The sim
-    # series are exact: every change is a change point at its commit, and
-    # each run of a line at that commit is marked (zen4: "run" at every
-    # commit, zen4b at even ones; cascadelake-x: "intel").
+    # What the page must show, from the figures themselves.  A point is a
+    # line's runs at one commit (zen4: "run" at every commit, zen4b at even
+    # ones; cascadelake-x: "intel").  The sim series are exact: every change
+    # is a change point at its commit, marked once per line.
     def marks(vals):
         up = down = 0
-        for i, (a, b) in enumerate(zip(vals, vals[1:]), start=1):
-            runs = (1 + (i % 2 == 0)) + 1
-            up += runs * (b > a)
-            down += runs * (b < a)
+        for a, b in zip(vals, vals[1:]):
+            up += 2 * (b > a)
+            down += 2 * (b < a)
         return up, down
     up, down = marks(values)
     changes = sum(a != b for a, b in zip(values, values[1:]))
@@ -165,7 +164,10 @@ with tempfile.TemporaryDirectory() as d:
     check(n_series == 4, f"a line per CPU model and backend in each plot: {n_series}")
     legends = sorted(set(re.findall(r'class="legend"[^>]*>([^<]+)<', dom)))
     check(legends == ["cascadelake-x \u00b7 sim", "zen4 \u00b7 sim"], f"lines named by hwdb model: {legends}")
-    check(n_points == 2 * nfiles, f"every run's point: {n_points}")
+    check(n_points == 2 * 2 * len(SIZES), f"a point per plot, line and commit: {n_points}")
+    medians = re.findall(r"\(median of (\d+) runs\)", dom)
+    check(len(medians) == 2 * ((len(SIZES) + 1) // 2) and set(medians) == {"2"},
+          f"zen4's points at even commits are the median of its 2 runs: {len(medians)} {set(medians)}")
     # Both machines' runs of one commit share an x position.
     xs = {}
     for m in re.finditer(r'<circle cx="([0-9.]+)"[^>]*>\s*<title>[^ ]+ ([0-9a-f]{12})', dom):
@@ -177,8 +179,7 @@ with tempfile.TemporaryDirectory() as d:
     check(len(rows) == 2 * changes and len({c for _, c in rows}) == changes,
           f"the change points listed first, one row per line and commit: {len(rows)}, expected {2 * changes}")
     check(f"Change points ({2 * changes})" in dom, "the list's heading counts them")
-    fails_b = sum(1 for i, v in enumerate(values) if v > BOUND and i % 2 == 0)
-    check(n_fail == 2 * fails + fails_b, f"failing runs ringed: {n_fail}, expected {2 * fails + fails_b}")
+    check(n_fail == 2 * fails, f"a line's point at a failing commit ringed: {n_fail}, expected {2 * fails}")
     check(n_budget == 2, f"the bound drawn once per series of the bounded case: {n_budget}")
     h2 = re.findall(r"<h2>([^<]*)</h2>", dom)
     check(h2 and h2[0].startswith("trend.loop") and "failing" in h2[0] and len(h2) == 2,
