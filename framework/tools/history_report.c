@@ -69,7 +69,7 @@ static const char report_css[] =
 	".series{fill:none;stroke-width:1.6}.budget{stroke-dasharray:5 4;stroke-width:1}"
 	".point.regression{stroke:#b00;stroke-width:2}.point.improvement{stroke:#080;stroke-width:2}"
 	".point.fail{stroke:#000;stroke-width:2}"
-	"table.changes{border-collapse:collapse;margin:6px 0 18px}table.changes td,table.changes th{padding:2px 10px;text-align:left}"
+	"table.changes{border-collapse:collapse;margin:6px 0 18px}table.changes td,table.changes th{padding:2px 10px;text-align:left;white-space:nowrap}"
 	"tr.regression td:last-child{color:#b00}tr.improvement td:last-child{color:#080}";
 
 /* Write text with </ escaped, so embedded JSON cannot close the script. */
@@ -153,6 +153,9 @@ static int by_newest(const void *a, const void *b)
 	return o ? o : (y->regression - x->regression);
 }
 
+/* The page lists the newest this many; `pmcheck history changes` has all. */
+#define REPORT_CHANGES 100
+
 static void put_changes(FILE *f, struct history_change *ch, size_t n)
 {
 	qsort(ch, n, sizeof(*ch), by_newest);
@@ -161,20 +164,23 @@ static void put_changes(FILE *f, struct history_change *ch, size_t n)
 		fputs("<p>No series moved.</p>\n", f);
 		return;
 	}
-	fputs("<table class=\"changes\"><tr><th>commit</th><th>series</th><th>before</th><th>after</th>"
-	      "<th>change</th><th>significance</th><th></th></tr>\n", f);
-	for (size_t i = 0; i < n; i++) {
+	if (n > REPORT_CHANGES)
+		fprintf(f, "<p>The newest %d; <code>pmcheck history changes</code> lists all %zu.</p>\n",
+			REPORT_CHANGES, n);
+	fputs("<table class=\"changes\"><tr><th>commit</th><th>case / region / event</th><th>line</th>"
+	      "<th>before</th><th>after</th><th>change</th><th>significance</th><th></th></tr>\n", f);
+	for (size_t i = 0; i < n && i < REPORT_CHANGES; i++) {
 		const struct history_change *c = &ch[i];
 
-		fprintf(f, "<tr class=\"%s\"><td><code>", c->regression ? "regression" : "improvement");
+		fprintf(f, "<tr class=\"%s\"><td><code title=\"", c->regression ? "regression" : "improvement");
 		put_html(f, c->commit);
-		fputs("</code></td><td>", f);
+		fprintf(f, "\">%.12s</code></td><td>", c->commit);
 		put_html(f, c->case_name);
 		fputs(" / ", f);
 		put_html(f, c->region);
 		fputs(" / ", f);
 		put_html(f, c->event);
-		fputs(" \u2014 ", f);
+		fputs("</td><td>", f);
 		put_html(f, c->model);
 		fputs(" \u00b7 ", f);
 		put_html(f, c->backend);

@@ -175,7 +175,7 @@ with tempfile.TemporaryDirectory() as d:
     check(len(xs) == len(SIZES) and all(len(v) == 1 for v in xs.values()),
           f"one x position per commit: {len(xs)} commits, {sorted(len(v) for v in xs.values())[-3:]}")
     check(n_up == up and n_down == down, f"change points marked at their commits: {n_up}/{up} up, {n_down}/{down} down")
-    rows = re.findall(r'<tr class="(regression|improvement)"><td><code>([0-9a-f]{40})</code>', dom)
+    rows = re.findall(r'<tr class="(regression|improvement)"><td><code title="([0-9a-f]{40})">[0-9a-f]{12}</code>', dom)
     check(len(rows) == 2 * changes and len({c for _, c in rows}) == changes,
           f"the change points listed first, one row per line and commit: {len(rows)}, expected {2 * changes}")
     check(f"Change points ({2 * changes})" in dom, "the list's heading counts them")
