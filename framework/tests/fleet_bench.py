@@ -10,9 +10,10 @@ SQLite file, with WRITERS writers at once; then `history changes` and
 `history report` run on each store.  Each is timed, and `changes` is checked
 against the generated steps.
 
-Usage: fleet_bench.py PMCHECK TEMPLATE.json [MACHINES COMMITS [WRITERS]]
+Usage: [FLEET_KEEP=DIR] fleet_bench.py PMCHECK TEMPLATE.json [MACHINES COMMITS [WRITERS]]
        (default 100 1000 8; TEMPLATE: a results file of one case with 4 events,
        build/pmcheck-results/expat.attrs.sim.json)."""
+import datetime
 import json
 import os
 import random
@@ -31,7 +32,8 @@ WRITERS = int(sys.argv[5]) if len(sys.argv) > 5 else 8
 MODELS = ["AuthenticAMD-25-1-1", "AuthenticAMD-25-17-1", "AuthenticAMD-26-2-1",
           "GenuineIntel-6-106-6", "GenuineIntel-6-143-8"]
 CASES = 5
-
+START = datetime.datetime(2026, 1, 1)
+KEEP = os.environ.get("FLEET_KEEP")  # a directory: keep the stores there
 
 def plan(rng):
     """Per model and series: the commits where it steps, and its levels."""
@@ -73,9 +75,11 @@ def main():
                 model = MODELS[k % len(MODELS)]
                 doc = {key: base[key] for key in base if key != "cases"}
                 env = dict(base["environment"])
+                # Commit i runs i hours after the first, each machine a second
+                # after the one before: the store orders commits by date.
+                when = START + datetime.timedelta(hours=i, seconds=k)
                 env.update(git_commit=commit, hostname="ci-%03d" % k, backend="perf",
-                           date="2026-%02d-%02dT%02d:%02d:%02dZ" % (1 + i // 100 % 12, 1 + i // 4 % 28,
-                                                                   i % 24, k % 60, i % 60),
+                           date=when.strftime("%Y-%m-%dT%H:%M:%SZ"),
                            cpu=dict(base["environment"]["cpu"], signature=model))
                 doc["environment"] = env
                 cases = []
@@ -156,9 +160,12 @@ def main():
                 c, out = timed(uri, "changes", "--json")
                 r, _ = timed(uri, "report", f"--html={os.path.join(d, 'pg-report')}")
                 rows.append(("PostgreSQL 15", a, c, r, judge(out)))
+                if KEEP:
+                    subprocess.run([os.path.join(pg.bin, "pg_dump"), "-h", pg.dir, "-U", "pmcheck", "-Fc",
+                                    "-f", os.path.join(KEEP, "pg.dump"), "pmcheck"], check=True)
         except pgcluster.Unavailable as e:
             print(f"PostgreSQL: {e}")
-        lite = os.path.join(d, "h.sqlite")
+        lite = os.path.join(KEEP or d, "h.sqlite")
         a = add(lite)
         c, out = timed(lite, "changes", "--json")
         r, _ = timed(lite, "report", f"--html={os.path.join(d, 'lite-report')}")

@@ -330,6 +330,7 @@ size_t cp_edivisive(const double *x, size_t n, const struct cp_options *o, struc
 	size_t *cuts = calloc(n + 2, sizeof(*cuts)), ncuts = 0, found = 0;
 	double *y = malloc((n + 1) * sizeof(*y)), *abs_dev = malloc((n + 1) * sizeof(*abs_dev));
 	struct ranked *tmp = malloc((n + 1) * sizeof(*tmp));
+	size_t *base_rank = malloc((n + 1) * sizeof(*base_rank));
 	struct arrangement seg = {
 		.val = malloc((n + 1) * sizeof(double)),
 		.rank = malloc((n + 1) * sizeof(size_t)),
@@ -347,7 +348,7 @@ size_t cp_edivisive(const double *x, size_t n, const struct cp_options *o, struc
 	uint64_t rng = o->seed ? o->seed : 0x9E3779B97F4A7C15ull;
 	double centre, spread;
 
-	if (!cuts || !y || !abs_dev || !tmp || !seg.val || !seg.rank || !seg.pos || !s.local ||
+	if (!cuts || !y || !abs_dev || !tmp || !base_rank || !seg.val || !seg.rank || !seg.pos || !s.local ||
 	    !s.below || !s.cnt_t || !s.sum_t || !s.lists || !s.fill || !s.start) {
 		found = (size_t)-1;
 		goto out;
@@ -392,15 +393,22 @@ size_t cp_edivisive(const double *x, size_t n, const struct cp_options *o, struc
 		}
 		if (!isfinite(best_q) || best_q <= 0)
 			break;
+		/* Each segment's ranks once; a permutation shuffles a copy. */
+		for (size_t k = 0; k + 1 < ncuts; k++) {
+			arrange(&seg, y + cuts[k], cuts[k + 1] - cuts[k], tmp);
+			memcpy(base_rank + cuts[k], seg.rank, seg.m * sizeof(*base_rank));
+		}
 		for (unsigned r = 0; r < o->permutations && (double)exceeded + 1 <= allowed; r++) {
 			double perm_best = -INFINITY;
 
 			for (size_t k = 0; k + 1 < ncuts; k++) {
-				size_t at;
+				size_t at, m = cuts[k + 1] - cuts[k];
 
-				if (cuts[k + 1] - cuts[k] < 2 * (size_t)min)
+				if (m < 2 * (size_t)min)
 					continue;
-				arrange(&seg, y + cuts[k], cuts[k + 1] - cuts[k], tmp);
+				seg.m = m;
+				memcpy(seg.val, y + cuts[k], m * sizeof(*seg.val));
+				memcpy(seg.rank, base_rank + cuts[k], m * sizeof(*seg.rank));
 				shuffle(&seg, &rng);
 				perm_best = fmax(perm_best, seeded_best(&seg, min, &s, &at));
 			}
@@ -428,6 +436,7 @@ out:
 	free(y);
 	free(abs_dev);
 	free(tmp);
+	free(base_rank);
 	free(seg.val);
 	free(seg.rank);
 	free(seg.pos);

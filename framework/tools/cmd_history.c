@@ -94,10 +94,10 @@ static json_t *change_json(const struct history_change *c)
 static int by_order(const void *a, const void *b)
 {
 	const struct history_change *x = a, *y = b;
-	int o = strcmp(y->order, x->order);
+	int o;
 
-	if (o)
-		return o;
+	if (x->rank != y->rank)
+		return (y->rank > x->rank) - (y->rank < x->rank);
 	if (x->regression != y->regression)
 		return y->regression - x->regression;
 	o = strcmp(x->case_name, y->case_name);
@@ -106,13 +106,14 @@ static int by_order(const void *a, const void *b)
 
 static int changes(struct hdb *db, const struct changes_args *a)
 {
+	struct history_data d;
 	struct history_change *ch = NULL;
-	size_t n = 0, series = 0, shown = 0, regressions = 0;
-	char *since_key = NULL, *since_full = NULL;
+	size_t n = 0, series = 0, shown = 0, regressions = 0, since_rank = 0;
+	char *since_full = NULL;
 	int rc;
 
 	if (a->since) {
-		int k = history_commit_order(db, a->since, &since_key, &since_full);
+		int k = history_commit_named(db, a->since, &since_full);
 
 		if (k < 0)
 			return history_fail(db, "cannot read the history");
@@ -123,17 +124,26 @@ static int changes(struct hdb *db, const struct changes_args *a)
 			return PMC_EXIT_USAGE;
 		}
 	}
-	if ((rc = history_changes(db, &a->o, &ch, &n, &series)) != 0) {
-		free(since_key);
+	if ((rc = history_load(db, &a->o.filter, &d)) != 0) {
 		free(since_full);
 		return rc;
 	}
+	for (size_t i = 0; since_full && i < d.ncommits; i++)
+		if (d.commits[i].has_commit && !strcmp(d.commits[i].name, since_full))
+			since_rank = d.commits[i].rank;
+	if (history_changes_of(&d, &a->o, &ch, &n, &series)) {
+		history_data_release(&d);
+		free(since_full);
+		fprintf(stderr, "pmcheck history changes: out of memory\n");
+		return PMC_EXIT_ERROR;
+	}
+	history_data_release(&d);
 	qsort(ch, n, sizeof(*ch), by_order);
 	if (a->json) {
 		json_t *list = json_array(), *doc;
 
 		for (size_t i = 0; i < n; i++)
-			if (!since_key || strcmp(ch[i].order, since_key) > 0) {
+			if (!since_full || ch[i].rank > since_rank) {
 				json_array_append_new(list, change_json(&ch[i]));
 				regressions += ch[i].regression;
 			}
@@ -150,7 +160,7 @@ static int changes(struct hdb *db, const struct changes_args *a)
 			const struct history_change *c = &ch[i];
 			char series_name[512], p[32];
 
-			if (since_key && strcmp(c->order, since_key) <= 0)
+			if (since_full && c->rank <= since_rank)
 				continue;
 			if (shown++ == 0)
 				printf("%-12s  %-60s %14s %14s %9s  %-12s %s\n", "commit", "series",
@@ -171,9 +181,9 @@ static int changes(struct hdb *db, const struct changes_args *a)
 		       regressions);
 	}
 	history_changes_free(ch, n);
-	free(since_key);
+	rc = since_full && regressions ? PMC_EXIT_FAIL : 0;
 	free(since_full);
-	return since_full && regressions ? PMC_EXIT_FAIL : 0;
+	return rc;
 }
 
 /* A number option of changes: PCT and P are fractions, N a count. */
@@ -287,8 +297,8 @@ int cmd_history(int argc, char **argv)
 	if (!strcmp(sub, "changes")) {
 		if (argc - optind > 2)
 			return cli_usage("history", "changes takes at most a case name and an event");
-		ca.o.case_name = optind < argc ? argv[optind] : NULL;
-		ca.o.event = optind + 1 < argc ? argv[optind + 1] : NULL;
+		ca.o.filter.case_name = optind < argc ? argv[optind] : NULL;
+		ca.o.filter.event = optind + 1 < argc ? argv[optind + 1] : NULL;
 		if ((status = history_open(dbpath, &db)) != 0)
 			return status;
 		status = changes(db, &ca);

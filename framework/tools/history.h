@@ -42,12 +42,60 @@ int history_report(struct hdb *db, const char *dir);
  * git commit, or NULL for the newest commit in the store) into m->dir. */
 int history_merge(struct hdb *db, const struct pmc__merge *m, const char *commit, FILE *out);
 
+/* The store's series in memory (history_load.c). */
+struct history_commit {
+	char *name;        /* the git commit, or a run's date when it names none */
+	char *date;        /* its first run's date */
+	int64_t first_run; /* its first run's id (after the date, the order) */
+	size_t rank;       /* its place in the store's order; commits[] is by rank */
+	bool has_commit;
+};
+
+struct history_line {
+	char *model, *backend; /* hwdb's model of the signature (or the signature) */
+};
+
+struct history_point {
+	size_t commit;  /* its commit's rank */
+	double value;   /* the median of the commit's whole figures on this line */
+	size_t runs;    /* how many runs the point stands for */
+	bool failed;    /* one of them FAILed */
+	bool partial;   /* every one of them was partial (multiplexed, not counted) */
+};
+
+struct history_series {
+	char *case_name, *region, *event;
+	size_t line;
+	struct history_point *points; /* in commit order */
+	size_t npoints;
+	bool agree;    /* every commit's whole figures were one value */
+	double lo, hi; /* the latest run's bounds (NAN: none) */
+};
+
+struct history_data {
+	struct history_commit *commits;
+	size_t ncommits;
+	struct history_line *lines;
+	size_t nlines;
+	struct history_series *series; /* by case, region, event, model, backend */
+	size_t nseries;
+};
+
+struct history_filter {
+	const char *case_name, *event; /* NULL: every one */
+};
+
+/* Read the store's series (0, or an exit status with the reason printed);
+ * the caller releases *d. */
+int history_load(struct hdb *db, const struct history_filter *f, struct history_data *d);
+void history_data_release(struct history_data *d);
+
 /* Where one series moved (history_changes.c). */
 struct history_change {
 	char *case_name, *region, *event, *model, *backend;
 	char *commit;         /* the first commit at the new level */
 	char *previous;       /* the commit before it in the series */
-	char *order;          /* the commit's place in the store's order (sorts) */
+	size_t rank;          /* the commit's place in the store's order */
 	double before, after; /* the medians of the levels before and after */
 	double change;        /* (after - before) / |before| */
 	double p_value;       /* the permutation test's; 0 for an exact series */
@@ -57,23 +105,21 @@ struct history_change {
 };
 
 struct history_changes_options {
-	const char *case_name, *event; /* NULL: every one */
+	struct history_filter filter;
 	struct cp_options cp;
 	double min_change; /* a noisy series' smallest change worth reporting (relative) */
 };
 
 #define HISTORY_DEFAULT_MIN_CHANGE 0.005
 
-/* Every change point of every series matching the options; 0, or an exit
- * status with the reason printed.  *out is the caller's
- * (history_changes_free). */
-int history_changes(struct hdb *db, const struct history_changes_options *o,
-		    struct history_change **out, size_t *n, size_t *nseries);
+/* The change points of the loaded series (partial points left out); 0, or
+ * -1 out of memory.  *out is the caller's (history_changes_free); *nseries:
+ * how many series had two points or more. */
+int history_changes_of(const struct history_data *d, const struct history_changes_options *o,
+		       struct history_change **out, size_t *n, size_t *nseries);
 void history_changes_free(struct history_change *c, size_t n);
-/* The temporary table models (signature -> hwdb model) the queries join. */
-int history_map_models(struct hdb *db);
-/* The place in the store's order of the one commit PREFIX names (*key, *full:
- * the caller's); returns how many commits it names, -1 on error. */
-int history_commit_order(struct hdb *db, const char *prefix, char **key, char **full);
+/* The full name of the one commit PREFIX names (the caller's); returns how
+ * many commits it names, -1 on error. */
+int history_commit_named(struct hdb *db, const char *prefix, char **full);
 
 #endif

@@ -53,8 +53,14 @@ struct hdb_stmt {
 	PGresult *res;
 	int row, rows, runs;
 	char prepared[16];
+	/* A streamed query: a cursor fetched STREAM_ROWS at a time, in a
+	 * transaction of its own when none is open. */
+	char cursor[24];
+	bool declared, began, exhausted;
 #endif
 };
+
+#define STREAM_ROWS 20000
 
 bool hdb_target_is_pg(const char *target)
 {
@@ -310,6 +316,26 @@ struct hdb_stmt *hdb_prepare(struct hdb *db, const char *sql)
 	return st;
 }
 
+struct hdb_stmt *hdb_prepare_stream(struct hdb *db, const char *sql)
+{
+	struct hdb_stmt *st = hdb_prepare(db, sql);
+
+#if PMCHECK_HAVE_LIBPQ
+	if (st && !st->lite) {
+		char *declare = NULL;
+
+		snprintf(st->cursor, sizeof(st->cursor), "pmc_cursor%u", ++db->next_name);
+		if (asprintf(&declare, "DECLARE %s NO SCROLL CURSOR FOR %s", st->cursor, sql) < 0) {
+			hdb_finalize(st);
+			return NULL;
+		}
+		free(st->sql);
+		st->sql = declare;
+	}
+#endif
+	return st;
+}
+
 #if PMCHECK_HAVE_LIBPQ
 static void pg_param(struct hdb_stmt *st, int i, char *value, Oid type)
 {
@@ -431,6 +457,49 @@ static int pg_run(struct hdb_stmt *st)
 }
 #endif
 
+#if PMCHECK_HAVE_LIBPQ
+/* The next row of a cursor: declared on the first step, fetched in pages. */
+static int pg_stream_step(struct hdb_stmt *st)
+{
+	struct hdb *db = st->db;
+
+	if (!st->declared) {
+		if (PQtransactionStatus(db->pg) == PQTRANS_IDLE) {
+			if (hdb_exec(db, "BEGIN"))
+				return -1;
+			st->began = true;
+		}
+		if (pg_run(st))
+			return -1;
+		PQclear(st->res);
+		st->res = NULL;
+		st->declared = true;
+	}
+	while (!st->res || st->row + 1 >= st->rows) {
+		char fetch[64];
+
+		if (st->exhausted)
+			return 0;
+		PQclear(st->res);
+		snprintf(fetch, sizeof(fetch), "FETCH %d FROM %s", STREAM_ROWS, st->cursor);
+		st->res = PQexec(db->pg, fetch);
+		if (PQresultStatus(st->res) != PGRES_TUPLES_OK) {
+			set_err(db, PQresultErrorMessage(st->res));
+			PQclear(st->res);
+			st->res = NULL;
+			return -1;
+		}
+		st->rows = PQntuples(st->res);
+		st->row = -1;
+		st->exhausted = st->rows < STREAM_ROWS;
+		if (!st->rows)
+			return 0;
+	}
+	st->row++;
+	return 1;
+}
+#endif
+
 int hdb_step(struct hdb_stmt *st)
 {
 	if (st->lite) {
@@ -439,6 +508,8 @@ int hdb_step(struct hdb_stmt *st)
 		return rc == SQLITE_ROW ? 1 : rc == SQLITE_DONE ? 0 : -1;
 	}
 #if PMCHECK_HAVE_LIBPQ
+	if (st->cursor[0])
+		return pg_stream_step(st);
 	if (!st->res && pg_run(st))
 		return -1;
 	if (st->row + 1 >= st->rows) {
@@ -513,6 +584,17 @@ void hdb_finalize(struct hdb_stmt *st)
 		sqlite3_finalize(st->lite);
 #if PMCHECK_HAVE_LIBPQ
 	PQclear(st->res);
+	if (st->declared) {
+		char *sql = NULL, keep[sizeof(st->db->err)];
+
+		memcpy(keep, st->db->err, sizeof(keep));
+		if (asprintf(&sql, "CLOSE %s", st->cursor) >= 0)
+			hdb_exec(st->db, sql);
+		free(sql);
+		if (st->began)
+			hdb_exec(st->db, "COMMIT");
+		memcpy(st->db->err, keep, sizeof(keep));
+	}
 	for (int i = 0; i < st->nparams && st->values; i++)
 		free(st->values[i]);
 	free(st->values);

@@ -38,6 +38,10 @@ void hdb_rollback(struct hdb *db);
 
 /* NULL on error (hdb_errmsg says why). */
 struct hdb_stmt *hdb_prepare(struct hdb *db, const char *sql);
+/* A query whose rows are read once, in order, and may be many: on
+ * PostgreSQL a cursor fetched a page at a time (no other statement may run
+ * on the store until it is finalized); on SQLite, hdb_prepare. */
+struct hdb_stmt *hdb_prepare_stream(struct hdb *db, const char *sql);
 /* The same, kept by the store for the next caller with the same SQL, reset;
  * the store finalizes it when closed (never hdb_finalize it). */
 struct hdb_stmt *hdb_prepare_cached(struct hdb *db, const char *sql);

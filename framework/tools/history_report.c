@@ -127,18 +127,6 @@ static void put_html(FILE *f, const char *s)
 	}
 }
 
-/* A change's point, as a key the plot's rows are looked up by. */
-static char *mark_key(const char *c, const char *region, const char *event, const char *model,
-		      const char *backend, const char *commit)
-{
-	char *k = NULL;
-
-	if (asprintf(&k, "%s\x1f%s\x1f%s\x1f%s\x1f%s\x1f%s", c, region, event, model, backend,
-		     commit ? commit : "") < 0)
-		return NULL;
-	return k;
-}
-
 static int cmp_str(const void *a, const void *b)
 {
 	return strcmp(*(char *const *)a, *(char *const *)b);
@@ -148,9 +136,10 @@ static int cmp_str(const void *a, const void *b)
 static int by_newest(const void *a, const void *b)
 {
 	const struct history_change *x = a, *y = b;
-	int o = strcmp(y->order, x->order);
 
-	return o ? o : (y->regression - x->regression);
+	if (x->rank != y->rank)
+		return (y->rank > x->rank) - (y->rank < x->rank);
+	return y->regression - x->regression;
 }
 
 /* The page lists the newest this many; `pmcheck history changes` has all. */
@@ -195,194 +184,127 @@ static void put_changes(FILE *f, struct history_change *ch, size_t n)
 	fputs("</table>\n", f);
 }
 
-/* The runs of one line at one commit, as they are read. */
-struct pending {
-	double *v;
-	size_t n, cap;
-	bool failed;
-	char *x;     /* the commit's place ("DATE#ID COMMIT") */
-	int mark;    /* 0, 1 regression, 2 improvement */
-};
-
-static int pending_add(struct pending *p, double v)
+/* A change's point, as a key: series and commit rank. */
+static char *point_key(const char *c, const char *region, const char *event, const char *model,
+		       const char *backend, size_t rank)
 {
-	if (p->n == p->cap) {
-		size_t cap = p->cap ? 2 * p->cap : 16;
-		double *nv = realloc(p->v, cap * sizeof(*nv));
+	char *k = NULL;
 
-		if (!nv)
-			return -1;
-		p->v = nv;
-		p->cap = cap;
+	if (asprintf(&k, "%s\x1f%s\x1f%s\x1f%s\x1f%s\x1f%zu", c, region, event, model, backend, rank) < 0)
+		return NULL;
+	return k;
+}
+
+/* Each change point's key, with its kind after a last \x1f (sorted). */
+static char **change_keys(const struct history_change *ch, size_t n)
+{
+	char **keys = calloc(n + 1, sizeof(*keys));
+
+	for (size_t i = 0; keys && i < n; i++) {
+		char *k = point_key(ch[i].case_name, ch[i].region, ch[i].event, ch[i].model, ch[i].backend,
+				    ch[i].rank);
+
+		if (k && asprintf(&keys[i], "%s\x1f%d", k, ch[i].regression ? 1 : 2) < 0)
+			keys[i] = NULL;
+		free(k);
+		if (!keys[i])
+			keys[i] = strdup("");
 	}
-	p->v[p->n++] = v;
+	if (keys)
+		qsort(keys, n, sizeof(*keys), cmp_str);
+	return keys;
+}
+
+/* 1 regression, 2 improvement, 0 none: the mark of a series' point. */
+static int mark_of(char **keys, size_t n, const char *key)
+{
+	size_t lo = 0, hi = n, len = strlen(key);
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		int c = strncmp(keys[mid], key, len);
+
+		if (c == 0 && keys[mid][len] == '\x1f')
+			return atoi(keys[mid] + len + 1);
+		if (c < 0 || (c == 0 && keys[mid][len] < '\x1f'))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
 	return 0;
 }
 
-/* The point of the runs read: [x, median, runs, failed, mark]; x is the
- * commit's key for now, its index once every commit is known. */
-static void pending_emit(struct pending *p, json_t *series, json_t *xkeys, size_t *npoints)
+static json_t *real_or_null(double v)
 {
-	if (!p->n)
-		return;
-	json_array_append_new(json_object_get(series, "points"),
-			      json_pack("[s, f, I, i, i]", p->x, cp_median(p->v, p->n), (json_int_t)p->n,
-					p->failed ? 1 : 0, p->mark));
-	json_object_set_new(xkeys, p->x, json_true());
-	(*npoints)++;
-	p->n = 0;
-	p->failed = false;
-	p->mark = 0;
-}
-
-static int cmp_cstr(const void *a, const void *b)
-{
-	return strcmp(*(const char *const *)a, *(const char *const *)b);
-}
-
-/* Every commit in order: [[date, commit], ...], and each point's key
- * replaced by its index there. */
-static json_t *index_commits(json_t *cases, json_t *xkeys)
-{
-	size_t n = json_object_size(xkeys), i = 0, ci, pi, si, qi;
-	const char **keys = calloc(n + 1, sizeof(*keys)), *k;
-	json_t *v, *commits = json_array(), *index = json_object(), *c, *p, *sr, *q;
-
-	json_object_foreach(xkeys, k, v)
-		keys[i++] = k;
-	qsort(keys, n, sizeof(*keys), cmp_cstr);
-	for (i = 0; i < n; i++) {
-		const char *hash = strchr(keys[i], '#'), *space = hash ? strchr(hash, ' ') : NULL;
-		char *date = strndup(keys[i], hash ? (size_t)(hash - keys[i]) : strlen(keys[i]));
-
-		json_array_append_new(commits, json_pack("[s, s]", date ? date : "", space ? space + 1 : ""));
-		free(date);
-		json_object_set_new(index, keys[i], json_integer((json_int_t)i));
-	}
-	json_array_foreach(cases, ci, c)
-		json_array_foreach(json_object_get(c, "plots"), pi, p)
-			json_array_foreach(json_object_get(p, "series"), si, sr)
-				json_array_foreach(json_object_get(sr, "points"), qi, q)
-					json_array_set(q, 0, json_object_get(index, json_string_value(json_array_get(q, 0))));
-	free(keys);
-	json_decref(index);
-	return commits;
+	return isnan(v) ? json_null() : json_real(v);
 }
 
 int history_report(struct hdb *db, const char *dir)
 {
-	struct hdb_stmt *st;
 	struct history_changes_options copt = {
 		.cp = { CP_DEFAULT_SIGNIFICANCE, CP_DEFAULT_PERMUTATIONS, CP_DEFAULT_MIN_SIZE, 1 },
 		.min_change = HISTORY_DEFAULT_MIN_CHANGE,
 	};
+	struct history_filter all = { 0 };
+	struct history_data d;
 	struct history_change *changes = NULL;
-	struct pending pt = { 0 };
-	size_t nchanges = 0, nseries = 0, nruns = 0;
-	char **marks = NULL;
-	json_t *cases = json_array(), *sorted = json_array(), *xkeys = json_object(), *doc, *commits;
-	json_t *c = NULL, *plot = NULL, *series = NULL, **order;
-	char lc[256] = "", lr[256] = "", le[256] = "", ls[512] = "", path[4096];
+	size_t nchanges = 0, nseries = 0, nruns = 0, npoints = 0, n;
+	char **keys;
+	json_t *cases = json_array(), *sorted = json_array(), *commits = json_array(), *doc;
+	json_t *c = NULL, *plot = NULL, **order;
+	char path[4096];
 	char *text;
-	size_t npoints = 0, nmarks = 0, n;
 	FILE *f;
 	int rc;
 
-	if ((rc = history_changes(db, &copt, &changes, &nchanges, &nseries)) != 0)
+	if ((rc = history_load(db, &all, &d)) != 0)
 		return rc;
-	marks = calloc(nchanges + 1, sizeof(*marks));
-	for (size_t i = 0; marks && i < nchanges; i++)
-		marks[i] = mark_key(changes[i].case_name, changes[i].region, changes[i].event,
-				    changes[i].model, changes[i].backend, changes[i].commit);
-	if (marks)
-		qsort(marks, nchanges, sizeof(*marks), cmp_str);
-	st = hdb_prepare(db,
-		/* Each commit's first run, once (a subquery per figure made the
-		 * report quadratic: 14.6 s for 10,000 files). */
-		"WITH firsts AS (SELECT git_commit, min(date) AS d, min(id) AS i FROM runs"
-		"  WHERE git_commit IS NOT NULL GROUP BY git_commit)"
-		" SELECT f.case_name, f.region, f.event, coalesce(m.model, r.cpu_signature, '?'),"
-		" coalesce(r.backend, '?'), coalesce(fc.d, r.date, ''), coalesce(fc.i, r.id),"
-		" coalesce(r.git_commit, r.date, ''), f.min, f.verdict, f.budget_lo, f.budget_hi,"
-		" r.git_commit"
-		" FROM figures f JOIN runs r ON r.id = f.run_id"
-		" LEFT JOIN firsts fc ON fc.git_commit = r.git_commit"
-		" LEFT JOIN models m ON m.signature = r.cpu_signature WHERE f.min IS NOT NULL"
-		" ORDER BY 1, 2, 3, 4, 5, 6, 7, r.id");
-	if (!st) {
-		history_changes_free(changes, nchanges);
-		return history_fail(db, "cannot read the history");
+	if (history_changes_of(&d, &copt, &changes, &nchanges, &nseries)) {
+		history_data_release(&d);
+		fprintf(stderr, "pmcheck history report: out of memory\n");
+		return PMC_EXIT_ERROR;
 	}
-	while (hdb_step(st) == 1) {
-#define COL(i) (hdb_col_text(st, (i)) ? hdb_col_text(st, (i)) : "")
-		char line[512], *x = NULL;
-		bool new_case, new_plot, new_series;
+	keys = change_keys(changes, nchanges);
+	for (size_t i = 0; i < d.ncommits; i++)
+		json_array_append_new(commits, json_pack("[s, s]", d.commits[i].date, d.commits[i].name));
+	for (size_t i = 0; i < d.nseries; i++) {
+		const struct history_series *s = &d.series[i];
+		const struct history_line *l = &d.lines[s->line];
+		const struct history_series *prev = i ? &d.series[i - 1] : NULL;
+		bool new_case = !prev || strcmp(prev->case_name, s->case_name);
+		bool new_plot = new_case || strcmp(prev->region, s->region) || strcmp(prev->event, s->event);
+		char label[512];
+		json_t *series, *points = json_array();
 
-		snprintf(line, sizeof(line), "%s \u00b7 %s", COL(3), COL(4));
-		new_case = strcmp(COL(0), lc) != 0;
-		new_plot = new_case || strcmp(COL(1), lr) || strcmp(COL(2), le);
-		new_series = new_plot || strcmp(line, ls);
-		/* The x position: the commit, ordered by its first run, so every
-		 * machine's run of one commit lines up; without a commit, the run. */
-		if (asprintf(&x, "%s#%020lld %s", COL(5), (long long)hdb_col_int(st, 6), COL(12)) < 0)
-			break;
-		if (new_series || !pt.x || strcmp(x, pt.x)) {
-			pending_emit(&pt, series, xkeys, &npoints);
-			free(pt.x);
-			pt.x = x;
-			x = NULL;
-			if (marks && nchanges) {
-				char *key = mark_key(COL(0), COL(1), COL(2), COL(3), COL(4), COL(7));
-
-				if (key && bsearch(&key, marks, nchanges, sizeof(*marks), cmp_str))
-					for (size_t i = 0; i < nchanges; i++)
-						if (!strcmp(changes[i].case_name, COL(0)) &&
-						    !strcmp(changes[i].region, COL(1)) &&
-						    !strcmp(changes[i].event, COL(2)) &&
-						    !strcmp(changes[i].model, COL(3)) &&
-						    !strcmp(changes[i].backend, COL(4)) &&
-						    !strcmp(changes[i].commit, COL(7)))
-							pt.mark = changes[i].regression ? 1 : 2;
-				free(key);
-			}
-		}
-		free(x);
 		if (new_case) {
-			c = json_pack("{s:s, s:b, s:[]}", "name", COL(0), "failing", 0, "plots");
+			c = json_pack("{s:s, s:b, s:[]}", "name", s->case_name, "failing", 0, "plots");
 			json_array_append_new(cases, c);
 		}
 		if (new_plot) {
-			plot = json_pack("{s:s, s:s, s:[]}", "region", COL(1), "event", COL(2), "series");
+			plot = json_pack("{s:s, s:s, s:[]}", "region", s->region, "event", s->event, "series");
 			json_array_append_new(json_object_get(c, "plots"), plot);
 		}
-		if (new_series) {
-			series = json_pack("{s:s, s:[]}", "label", line, "points");
-			json_array_append_new(json_object_get(plot, "series"), series);
+		snprintf(label, sizeof(label), "%s \u00b7 %s", l->model, l->backend);
+		for (size_t k = 0; k < s->npoints; k++) {
+			const struct history_point *p = &s->points[k];
+			char *key = point_key(s->case_name, s->region, s->event, l->model, l->backend, p->commit);
+			int mark = key && keys ? mark_of(keys, nchanges, key) : 0;
+
+			free(key);
+			json_array_append_new(points, json_pack("[I, f, I, i, i]", (json_int_t)p->commit, p->value,
+								(json_int_t)p->runs, p->failed ? 1 : 0, mark));
+			nruns += p->runs;
+			npoints++;
 		}
-		/* The series' budget: the latest run's. */
-		json_object_set_new(series, "lo", hdb_col_null(st, 10) ? json_null() : json_real(hdb_col_real(st, 10)));
-		json_object_set_new(series, "hi", hdb_col_null(st, 11) ? json_null() : json_real(hdb_col_real(st, 11)));
-		pending_add(&pt, (double)hdb_col_int(st, 8));
-		pt.failed = pt.failed || !strcmp(COL(9), "FAIL");
-		nruns++;
-		snprintf(lc, sizeof(lc), "%s", COL(0));
-		snprintf(lr, sizeof(lr), "%s", COL(1));
-		snprintf(le, sizeof(le), "%s", COL(2));
-		snprintf(ls, sizeof(ls), "%s", line);
-#undef COL
+		series = json_pack("{s:s, s:o, s:o, s:o}", "label", label, "lo", real_or_null(s->lo), "hi",
+				   real_or_null(s->hi), "points", points);
+		json_array_append_new(json_object_get(plot, "series"), series);
 	}
-	pending_emit(&pt, series, xkeys, &npoints);
-	hdb_finalize(st);
-	free(pt.x);
-	free(pt.v);
-	for (size_t i = 0; marks && i < nchanges; i++)
-		free(marks[i]);
-	free(marks);
-	/* Marks drawn: one per line and commit of each change point. */
-	nmarks = nchanges;
+	for (size_t i = 0; keys && i < nchanges; i++)
+		free(keys[i]);
+	free(keys);
+	history_data_release(&d);
 	mark_failing(cases);
-	commits = index_commits(cases, xkeys);
-	json_decref(xkeys);
 	n = json_array_size(cases);
 	order = calloc(n + 1, sizeof(*order));
 	for (size_t i = 0; order && i < n; i++)
@@ -421,7 +343,7 @@ int history_report(struct hdb *db, const char *dir)
 			   "(<span style=\"color:#b00\">regression</span>, <span style=\"color:#080\">improvement</span>; "
 			   "ringed: a run failed; dashed: the latest budget). A point is the median of a line's "
 			   "runs at one commit. Failing cases first. <span id=\"status\"></span></p>\n",
-			n, nruns, nseries, nmarks);
+			n, nruns, nseries, nchanges);
 		put_changes(f, changes, nchanges);
 		fputs("<noscript>The plots are drawn by the page's own script; enable JavaScript.</noscript>\n"
 		      "<div id=\"plots\"></div>\n<script type=\"application/json\" id=\"pmcheck-data\">", f);
@@ -439,6 +361,6 @@ int history_report(struct hdb *db, const char *dir)
 		return PMC_EXIT_ERROR;
 	}
 	printf("%s: %zu cases, %zu runs, %zu points, %zu series, %zu change points marked\n", path, n,
-	       nruns, npoints, nseries, nmarks);
+	       nruns, npoints, nseries, nchanges);
 	return 0;
 }
