@@ -207,7 +207,8 @@ int history_changes_of(const struct history_data *d, const struct history_change
 	for (size_t i = 0; i < d->nseries; i++) {
 		if (rc == 0) {
 			/* The changes move to the caller. */
-			memcpy(*out + *n, p.jobs[i].found, p.jobs[i].nfound * sizeof(**out));
+			if (p.jobs[i].nfound)
+				memcpy(*out + *n, p.jobs[i].found, p.jobs[i].nfound * sizeof(**out));
 			*n += p.jobs[i].nfound;
 		} else {
 			history_changes_free(p.jobs[i].found, p.jobs[i].nfound);
