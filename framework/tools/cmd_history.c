@@ -218,18 +218,25 @@ int cmd_history(int argc, char **argv)
 		       .min_change = HISTORY_DEFAULT_MIN_CHANGE },
 	};
 	bool changes_only = false;
-	int c, status = 0;
+	int c, status = 0, nops = 0;
 	struct hdb *db;
+	char **ops;
 
 	if (!dbpath || !*dbpath)
 		dbpath = HISTORY_DEFAULT;
 	/* Options may stand before the subcommand or after it. */
-	for (int pass = 0; pass < 2; pass++) {
-		while ((c = cli_next("history", argc, argv, pass ? "h" : "+h", opts, &status)) != -1) {
+	/* Options stand anywhere: before the subcommand, between operands, after them. */
+	ops = calloc((size_t)argc + 1, sizeof(*ops));
+	if (!ops)
+		return PMC_EXIT_ERROR;
+	while (optind < argc) {
+		while ((c = cli_next("history", argc, argv, "+h", opts, &status)) != -1) {
 			double v;
 
-			if (c == -2)
+			if (c == -2) {
+				free(ops);
 				return status;
+			}
 			switch (c) {
 			case 'd': dbpath = optarg; break;
 			case 'H': html = optarg; break;
@@ -237,86 +244,105 @@ int cmd_history(int argc, char **argv)
 			case 'j': ca.json = true; changes_only = true; break;
 			case 'S':
 				if ((status = number_arg("significance", optarg, 0, 1, &ca.o.cp.significance)))
-					return status;
+					goto out;
 				changes_only = true;
 				break;
 			case 'c':
 				if ((status = number_arg("min-change", optarg, 0, 1e6, &v)))
-					return status;
+					goto out;
 				ca.o.min_change = v / 100;
 				changes_only = true;
 				break;
 			case 'p':
 				if ((status = number_arg("permutations", optarg, 1, 1e6, &v)))
-					return status;
+					goto out;
 				ca.o.cp.permutations = (unsigned)v;
 				changes_only = true;
 				break;
 			case 'm':
 				if ((status = number_arg("min-size", optarg, 2, 1e6, &v)))
-					return status;
+					goto out;
 				ca.o.cp.min_size = (unsigned)v;
 				changes_only = true;
 				break;
 			}
 		}
-		if (pass == 0) {
-			if (optind >= argc)
-				return cli_usage("history", "say what to do: add FILE|DIR..., show CASE [EVENT], changes or report --html=DIR");
-			sub = argv[optind++];
+		if (optind > 1 && !strcmp(argv[optind - 1], "--")) {
+			while (optind < argc)
+				ops[nops++] = argv[optind++];
+			break;
 		}
+		if (optind < argc)
+			ops[nops++] = argv[optind++];
 	}
-	if (changes_only && strcmp(sub, "changes"))
-		return cli_usage("history", "--since, --json, --significance, --min-change, --permutations and --min-size are options of changes");
+	if (!nops) {
+		free(ops);
+		return cli_usage("history", "say what to do: add FILE|DIR..., show CASE [EVENT], changes or report --html=DIR");
+	}
+	sub = ops[0];
+	if (changes_only && strcmp(sub, "changes")) {
+		status = cli_usage("history", "--since, --json, --significance, --min-change, --permutations and --min-size are options of changes");
+		goto out;
+	}
 	if (!strcmp(sub, "add")) {
 		size_t added = 0, present = 0;
 		int rc = 0;
 
-		if (optind >= argc)
-			return cli_usage("history", "add needs results files or directories");
+		if (nops < 2) {
+			status = cli_usage("history", "add needs results files or directories");
+			goto out;
+		}
 		if ((status = history_open(dbpath, &db)) != 0)
-			return status;
-		for (int i = optind; i < argc; i++) {
-			int r = history_add_path(db, argv[i], &added, &present);
+			goto out;
+		for (int i = 1; i < nops; i++) {
+			int r = history_add_path(db, ops[i], &added, &present);
 
 			rc = rc ? rc : r;
 		}
 		printf("%s: %zu results file(s) added, %zu already there\n", hdb_name(db), added, present);
 		hdb_close(db);
-		return rc;
+		status = rc;
+		goto out;
 	}
 	if (!strcmp(sub, "show")) {
-		if (optind >= argc || argc - optind > 2)
-			return cli_usage("history", "show takes a case name and, optionally, an event");
+		if (nops < 2 || nops > 3) {
+			status = cli_usage("history", "show takes a case name and, optionally, an event");
+			goto out;
+		}
 		if ((status = history_open(dbpath, &db)) != 0)
-			return status;
-		status = show(db, argv[optind], optind + 1 < argc ? argv[optind + 1] : NULL);
+			goto out;
+		status = show(db, ops[1], nops > 2 ? ops[2] : NULL);
 		hdb_close(db);
-		return status;
+		goto out;
 	}
 	if (!strcmp(sub, "changes")) {
-		if (argc - optind > 2)
-			return cli_usage("history", "changes takes at most a case name and an event");
-		ca.o.filter.case_name = optind < argc ? argv[optind] : NULL;
-		ca.o.filter.event = optind + 1 < argc ? argv[optind + 1] : NULL;
+		if (nops > 3) {
+			status = cli_usage("history", "changes takes at most a case name and an event");
+			goto out;
+		}
+		ca.o.filter.case_name = nops > 1 ? ops[1] : NULL;
+		ca.o.filter.event = nops > 2 ? ops[2] : NULL;
 		if ((status = history_open(dbpath, &db)) != 0)
-			return status;
+			goto out;
 		status = changes(db, &ca);
 		hdb_close(db);
-		return status;
+		goto out;
 	}
 	if (!strcmp(sub, "report")) {
 		if (!html)
-			return cli_usage("history", "report needs --html=DIR");
-		if (optind != argc)
-			return cli_usage("history", "report takes no operands");
-		if ((status = history_open(dbpath, &db)) != 0)
-			return status;
-		status = history_report(db, html);
-		hdb_close(db);
-		return status;
+			status = cli_usage("history", "report needs --html=DIR");
+		else if (nops != 1)
+			status = cli_usage("history", "report takes no operands");
+		else if ((status = history_open(dbpath, &db)) == 0) {
+			status = history_report(db, html);
+			hdb_close(db);
+		}
+		goto out;
 	}
-	return cli_usage("history", "unknown subcommand \"%s\" (add, show, changes, report)", sub);
+	status = cli_usage("history", "unknown subcommand \"%s\" (add, show, changes, report)", sub);
+out:
+	free(ops);
+	return status;
 }
 
 

@@ -360,7 +360,7 @@ int history_report(struct hdb *db, const char *dir)
 		fprintf(stderr, "pmcheck history: cannot write %s: %s\n", path, strerror(-rc));
 		return PMC_EXIT_ERROR;
 	}
-	printf("%s: %zu cases, %zu runs, %zu points, %zu series, %zu change points marked\n", path, n,
+	printf("%s: %zu cases, %zu figures, %zu points, %zu series, %zu change points marked\n", path, n,
 	       nruns, npoints, nseries, nchanges);
 	return 0;
 }

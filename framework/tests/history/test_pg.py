@@ -204,9 +204,9 @@ def main():
         p = hist(uri, "changes", f"--since={commit(25)[:10]}")
         check(p.returncode == 0 and "2 change point(s) after" in p.stdout and "0 regression(s)" in p.stdout,
               f"--since after the regressions: exit 0, the improvements listed: {p.returncode} {p.stdout}{p.stderr}")
-        p = hist(lite, "changes", f"--since={commit(10)[:10]}")
-        check(p.returncode == 1 and "REGRESSION" in p.stdout,
-              f"--since before a regression: exit 1: {p.returncode} {p.stdout}{p.stderr}")
+        p = hist(lite, "changes", "gate.budgeted", f"--since={commit(10)[:10]}")
+        check(p.returncode == 1 and "REGRESSION" in p.stdout and f"after {commit(10)[:12]}" in p.stdout,
+              f"--since (after the case) before a regression: exit 1: {p.returncode} {p.stdout}{p.stderr}")
         every = [commit(i) for i in range(COMMITS)] + \
             [hashlib.sha1(b"filler %d" % i).hexdigest() for i in range(FILLER)]
         shared = next(c[:2] for c in every if sum(x.startswith(c[:2]) for x in every) > 1)
