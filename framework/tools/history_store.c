@@ -379,7 +379,6 @@ static int insert_figures(struct hdb *db, int64_t run_id, const struct pmc__resu
 
 	if (!bp)
 		return -1;
-#define b (*bp)
 	for (size_t i = 0; i < rs->n; i++) {
 		const struct pmc__result *c = &rs->cases[i];
 
@@ -389,28 +388,27 @@ static int insert_figures(struct hdb *db, int64_t run_id, const struct pmc__resu
 				double lo, hi;
 
 				budget_of(c, c->regions[g].name, s->label, &lo, &hi);
-				cell_int(&b, run_id);
-				cell_text(&b, c->name);
-				cell_text(&b, pmc_verdict_name(c->verdict));
-				cell_text(&b, c->regions[g].name);
-				cell_text(&b, s->label);
-				cell_int(&b, (int64_t)s->n);
+				cell_int(bp, run_id);
+				cell_text(bp, c->name);
+				cell_text(bp, pmc_verdict_name(c->verdict));
+				cell_text(bp, c->regions[g].name);
+				cell_text(bp, s->label);
+				cell_int(bp, (int64_t)s->n);
 				if (s->n) {
-					cell_int(&b, (int64_t)s->min);
-					cell_real(&b, s->median);
-					cell_int(&b, (int64_t)s->max);
-					cell_real(&b, s->mean);
+					cell_int(bp, (int64_t)s->min);
+					cell_real(bp, s->median);
+					cell_int(bp, (int64_t)s->max);
+					cell_real(bp, s->mean);
 				} else {
 					for (int j = 0; j < 4; j++)
-						cell_real(&b, NAN);
+						cell_real(bp, NAN);
 				}
-				cell_int(&b, s->multiplexed || s->not_counted || s->other_threads);
-				cell_real(&b, lo);
-				cell_real(&b, hi);
-				batch_row_done(&b);
+				cell_int(bp, s->multiplexed || s->not_counted || s->other_threads);
+				cell_real(bp, lo);
+				cell_real(bp, hi);
+				batch_row_done(bp);
 			}
 	}
-#undef b
 	return batch_finish(bp);
 }
 
@@ -545,27 +543,25 @@ static int insert_budget_checks(struct hdb *db, int64_t run_id, const struct pmc
 
 	if (!bp)
 		return -1;
-#define b (*bp)
 	for (size_t i = 0; i < rs->n; i++)
 		for (size_t k = 0; k < rs->cases[i].nchecks; k++) {
 			struct pmc__merge_obs o;
 
 			if (!pmc__merge_obs_of(rs, &rs->cases[i], &rs->cases[i].checks[k], path, &o))
 				continue;
-			cell_int(&b, run_id);
-			cell_text(&b, o.suite);
-			cell_text(&b, o.test);
-			cell_text(&b, o.region);
-			cell_text(&b, o.event);
-			cell_text(&b, o.kind);
-			cell_text(&b, o.name);
-			cell_text(&b, o.sim_columns);
-			cell_text(&b, o.sim_profile);
-			cell_text(&b, o.backend);
-			cell_real(&b, o.value);
-			batch_row_done(&b);
+			cell_int(bp, run_id);
+			cell_text(bp, o.suite);
+			cell_text(bp, o.test);
+			cell_text(bp, o.region);
+			cell_text(bp, o.event);
+			cell_text(bp, o.kind);
+			cell_text(bp, o.name);
+			cell_text(bp, o.sim_columns);
+			cell_text(bp, o.sim_profile);
+			cell_text(bp, o.backend);
+			cell_real(bp, o.value);
+			batch_row_done(bp);
 		}
-#undef b
 	return batch_finish(bp);
 }
 
