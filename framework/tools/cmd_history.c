@@ -108,7 +108,7 @@ static int changes(struct hdb *db, const struct changes_args *a)
 {
 	struct history_data d;
 	struct history_change *ch = NULL;
-	size_t n = 0, series = 0, shown = 0, regressions = 0, since_rank = 0;
+	size_t n = 0, series = 0, shown = 0, regressions = 0, since_rank = 0, partial = 0;
 	char *since_full = NULL;
 	int rc;
 
@@ -137,6 +137,10 @@ static int changes(struct hdb *db, const struct changes_args *a)
 		fprintf(stderr, "pmcheck history changes: out of memory\n");
 		return PMC_EXIT_ERROR;
 	}
+	/* Points of partial figures only are not judged: say how many. */
+	for (size_t i = 0; i < d.nseries; i++)
+		for (size_t k = 0; k < d.series[i].npoints; k++)
+			partial += d.series[i].points[k].partial;
 	history_data_release(&d);
 	qsort(ch, n, sizeof(*ch), by_order);
 	if (a->json) {
@@ -147,8 +151,9 @@ static int changes(struct hdb *db, const struct changes_args *a)
 				json_array_append_new(list, change_json(&ch[i]));
 				regressions += ch[i].regression;
 			}
-		doc = json_pack("{s:s, s:s?, s:I, s:o, s:{s:f, s:I, s:I, s:f}}", "store", hdb_name(db),
-				"since", since_full, "series", (json_int_t)series, "changes", list,
+		doc = json_pack("{s:s, s:s?, s:I, s:I, s:o, s:{s:f, s:I, s:I, s:f}}", "store", hdb_name(db),
+				"since", since_full, "series", (json_int_t)series, "partial_points_left_out",
+				(json_int_t)partial, "changes", list,
 				"options", "significance", a->o.cp.significance, "permutations",
 				(json_int_t)a->o.cp.permutations, "min_size",
 				(json_int_t)a->o.cp.min_size, "min_change", a->o.min_change);
@@ -176,9 +181,13 @@ static int changes(struct hdb *db, const struct changes_args *a)
 			       c->regression ? "REGRESSION" : "improvement");
 			regressions += c->regression;
 		}
-		printf("%s: %zu series, %zu change point(s)%s%.12s, %zu regression(s)\n", hdb_name(db),
+		printf("%s: %zu series, %zu change point(s)%s%.12s, %zu regression(s)", hdb_name(db),
 		       series, shown, since_full ? " after " : "", since_full ? since_full : "",
 		       regressions);
+		if (partial)
+			printf("; %zu point(s) of partial figures only (multiplexed, not counted) left out, not judged",
+			       partial);
+		printf("\n");
 	}
 	history_changes_free(ch, n);
 	rc = since_full && regressions ? PMC_EXIT_FAIL : 0;
