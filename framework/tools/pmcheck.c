@@ -278,8 +278,7 @@ static int cmd_version(int argc, char **argv)
 			return status;
 	if (optind < argc)
 		return cli_usage("version", "unexpected \"%s\"", argv[optind]);
-	printf("pmcheck %d.%d.%d\n", PMCHECK_VERSION_MAJOR, PMCHECK_VERSION_MINOR,
-	       PMCHECK_VERSION_PATCH);
+	printf("pmcheck %s\n", PMCHECK_VERSION_STRING);
 	return 0;
 }
 

@@ -3,6 +3,7 @@
 #ifndef PMCHECK_PMCHECK_H
 #define PMCHECK_PMCHECK_H
 
+#include <pmcheck/version.h>
 #include <pmcheck/export.h>
 #include <pmcheck/error.h>
 #include <pmcheck/event.h>
@@ -13,9 +14,5 @@
 #include <pmcheck/sampling.h>
 #include <pmcheck/sim.h>
 
-#define PMCHECK_VERSION_MAJOR 0
-#define PMCHECK_VERSION_MINOR 1
-#define PMCHECK_VERSION_PATCH 0
-#define PMCHECK_VERSION_STRING "0.1.0"
 
 #endif

@@ -16,7 +16,9 @@ src=$1 build=$2 seconds=${3:-30}
 command -v clang >/dev/null || { echo "fuzz: clang not installed (ci/setup installs it)"; exit 77; }
 mkdir -p "$build"
 flags="-g -O1 -fsanitize=address,undefined -fno-sanitize-recover=undefined"
-inc=(-I"$src/framework/include" -I"$src/framework/src" -I"$src/framework/src/harness")
+# <pmcheck/version.h> is written from the CMake project's version.
+cmake -DOUT="$build/include" -P "$src/cmake/PmcheckVersion.cmake"
+inc=(-I"$src/framework/include" -I"$build/include" -I"$src/framework/src" -I"$src/framework/src/harness")
 objs=() hobjs=()
 # Every source of the counting core, and the harness's (for the results reader).
 for path in "$src"/framework/src/{util,core,sim,hwdb}/*.c; do

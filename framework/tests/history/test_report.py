@@ -19,7 +19,8 @@ import tempfile
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..'))
 from checks import check, fail, finish, guarded  # noqa: E402,F401
 
-CLI, INCLUDE, LIBDIR, MAIN_LIB = sys.argv[1:5]
+CLI, INCLUDES, LIBDIR, MAIN_LIB = sys.argv[1:5]
+INCLUDE_FLAGS = ["-I" + d for d in INCLUDES.split(os.pathsep)]
 SHOT = os.environ.get("PMCHECK_REPORT_SCREENSHOT")
 
 
@@ -91,7 +92,7 @@ with tempfile.TemporaryDirectory() as d:
         git("add", "work.c", cwd=proj)
         git("commit", "-q", "-m", f"loop of {n}", cwd=proj)
         exe = os.path.join(proj, "work")
-        p = subprocess.run(["cc", "-O1", "-o", exe, "work.c", f"-I{INCLUDE}", MAIN_LIB, f"-L{LIBDIR}",
+        p = subprocess.run(["cc", "-O1", "-o", exe, "work.c", *INCLUDE_FLAGS, MAIN_LIB, f"-L{LIBDIR}",
                             "-lpmcheck_harness", "-lpmcheck", f"-Wl,-rpath,{LIBDIR}"], cwd=proj,
                            capture_output=True, text=True)
         if p.returncode:
