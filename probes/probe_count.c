@@ -378,7 +378,8 @@ json_t *pmc__probe_tools(unsigned timeout_s, int deep)
 					 found ? "valgrind and its callgrind tool are installed (not run; pmcheck probe --deep runs callgrind on /bin/true)"
 					       : "valgrind is installed but its callgrind tool is not (looked in /usr/libexec/valgrind, /usr/lib/valgrind)"));
 	} else {
-		json_object_set_new(o, "sim_backend", pmc__probe_fact(json_false(), "needs valgrind"));
+		json_object_set_new(o, "sim_backend", pmc__probe_fact(json_false(),
+					 "valgrind is not on PATH: install it (Debian: apt-get install valgrind) to count with --backend=sim"));
 	}
 	/* Which engine counts instructions, loads, stores, branches and
 	 * calls: on sim (misses are always callgrind's). */
