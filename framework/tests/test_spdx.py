@@ -5,7 +5,7 @@ SPDX-License-Identifier line among its first five lines: MIT, except the
 valgrind tool (framework/src/sim/tool/), which links valgrind's core and is
 GPL-2.0-or-later, and the protocol header both sides include.
 
-Left out, each for a reason: documentation and data (Markdown, JSON, INI,
+Left out, each for a reason: documentation and data (Markdown, JSON, INI, ABI baselines,
 text, images, the fuzzers' corpora), the licence texts themselves, editor
 and git settings, and the two quick-start projects the README prints whole
 (ci/quickstart-c, ci/downstream-cxx): a user copies them into a project
@@ -20,7 +20,7 @@ import sys
 import tempfile
 
 SKIP_DIRS = {".git", "__pycache__", "corpus", "Testing"}
-SKIP_FILE = re.compile(r"\.(md|json|ini|txt|png|jpg|pyc|supp|xml)$|^(LICENSE|COPYING|\.gitignore|\.clang-format)$")
+SKIP_FILE = re.compile(r"\.(md|json|ini|txt|png|jpg|pyc|supp|xml|abi)$|^(LICENSE|COPYING|\.gitignore|\.clang-format)$")
 SKIP_PATH = re.compile(r"^(hwdb|ci/quickstart-c|ci/downstream-cxx)/|^build[^/]*/|^out/")
 ALLOWED = {
     "framework/src/sim/tool/pmc_main.c": {"GPL-2.0-or-later"},
