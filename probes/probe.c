@@ -34,42 +34,6 @@
 #include "util/child.h"
 #include "util/util_int.h"
 
-/* ---- small helpers ------------------------------------------------------ */
-
-/* {"value": v, "how": how} */
-json_t *pmc__probe_fact(json_t *value, const char *how)
-{
-	return json_pack("{s:o, s:s}", "value", value ? value : json_null(), "how", how);
-}
-
-json_t *pmc__probe_file_int(const char *path)
-{
-	char buf[64], how[256];
-
-	snprintf(how, sizeof(how), "read %s", path);
-	if (pmc__read_text(path, buf, sizeof(buf)) < 0) {
-		snprintf(how, sizeof(how), "%s: %s", path, strerror(errno));
-		return pmc__probe_fact(json_null(), how);
-	}
-	return pmc__probe_fact(json_integer(strtoll(buf, NULL, 0)), how);
-}
-
-/* Run `argv` with a time limit, capture the first line of its output.
- * -ENOENT when the tool is not installed. */
-int pmc__probe_run_tool(char *const argv[], char *line, size_t size, unsigned timeout_s)
-{
-	struct pmc__child c;
-	int rc = pmc__child_spawn(&c, argv, NULL, true, 0);
-
-	line[0] = '\0';
-	if (rc)
-		return rc;
-	pmc__child_read(&c, line, size, pmc__child_now() + timeout_s);
-	line[strcspn(line, "\n")] = '\0';
-	pmc__child_kill(&c);
-	return 0;
-}
-
 /* ---- CPU identity ------------------------------------------------------------- */
 
 static json_t *probe_cpu(void)
@@ -256,6 +220,9 @@ static json_t *probe_pmus(void)
 struct probe_def {
 	const char *key;
 	json_t *(*fn)(void);
+	/* More keys of the record this probe answers: its result is then an
+	 * object holding key and each of these, split by the parent. */
+	const char *const *also;
 };
 
 static unsigned tool_timeout;
@@ -275,6 +242,17 @@ struct running {
 	double ms;        /* wall time until its answer */
 };
 
+/* Whether the probe answers the record's key (the first len bytes of key). */
+static int answers(const struct probe_def *p, const char *key, size_t len)
+{
+	if (strlen(p->key) == len && !strncmp(p->key, key, len))
+		return 1;
+	for (const char *const *k = p->also; k && *k; k++)
+		if (strlen(*k) == len && !strncmp(*k, key, len))
+			return 1;
+	return 0;
+}
+
 static void start_probe(struct running *r)
 {
 	int wfd = -1;
@@ -288,14 +266,14 @@ static void start_probe(struct running *r)
 		/* Fault injection for the probe tests: PMCHECK_PROBE_FAULT=KEY:hang
 		 * or KEY:crash makes that probe misbehave. */
 		const char *fault = getenv("PMCHECK_PROBE_FAULT");
-		size_t kl = strlen(r->p->key);
+		const char *what = fault ? strchr(fault, ':') : NULL;
 		json_t *res;
 
-		if (fault && !strncmp(fault, r->p->key, kl) && fault[kl] == ':') {
-			if (!strcmp(fault + kl + 1, "hang"))
+		if (what && answers(r->p, fault, (size_t)(what - fault))) {
+			if (!strcmp(what + 1, "hang"))
 				for (;;)
 					pause();
-			if (!strcmp(fault + kl + 1, "crash")) {
+			if (!strcmp(what + 1, "crash")) {
 				signal(SIGSEGV, SIG_DFL); /* past sanitizer handlers */
 				raise(SIGSEGV);
 			}
@@ -425,18 +403,17 @@ static void run_all(struct running *r, size_t n, unsigned timeout_s)
 
 json_t *pmc_probe_run(const struct pmc_probe_options *opt)
 {
+	static const char *const kinds_also[] = { "uprobes", "tracepoints", NULL };
 	static const struct probe_def probes[] = {
-		{ "cpu", probe_cpu },
-		{ "kernel", probe_kernel },
-		{ "pmus", probe_pmus },
-		{ "hardware", pmc__probe_hardware },
-		{ "software", pmc__probe_software },
-		{ "breakpoints", pmc__probe_breakpoints },
-		{ "kinds", pmc_probe_kinds },
-		{ "uprobes", pmc__probe_uprobes },
-		{ "kprobes", pmc__probe_kprobes },
-		{ "tracepoints", pmc__probe_tracepoints },
-		{ "tools", probe_tools_default },
+		{ "cpu", probe_cpu, NULL },
+		{ "kernel", probe_kernel, NULL },
+		{ "pmus", probe_pmus, NULL },
+		{ "hardware", pmc__probe_hardware, NULL },
+		{ "software", pmc__probe_software, NULL },
+		{ "breakpoints", pmc__probe_breakpoints, NULL },
+		{ "kinds", pmc__probe_kinds_and_events, kinds_also },
+		{ "kprobes", pmc__probe_kprobes, NULL },
+		{ "tools", probe_tools_default, NULL },
 	};
 	enum { N = sizeof(probes) / sizeof(probes[0]) };
 	unsigned timeout = opt && opt->timeout_s ? opt->timeout_s : 10;
@@ -457,8 +434,24 @@ json_t *pmc_probe_run(const struct pmc_probe_options *opt)
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	run_all(run, N, timeout);
 	for (size_t i = 0; i < N; i++) {
-		json_object_set_new(rec, probes[i].key, run[i].result ? run[i].result
-								      : json_pack("{s:s}", "error", "no result"));
+		json_t *res = run[i].result ? run[i].result : json_pack("{s:s}", "error", "no result");
+		const char *const *k = probes[i].also;
+
+		/* A probe that answers several keys: each its part, or each the
+		 * probe's error. */
+		for (; k && *k; k++) {
+			json_t *part = json_object_get(res, "error") ? NULL : json_object_get(res, *k);
+
+			json_object_set_new(rec, *k, part ? json_incref(part) : json_deep_copy(res));
+			json_object_set_new(timing, *k, json_real(run[i].ms));
+		}
+		if (probes[i].also && !json_object_get(res, "error")) {
+			json_t *own = json_incref(json_object_get(res, probes[i].key));
+
+			json_decref(res);
+			res = own ? own : json_pack("{s:s}", "error", "no result");
+		}
+		json_object_set_new(rec, probes[i].key, res);
 		json_object_set_new(timing, probes[i].key, json_real(run[i].ms));
 		free(run[i].buf);
 	}

@@ -203,32 +203,6 @@ json_t *pmc__probe_breakpoints(void)
 			 "user_only", user_only, "limit", limit, "how", c[0].summary);
 }
 
-static PMC__NOIPA int probe_uprobe_target(int x)
-{
-	return x + 1;
-}
-
-json_t *pmc__probe_uprobes(void)
-{
-	char why[PMC_ERROR_MSG_MAX];
-	struct pmc_counters *set = try_open("calls:probe_uprobe_target", 0, why, sizeof(why));
-	struct pmc_reading a, b;
-	int acc = 0;
-
-	if (!set)
-		return pmc__probe_fact(json_false(), why);
-	pmc_counters_read(set, &a);
-	for (int i = 0; i < 333; i++)
-		acc = probe_uprobe_target(acc);
-	pmc_counters_read(set, &b);
-	/* Not closed here: a uprobe's close waits for the kernel's grace
-	 * periods (~90 ms).  The probe runs in its own process, whose exit
-	 * closes it after the answer has been sent. */
-	if (b.c[0].value - a.c[0].value != 333 || acc != 333)
-		return pmc__probe_fact(json_false(), "uprobe opened but miscounted 333 calls");
-	return pmc__probe_fact(json_true(), "calls:SYMBOL on a function of pmcheck counted 333 calls exactly");
-}
-
 json_t *pmc__probe_kprobes(void)
 {
 	char buf[32], path[1100], how[1200];
@@ -243,69 +217,77 @@ json_t *pmc__probe_kprobes(void)
 	return pmc__probe_fact(json_false(), how);
 }
 
-json_t *pmc__probe_tracepoints(void)
+/* Where tracefs is, mounted here (root only) when nobody has: 0 and *root,
+ * or -1 with the reason in how. */
+static int tracefs_find(const char **root, int *mounted, char *how, size_t size)
 {
 	static const char *const roots[] = { "/sys/kernel/tracing", "/sys/kernel/debug/tracing" };
-	char path[256], buf[32], how[512];
-	const char *root = NULL;
-	int mounted = 0;
-	json_t *o;
+	char path[256];
 
-	for (int i = 0; i < 2 && !root; i++) {
+	*root = NULL;
+	*mounted = 0;
+	for (int i = 0; i < 2; i++) {
 		struct stat st;
 
 		snprintf(path, sizeof(path), "%s/events", roots[i]);
-		if (access(path, R_OK) == 0)
-			root = roots[i];
-		else if (errno == EACCES || (stat(roots[i], &st) == 0 && access(roots[i], R_OK) != 0 &&
-					     errno == EACCES)) {
-			snprintf(how, sizeof(how),
+		if (access(path, R_OK) == 0) {
+			*root = roots[i];
+			return 0;
+		}
+		if (errno == EACCES ||
+		    (stat(roots[i], &st) == 0 && access(roots[i], R_OK) != 0 && errno == EACCES)) {
+			snprintf(how, size,
 				 "tracefs at %s is not readable by this user, so tracepoint names cannot be turned into ids: run as root, or remount it with mode=755 (counting itself then works unprivileged with :u)",
 				 roots[i]);
-			return json_pack("{s:b, s:s}", "available", 0, "how", how);
+			return -1;
 		}
 	}
-	if (!root) {
-		if (mount("nodev", "/sys/kernel/tracing", "tracefs", 0, NULL) == 0) {
-			mounted = 1;
-			root = "/sys/kernel/tracing";
-		} else {
-			snprintf(how, sizeof(how), "tracefs not mounted and mount failed: %s (needs root)",
-				 strerror(errno));
-			return json_pack("{s:b, s:s}", "available", 0, "how", how);
-		}
+	if (mount("nodev", "/sys/kernel/tracing", "tracefs", 0, NULL) == 0) {
+		*mounted = 1;
+		*root = "/sys/kernel/tracing";
+		return 0;
 	}
-	snprintf(path, sizeof(path), "%s/events/syscalls/sys_enter_getpid/id", root);
-	if (pmc__read_text(path, buf, sizeof(buf)) <= 0) {
-		snprintf(how, sizeof(how), "tracefs at %s, but no %s", root, path);
-		o = json_pack("{s:b, s:s}", "available", 1, "how", how);
-	} else {
-		struct perf_event_attr attr;
-		long long count = -1;
-		int fd;
+	snprintf(how, size, "tracefs not mounted and mount failed: %s (needs root)", strerror(errno));
+	return -1;
+}
 
-		memset(&attr, 0, sizeof(attr));
-		attr.size = sizeof(attr);
-		attr.type = PERF_TYPE_TRACEPOINT;
-		attr.config = strtoull(buf, NULL, 10);
-		fd = (int)syscall(SYS_perf_event_open, &attr, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
-		if (fd >= 0) {
-			for (int i = 0; i < 100; i++)
-				syscall(SYS_getpid);
-			if (read(fd, &count, sizeof(count)) != sizeof(count))
-				count = -1;
-			/* Left open: the probe's process exit closes it after
-			 * the answer is sent (a syscall tracepoint's close waits
-			 * for the kernel to unregister it). */
-		}
-		snprintf(how, sizeof(how),
-			 "tracefs at %s%s; syscalls:sys_enter_getpid counted %lld of 100 getpid calls",
-			 root, mounted ? " (mounted by the probe, unmounted after)" : "", count);
-		o = json_pack("{s:b, s:s}", "available", count == 100, "how", how);
-	}
+/*
+ * The kinds' checks, and the uprobes and tracepoints records from the same
+ * checks: one uprobe and one tracepoint registered per run.  Each
+ * registration and removal waits for the kernel's grace periods, with
+ * every other trace event's open queued behind it, so a second pair cost
+ * a back-to-back probe 30 to 100 ms.
+ */
+json_t *pmc__probe_kinds_and_events(void)
+{
+	char how[1024];
+	const char *root;
+	int mounted, found;
+	json_t *kinds, *o;
+	json_t *up, *tp;
+
+	/* A private mount namespace: tracefs mounted here goes with this
+	 * process (root only; elsewhere tracefs is found or not). */
+	if (geteuid() == 0 && access("/sys/kernel/tracing/events", R_OK) != 0 &&
+	    unshare(CLONE_NEWNS) == 0)
+		mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL);
+	found = tracefs_find(&root, &mounted, how, sizeof(how)) == 0;
+	kinds = pmc_probe_kinds();
+	up = json_object_get(json_object_get(kinds, "uprobe"), "status");
+	o = json_object_get(kinds, "uprobe");
+	up = pmc__probe_fact(json_boolean(up && !strcmp(json_string_value(up), "available")),
+			     json_string_value(json_object_get(o, "how")));
+	o = json_object_get(kinds, "tracepoint");
+	if (found)
+		snprintf(how, sizeof(how), "tracefs at %s%s; %s", root,
+			 mounted ? " (mounted by the probe, in its own mount namespace)" : "",
+			 json_string_value(json_object_get(o, "how")));
+	tp = json_pack("{s:b, s:s}", "available",
+		       found && !strcmp(json_string_value(json_object_get(o, "status")), "available"),
+		       "how", how);
 	if (mounted)
 		umount("/sys/kernel/tracing");
-	return o;
+	return json_pack("{s:o, s:o, s:o}", "kinds", kinds, "uprobes", up, "tracepoints", tp);
 }
 
 json_t *pmc__probe_software(void)
@@ -340,17 +322,25 @@ json_t *pmc__probe_software(void)
 
 json_t *pmc__probe_tools(unsigned timeout_s, int deep)
 {
-	char line[256];
+	char line[256], how[4400];
 	json_t *o = json_object();
-	char *vg[] = { "valgrind", "--version", NULL };
 	char *cg[] = { "valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", "-q",
 		       "/bin/true", NULL };
-	char *qemu[] = { "qemu-system-aarch64", "--version", NULL };
+	struct pmc__tool_query vq, qq;
 	int rc;
 
-	rc = pmc__probe_run_tool(vg, line, sizeof(line), timeout_s);
+	/* Both --version runs at once, and each only once per build of its
+	 * tool (QEMU's alone costs 57 ms of CPU): --deep asks again. */
+	pmc__probe_tool_start(&qq, "qemu-system-aarch64", deep);
+	pmc__probe_tool_start(&vq, "valgrind", deep);
+	rc = pmc__probe_tool_finish(&vq, timeout_s);
+	snprintf(line, sizeof(line), "%s", vq.line);
+	snprintf(how, sizeof(how), rc ? "valgrind not on PATH"
+			       : vq.cached ? "valgrind --version, remembered for this build of %s (pmcheck probe --deep asks again)"
+					   : "valgrind --version (%s)",
+		 vq.path);
 	json_object_set_new(o, "valgrind", pmc__probe_fact(rc == 0 && line[0] ? json_string(line) : json_null(),
-						rc == 0 ? "valgrind --version" : "valgrind not on PATH"));
+						how));
 	if (rc == 0 && deep) {
 		int status_ok = pmc__probe_run_tool(cg, line, sizeof(line), timeout_s) == 0 && line[0] == '\0';
 
@@ -390,10 +380,12 @@ json_t *pmc__probe_tools(unsigned timeout_s, int deep)
 		json_object_set_new(o, "sim_engine",
 				    pmc__probe_fact(engine ? json_string(engine) : json_null(), why));
 	}
-	rc = pmc__probe_run_tool(qemu, line, sizeof(line), timeout_s);
+	rc = pmc__probe_tool_finish(&qq, timeout_s);
+	snprintf(how, sizeof(how), rc ? "qemu-system-aarch64 not on PATH (package qemu-system-arm)"
+			       : qq.cached ? "qemu-system-aarch64 --version, remembered for this build of %s (pmcheck probe --deep asks again)"
+					   : "qemu-system-aarch64 --version (%s)",
+		 qq.path);
 	json_object_set_new(o, "qemu_system_aarch64",
-			    pmc__probe_fact(rc == 0 && line[0] ? json_string(line) : json_null(),
-				 rc == 0 ? "qemu-system-aarch64 --version"
-					 : "qemu-system-aarch64 not on PATH (package qemu-system-arm)"));
+			    pmc__probe_fact(rc == 0 && qq.line[0] ? json_string(qq.line) : json_null(), how));
 	return o;
 }

@@ -20,6 +20,7 @@
 
 #include <sqlite3.h>
 #if PMCHECK_HAVE_LIBPQ
+#include <dlfcn.h>
 #include <libpq-fe.h>
 #endif
 
@@ -115,6 +116,67 @@ static void set_err(struct hdb *db, const char *msg)
 }
 
 #if PMCHECK_HAVE_LIBPQ
+/* libpq is loaded when a PostgreSQL store is opened, not at start: it
+ * brings 24 libraries (TLS, Kerberos, LDAP) whose loading cost every
+ * pmcheck command 14 ms (8 -> 22 ms to start a program linked with it). */
+#define PQ_FUNCTIONS(X)                                                                    \
+	X(PQclear) X(PQconnectdbParams) X(PQerrorMessage) X(PQexec) X(PQexecParams)          \
+	X(PQexecPrepared) X(PQfinish) X(PQgetisnull) X(PQgetvalue) X(PQntuples) X(PQprepare) \
+	X(PQresultErrorMessage) X(PQresultStatus) X(PQsetNoticeProcessor) X(PQstatus)        \
+	X(PQtransactionStatus)
+static struct {
+#define PQ_MEMBER(name) __typeof__(name) *name;
+	PQ_FUNCTIONS(PQ_MEMBER)
+#undef PQ_MEMBER
+} pq;
+/* PQclear(NULL) is called on SQLite's paths too, where no libpq is loaded. */
+#define PQclear(res) ((res) ? pq.PQclear(res) : (void)0)
+#define PQconnectdbParams(...) pq.PQconnectdbParams(__VA_ARGS__)
+#define PQerrorMessage(...) pq.PQerrorMessage(__VA_ARGS__)
+#define PQexec(...) pq.PQexec(__VA_ARGS__)
+#define PQexecParams(...) pq.PQexecParams(__VA_ARGS__)
+#define PQexecPrepared(...) pq.PQexecPrepared(__VA_ARGS__)
+#define PQfinish(...) pq.PQfinish(__VA_ARGS__)
+#define PQgetisnull(...) pq.PQgetisnull(__VA_ARGS__)
+#define PQgetvalue(...) pq.PQgetvalue(__VA_ARGS__)
+#define PQntuples(...) pq.PQntuples(__VA_ARGS__)
+#define PQprepare(...) pq.PQprepare(__VA_ARGS__)
+#define PQresultErrorMessage(...) pq.PQresultErrorMessage(__VA_ARGS__)
+#define PQresultStatus(...) pq.PQresultStatus(__VA_ARGS__)
+#define PQsetNoticeProcessor(...) pq.PQsetNoticeProcessor(__VA_ARGS__)
+#define PQstatus(...) pq.PQstatus(__VA_ARGS__)
+#define PQtransactionStatus(...) pq.PQtransactionStatus(__VA_ARGS__)
+
+/* 0, or an error naming the library and the package that brings it. */
+static int pq_load(struct hdb *db)
+{
+	static void *lib;
+	const char *missing = NULL;
+
+	if (lib)
+		return 0;
+	lib = dlopen("libpq.so.5", RTLD_NOW | RTLD_LOCAL);
+	if (!lib) {
+		snprintf(db->err, sizeof(db->err), "%s", dlerror());
+		fprintf(stderr, "pmcheck history: %s: a PostgreSQL store needs libpq, which cannot be loaded: %s (Debian: apt-get install libpq5)\n",
+			db->name, db->err);
+		return PMC_EXIT_ERROR;
+	}
+#define PQ_LOAD(name)                                                \
+	if (!(*(void **)&pq.name = dlsym(lib, #name)) && !missing) \
+		missing = #name;
+	PQ_FUNCTIONS(PQ_LOAD)
+#undef PQ_LOAD
+	if (missing) {
+		fprintf(stderr, "pmcheck history: %s: the libpq loaded has no %s (older than the libpq %s pmcheck was built with)\n",
+			db->name, missing, PMCHECK_LIBPQ_VERSION);
+		dlclose(lib);
+		lib = NULL;
+		return PMC_EXIT_ERROR;
+	}
+	return 0;
+}
+
 static void quiet_notices(void *arg, const char *message)
 {
 	(void)arg;
@@ -129,6 +191,8 @@ static int pg_connect(struct hdb *db, const char *target)
 	const char *vals[] = { getenv("PGCONNECT_TIMEOUT") ? getenv("PGCONNECT_TIMEOUT") : "10",
 			       "pmcheck", target, NULL };
 
+	if (pq_load(db))
+		return PMC_EXIT_ERROR;
 	db->pg = PQconnectdbParams(keys, vals, 1);
 	if (!db->pg || PQstatus(db->pg) != CONNECTION_OK) {
 		set_err(db, db->pg ? PQerrorMessage(db->pg) : "out of memory");

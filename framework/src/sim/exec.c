@@ -30,9 +30,9 @@
 
 #include "tool/pmcheck_tool.h"
 #include "sim_int.h"
+#include "util/file.h"
 #include "util/child.h"
 
-static int find_on_path(const char *name, char *out, size_t size);
 static int valgrind_version(const char *valgrind, char *out, size_t size);
 
 const char *pmc_sim_valgrind_version(void)
@@ -48,7 +48,7 @@ const char *pmc_sim_valgrind_version(void)
 	 * case): the valgrind on PATH is the one the cases will run under. */
 	if (!tried) {
 		tried = 1;
-		if (find_on_path("valgrind", valgrind, sizeof(valgrind)) ||
+		if (pmc__find_on_path("valgrind", valgrind, sizeof(valgrind)) ||
 		    valgrind_version(valgrind, asked, sizeof(asked)))
 			asked[0] = '\0';
 	}
@@ -272,29 +272,6 @@ static const char *const valgrind_options[] = {
 const char *const *pmc_sim_valgrind_options(void)
 {
 	return valgrind_options;
-}
-
-static int find_on_path(const char *name, char *out, size_t size)
-{
-	const char *path = getenv("PATH");
-
-	if (strchr(name, '/')) {
-		snprintf(out, size, "%s", name);
-		return access(out, X_OK) == 0 ? 0 : -errno;
-	}
-	if (!path || !*path)
-		path = "/usr/bin:/bin";
-	while (*path) {
-		size_t len = strcspn(path, ":");
-
-		snprintf(out, size, "%.*s/%s", (int)len, len ? path : ".", name);
-		if (access(out, X_OK) == 0)
-			return 0;
-		path += len;
-		if (*path == ':')
-			path++;
-	}
-	return -ENOENT;
 }
 
 /* "valgrind-3.19.0" from `valgrind --version`. */
@@ -537,14 +514,14 @@ static int run_under_valgrind(char *const argv[], int verbose, unsigned columns,
 	pmc_error_clear(err);
 	if (!argv || !argv[0])
 		return pmc__fail(err, -EINVAL, "", -1, "pmc_sim_exec: no program");
-	if (find_on_path("valgrind", valgrind, sizeof(valgrind)))
+	if (pmc__find_on_path("valgrind", valgrind, sizeof(valgrind)))
 		return pmc__fail(err, PMC_E_NO_SIM, "valgrind", -1,
 				 "the sim backend needs valgrind (callgrind), which is not on PATH: install it (apt-get install valgrind) or run with --backend=perf");
 	/* Asked once per process (the runner asks for the profile key too). */
 	if (pmc__copy(version, sizeof(version), pmc_sim_valgrind_version()) || !version[0])
 		return pmc__fail(err, PMC_E_NO_SIM, valgrind, -1,
 				 "%s --version failed: the valgrind installation looks broken", valgrind);
-	if (find_on_path(argv[0], exe, sizeof(exe)))
+	if (pmc__find_on_path(argv[0], exe, sizeof(exe)))
 		return pmc__fail(err, -ENOENT, argv[0], -1, "cannot find program \"%s\"", argv[0]);
 	/* calls: events of a whole run (pmcheck stat) need callgrind's names
 	 * or the tool's watches; the tool counts them itself. */

@@ -197,3 +197,26 @@ out:
 	}
 	return rc;
 }
+
+int pmc__find_on_path(const char *name, char *out, size_t size)
+{
+	const char *path = getenv("PATH");
+
+	if (strchr(name, '/')) {
+		snprintf(out, size, "%s", name);
+		return access(out, X_OK) == 0 ? 0 : -errno;
+	}
+	if (!path || !*path)
+		path = "/usr/bin:/bin";
+	while (*path) {
+		size_t len = strcspn(path, ":");
+
+		snprintf(out, size, "%.*s/%s", (int)len, len ? path : ".", name);
+		if (access(out, X_OK) == 0)
+			return 0;
+		path += len;
+		if (*path == ':')
+			path++;
+	}
+	return -ENOENT;
+}

@@ -17,6 +17,10 @@ extern "C" {
 /* The whole file, NUL-terminated, in a malloc'd *text: 0 or -errno. */
 PMC_API int pmc__read_file(const char *path, char **text, size_t *len);
 
+/* The executable `name` as the shell finds it on PATH (a name with a '/'
+ * is taken as it is), in out: 0, or -ENOENT when there is none. */
+PMC_API int pmc__find_on_path(const char *name, char *out, size_t size);
+
 /* mkdir -p with mode 0755: 0 or -errno. */
 PMC_API int pmc__mkdir_p(const char *path);
 
