@@ -72,8 +72,10 @@ set(CPACK_DEBIAN_COMMAND_PACKAGE_SECTION devel)
 set(CPACK_DEBIAN_COMMAND_PACKAGE_DEPENDS
     "${pmcheck_lib_pkg} (= ${pmcheck_deb_version}), ${pmcheck_harness_pkg} (= ${pmcheck_deb_version})")
 # The sim backend runs programs under valgrind; without it pmcheck counts
-# on the kernel's counters only, and `pmcheck probe` says sim is unavailable.
-set(CPACK_DEBIAN_COMMAND_PACKAGE_RECOMMENDS "valgrind (>= 1:3.19.0)")
+# on the kernel's counters only, sim cases skip saying why, and `pmcheck
+# probe` says sim is unavailable.  libpq is loaded only for a PostgreSQL
+# history store (dlopen): SQLite needs nothing more.
+set(CPACK_DEBIAN_COMMAND_PACKAGE_RECOMMENDS "valgrind (>= 1:3.19.0), libpq5")
 set(CPACK_DEBIAN_COMMAND_DESCRIPTION "hardware-counter assertions and benchmarks: the command
 pmcheck counts what the CPU did inside a code region with grouped
 perf_event_open(2) counters and checks the counts against budgets per CPU

@@ -9,6 +9,7 @@
 #define PMCHECK_TOOLS_CLI_H
 
 #include <getopt.h>
+#include <stdio.h>
 
 #include <pmcheck/harness.h>
 #include <pmcheck/pmcheck.h>
@@ -26,6 +27,14 @@ struct cli_command {
 	const char *help;     /* the rest of `pmcheck NAME --help`: options, exit status */
 	int (*run)(int argc, char **argv);
 };
+
+/* main's command table, for cli_find and the help (cli.c). */
+void cli_commands(const struct cli_command *table, size_t n);
+const struct cli_command *cli_find(const char *name);
+/* `pmcheck help`: every command's synopsis and summary. */
+void cli_print_overview(FILE *f);
+/* `pmcheck NAME --help`. */
+int cli_print_help(const struct cli_command *c);
 
 /*
  * The next option of a command's argv (getopt_long, GNU permutation unless

@@ -177,97 +177,6 @@ static const struct cli_command commands[] = {
 
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
 
-const struct cli_command *cli_find(const char *name)
-{
-	for (size_t i = 0; i < NCOMMANDS; i++)
-		if (!strcmp(commands[i].name, name))
-			return &commands[i];
-	return NULL;
-}
-
-static void print_summary(FILE *f, const char *text)
-{
-	while (*text) {
-		size_t n = strcspn(text, "\n");
-
-		fprintf(f, "      %.*s\n", (int)n, text);
-		text += n + (text[n] == '\n');
-	}
-}
-
-static void print_overview(FILE *f)
-{
-	fputs("usage: pmcheck COMMAND [options]   (pmcheck COMMAND --help for its options)\n\n"
-	      "commands:\n", f);
-	for (size_t i = 0; i < NCOMMANDS; i++) {
-		fprintf(f, "  %s\n", commands[i].synopsis);
-		print_summary(f, commands[i].summary);
-	}
-}
-
-static int print_help(const struct cli_command *c)
-{
-	printf("usage: pmcheck %s\n\n", c->synopsis);
-	print_summary(stdout, c->summary);
-	if (c->help)
-		printf("\n%s", c->help);
-	return 0;
-}
-
-int cli_usage(const char *name, const char *fmt, ...)
-{
-	va_list ap;
-
-	fprintf(stderr, "pmcheck %s: ", name);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fprintf(stderr, " (see pmcheck %s --help)\n", name);
-	return PMC_EXIT_USAGE;
-}
-
-int cli_next(const char *name, int argc, char **argv, const char *shortopts,
-	     const struct option *longopts, int *status)
-{
-	char opts[32];
-	int c;
-
-	/* A leading ':' (after '+') makes a missing value ':', not '?'. */
-	snprintf(opts, sizeof(opts), "%s:%s", shortopts[0] == '+' ? "+" : "",
-		 shortopts + (shortopts[0] == '+'));
-	opterr = 0;
-	c = getopt_long(argc, argv, opts, longopts, NULL);
-	if (c == 'h') {
-		*status = print_help(cli_find(name));
-		return -2;
-	}
-	if (c == '?' || c == ':') {
-		const char *arg = argv[optind - 1];
-
-		if (c == ':')
-			*status = cli_usage(name, "option \"%s\" needs a value", arg);
-		else if (optopt && arg[0] == '-' && arg[1] != '-')
-			*status = cli_usage(name, "unknown option \"-%c\"", optopt);
-		else
-			*status = cli_usage(name, "unknown option \"%s\"", arg);
-		return -2;
-	}
-	return c;
-}
-
-int cli_positive(const char *name, const char *option, const char *arg, unsigned *out)
-{
-	char *end;
-	unsigned long v;
-
-	errno = 0;
-	v = strtoul(arg, &end, 10);
-	if (errno || end == arg || *end || v == 0 || v > 1000000 || arg[0] == '-')
-		return cli_usage(name, "%s=%s: expected a whole number from 1 to 1000000", option, arg);
-	*out = (unsigned)v;
-	return 0;
-}
-
 static int cmd_version(int argc, char **argv)
 {
 	static const struct option opts[] = { { "help", no_argument, NULL, 'h' }, { 0 } };
@@ -292,7 +201,7 @@ static int cmd_help(int argc, char **argv)
 		if (o == -2)
 			return status;
 	if (optind >= argc) {
-		print_overview(stdout);
+		cli_print_overview(stdout);
 		return 0;
 	}
 	if (argc - optind > 1)
@@ -300,19 +209,20 @@ static int cmd_help(int argc, char **argv)
 	c = cli_find(argv[optind]);
 	if (!c)
 		return cli_usage("help", "unknown command \"%s\"", argv[optind]);
-	return print_help(c);
+	return cli_print_help(c);
 }
 
 int main(int argc, char **argv)
 {
 	const struct cli_command *c;
 
+	cli_commands(commands, NCOMMANDS);
 	if (argc < 2) {
-		print_overview(stderr);
+		cli_print_overview(stderr);
 		return PMC_EXIT_USAGE;
 	}
 	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
-		print_overview(stdout);
+		cli_print_overview(stdout);
 		return 0;
 	}
 	if (!strcmp(argv[1], "--version"))
@@ -320,7 +230,7 @@ int main(int argc, char **argv)
 	c = cli_find(argv[1]);
 	if (!c) {
 		fprintf(stderr, "pmcheck: unknown command \"%s\"\n\n", argv[1]);
-		print_overview(stderr);
+		cli_print_overview(stderr);
 		return PMC_EXIT_USAGE;
 	}
 	optind = 0; /* getopt starts afresh on the command's argv */

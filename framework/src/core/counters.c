@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Counter sets on the perf backend: grouping, opening, user-page mapping,
- * enable/disable and the read paths.  Open errors are explained in
- * open_error.c, per-thread counts live in threads.c, measurements and
- * introspection in measure.c.
+ * Counter sets: grouping, opening (the perf backend's descriptors and user
+ * pages, or the sim backend's columns) and closing.  What the public open
+ * checks first is open.c; enable, disable and the read paths are
+ * counters_read.c; open errors are explained in open_error.c, per-thread
+ * counts live in threads.c, measurements and introspection in measure.c.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -137,25 +138,6 @@ static void close_event(struct pmc_counters *set, struct pmc__event *e)
 	}
 }
 
-/* Read one group with read(2) into *r.  The hot path for software events. */
-static int read_group(struct pmc_counters *set, const struct pmc__group *g,
-		      struct pmc_reading *r)
-{
-	size_t want = (3 + 2 * g->nmembers) * sizeof(uint64_t);
-	ssize_t got = read(g->leader_fd, set->rbuf, want);
-
-	if (got != (ssize_t)want)
-		return got < 0 ? -errno : -EIO;
-	for (size_t k = 0; k < g->nmembers; k++) {
-		struct pmc_count *c = &r->c[g->member[k]];
-
-		c->value = set->rbuf[3 + 2 * k];
-		c->enabled_ns = set->rbuf[1];
-		c->running_ns = set->rbuf[2];
-	}
-	return 0;
-}
-
 /*
  * Run the group alone for a moment: does the PMU ever put it on counters?
  * Judged on this run's share of time (before/after differences): the
@@ -173,7 +155,7 @@ static int group_runs(struct pmc_counters *set, struct pmc__group *g)
 	/* Another task's events run only while it does: nothing to try. */
 	if (set->pid)
 		return 1;
-	rc = read_group(set, g, &before);
+	rc = pmc__read_group(set, g, &before);
 	if (rc)
 		return rc;
 	if (ioctl(g->leader_fd, PERF_EVENT_IOC_ENABLE, 0) < 0)
@@ -181,7 +163,7 @@ static int group_runs(struct pmc_counters *set, struct pmc__group *g)
 	for (unsigned i = 0; i < 20000; i++)
 		sink += i;
 	ioctl(g->leader_fd, PERF_EVENT_IOC_DISABLE, 0);
-	rc = read_group(set, g, &after);
+	rc = pmc__read_group(set, g, &after);
 	ioctl(g->leader_fd, PERF_EVENT_IOC_RESET, PERF_IOC_FLAG_GROUP);
 	if (rc)
 		return rc;
@@ -293,8 +275,8 @@ static int affinity_within(const struct pmc_counters *set, const char *pmu)
 
 /* A dummy event of this thread, pid 0, any CPU. */
 
-static int open_set(struct pmc_counters **out, const struct pmc_event_spec *specs, size_t n,
-		    unsigned flags, pid_t pid, struct pmc_error *err)
+int pmc__counters_open_set(struct pmc_counters **out, const struct pmc_event_spec *specs,
+			   size_t n, unsigned flags, pid_t pid, struct pmc_error *err)
 {
 	struct pmc_counters *set;
 	int rc = 0;
@@ -311,9 +293,6 @@ static int open_set(struct pmc_counters **out, const struct pmc_event_spec *spec
 		return pmc__fail(err, PMC_E_TOO_MANY, "", -1,
 				 "%zu events requested; a set holds at most %d (split the list)",
 				 n, PMC_MAX_EVENTS);
-	/* Before anything opens: a check may need a breakpoint slot. */
-	if (!(flags & (PMC_OPEN_SIM | PMC__OPEN_UNCHECKED)) && (rc = pmc__kinds_vouch(specs, n, err)))
-		return rc;
 	set = calloc(1, sizeof(*set));
 	if (!set)
 		return pmc__fail(err, -ENOMEM, "", -1, "out of memory");
@@ -370,19 +349,6 @@ static int open_set(struct pmc_counters **out, const struct pmc_event_spec *spec
 		struct pmc__event *e = &set->ev[i];
 		int joined = 0;
 
-		if (e->spec.kind == PMC_KIND_UPROBE && (flags & PMC_OPEN_INHERIT)) {
-			const char *sym = strchr(e->spec.name, ':') ? strchr(e->spec.name, ':') + 1 : e->spec.name;
-
-			struct pmc_kind_check bp;
-			int bp_counts = pmc_kind_check(PMC_KIND_CHECK_BP_EXEC, &bp) == 0;
-
-			rc = pmc__fail(err, PMC_E_UNSUPPORTED, e->spec.name, -1,
-				       "cannot count \"%s\" with inherit: a uprobe counter loses counts once an inherited thread or process exits (measured on Linux 6.18: 4 threads x 50 calls plus 10 read 210, then 150, then 100; a child process's calls read 0); count the function with an execute breakpoint, which is inherited exactly: mem:%.*s:x%s%.200s%s",
-				       e->spec.name, (int)strcspn(sym, "@"), sym,
-				       bp_counts ? "" : " (not on this machine: ",
-				       bp_counts ? "" : bp.summary, bp_counts ? "" : ")");
-			goto fail;
-		}
 		if (e->spec.kind == PMC_KIND_SIM) {
 			rc = pmc__fail(err, PMC_E_UNSUPPORTED, e->spec.name, -1,
 				       "cannot count \"%s\" on the perf backend: sim: events are callgrind's and exist only on the sim backend (--backend=sim)",
@@ -481,28 +447,6 @@ fail:
 	return rc;
 }
 
-int pmc_counters_open(struct pmc_counters **out, const struct pmc_event_spec *specs,
-		      size_t n, unsigned flags, struct pmc_error *err)
-{
-	return open_set(out, specs, n, flags, 0, err);
-}
-
-int pmc_counters_open_task(struct pmc_counters **out, const struct pmc_event_spec *specs,
-			   size_t n, unsigned flags, pid_t pid, struct pmc_error *err)
-{
-	if (out)
-		*out = NULL;
-	if (pid <= 0)
-		return pmc__fail(err, -EINVAL, "", -1,
-				 "pmc_counters_open_task: pid %d; use pmc_counters_open for the calling thread",
-				 (int)pid);
-	if (flags & (PMC_OPEN_SIM | PMC_OPEN_PER_THREAD))
-		return pmc__fail(err, PMC_E_UNSUPPORTED, "", -1,
-				 "pmc_counters_open_task: another task is counted by the kernel, as a whole (no sim backend, no per-thread breakdown)");
-	/* rdpmc/mrs read the caller's counters, never another task's. */
-	return open_set(out, specs, n, flags | PMC_OPEN_NO_USER_READ, pid, err);
-}
-
 void pmc_counters_close(struct pmc_counters *set)
 {
 	if (!set)
@@ -516,115 +460,4 @@ void pmc_counters_close(struct pmc_counters *set)
 		close(set->thread_fd);
 	free(set->uspec);
 	free(set);
-}
-
-static int ioctl_groups(struct pmc_counters *set, unsigned long req)
-{
-	if (set->path == PMC_PATH_SIM)
-		return 0; /* the simulator always counts; readings are differences */
-	for (size_t gi = 0; gi < set->ngroups; gi++)
-		if (ioctl(set->g[gi].leader_fd, req, PERF_IOC_FLAG_GROUP) < 0)
-			return -errno;
-	return 0;
-}
-
-int pmc_counters_enable(struct pmc_counters *set)
-{
-	return set ? ioctl_groups(set, PERF_EVENT_IOC_ENABLE) : -EINVAL;
-}
-
-int pmc_counters_disable(struct pmc_counters *set)
-{
-	return set ? ioctl_groups(set, PERF_EVENT_IOC_DISABLE) : -EINVAL;
-}
-
-int pmc_counters_reset(struct pmc_counters *set)
-{
-	return set ? ioctl_groups(set, PERF_EVENT_IOC_RESET) : -EINVAL;
-}
-
-/* ---- read: the hot path --------------------------------------------------- */
-
-static PMC__ALWAYS_INLINE int read_groups(struct pmc_counters *set, struct pmc_reading *r)
-{
-	r->n = set->n;
-	for (size_t gi = 0; gi < set->ngroups; gi++) {
-		const struct pmc__group *g = &set->g[gi];
-		int rc;
-
-#if PMC__HAVE_USER_READ
-		if (g->user_read) {
-			struct pmc__upage_value v;
-			size_t k;
-
-			/* The leader's page gives the group's times; members
-			 * read their values only (one timestamp per group). */
-			const struct pmc__event *l = &set->ev[g->member[0]];
-
-			if (pmc__upage_read(l->page, l->shift, pmc__hw_counter, pmc__hw_timestamp,
-					    NULL, &v) == PMC__UPAGE_OK) {
-				struct pmc_count *c = &r->c[g->member[0]];
-
-				c->value = v.value;
-				c->enabled_ns = v.enabled_ns;
-				c->running_ns = v.running_ns;
-				for (k = 1; k < g->nmembers; k++) {
-					struct pmc_count *m = &r->c[g->member[k]];
-
-					const struct pmc__event *e = &set->ev[g->member[k]];
-
-					if (pmc__upage_read_value(e->page, e->shift, pmc__hw_counter,
-								  NULL, &m->value) != PMC__UPAGE_OK)
-						break;
-					m->enabled_ns = v.enabled_ns;
-					m->running_ns = v.running_ns;
-				}
-			} else {
-				k = 0;
-			}
-			if (k == g->nmembers)
-				continue;
-			/* Not on a counter right now (multiplexed out or
-			 * never scheduled): the kernel has the value. */
-		}
-#endif
-		rc = read_group(set, g, r);
-		if (rc)
-			return rc;
-	}
-	return 0;
-}
-
-/* The caller's events from the kernel events: sums of the parts (times:
- * the longest enabled, the summed running), with the parts kept. */
-static void fold_reading(const struct pmc_counters *set, struct pmc_reading *r)
-{
-	r->n = set->nuser;
-	memset(r->c, 0, set->nuser * sizeof(r->c[0]));
-	for (size_t k = 0; k < set->n; k++) {
-		const struct pmc_count *p = &set->raw.c[k];
-		struct pmc_count *c = &r->c[set->owner[k]];
-
-		c->value += p->value;
-		c->running_ns += p->running_ns;
-		c->enabled_ns = p->enabled_ns > c->enabled_ns ? p->enabled_ns : c->enabled_ns;
-		r->part[k] = *p;
-		r->part_of[k] = set->owner[k];
-	}
-	r->nparts = set->n;
-}
-
-int pmc_counters_read(struct pmc_counters *set, struct pmc_reading *r)
-{
-	int rc;
-
-	r->nparts = 0;
-	if (set->path == PMC_PATH_SIM)
-		return pmc__sim_read(set->sim_mask, set->n, set->sim_t0, set->sim_flags, r, NULL);
-	if (!set->spread)
-		return read_groups(set, r);
-	rc = read_groups(set, &set->raw);
-	if (rc == 0)
-		fold_reading(set, r);
-	return rc;
 }

@@ -16,9 +16,6 @@
 	(PERF_FORMAT_GROUP | PERF_FORMAT_ID | PERF_FORMAT_TOTAL_TIME_ENABLED | \
 	 PERF_FORMAT_TOTAL_TIME_RUNNING)
 
-/* pmc_counters_open without the kinds' checks: the checks' own sets. */
-#define PMC__OPEN_UNCHECKED (1u << 30)
-
 /* kinds.c: refuse a set with an event whose kind opens but failed its check
  * on known work (PMC_E_NOT_COUNTING, the check's words in *err). */
 int pmc__kinds_vouch(const struct pmc_event_spec *specs, size_t n, struct pmc_error *err);
@@ -81,6 +78,14 @@ struct pmc_counters {
 	int thread_fd;
 	struct pmc_ring *thread_ring;
 };
+
+/* counters.c: open a set as asked, without the checks of the public open
+ * (open.c); the kinds' checks open their own sets with it. */
+int pmc__counters_open_set(struct pmc_counters **out, const struct pmc_event_spec *specs,
+			   size_t n, unsigned flags, pid_t pid, struct pmc_error *err);
+
+/* counters_read.c: one group with read(2) into *r. */
+int pmc__read_group(struct pmc_counters *set, const struct pmc__group *g, struct pmc_reading *r);
 
 /* counters.c: the attr of spec s, counting (group leader or member). */
 void pmc__fill_attr(struct perf_event_attr *attr, const struct pmc_event_spec *s, int leader,

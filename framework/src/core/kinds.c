@@ -259,8 +259,7 @@ static void run_check(enum pmc_kind_check_id id, struct pmc_kind_check *c)
 	if (!rc)
 		spec.exclude_kernel = spec.exclude_hv = 1;
 	if (!rc)
-		rc = pmc_counters_open(&set, &spec, 1, PMC__OPEN_UNCHECKED | PMC_OPEN_NO_USER_READ,
-				       &err);
+		rc = pmc__counters_open_set(&set, &spec, 1, PMC_OPEN_NO_USER_READ, 0, &err);
 	if (!rc)
 		rc = pmc_counters_enable(set);
 	if (!rc)

@@ -763,10 +763,13 @@ int pmc__sim_unavailable(struct runner *r)
 	       r->prog);
 	return PMC_EXIT_SKIP;
 #else
+	/* A backend this machine lacks, as a missing PMU is: the cases skip
+	 * and say why (pmcheck probe says the same), and the guard still
+	 * fails a run in which nothing at all was measured. */
 	if (!*pmc_sim_valgrind_version()) {
-		fprintf(stderr, "%s: --backend=sim needs valgrind (callgrind), which is not on PATH: install it (apt-get install valgrind) or run with --backend=perf\n",
-			r->prog);
-		return PMC_EXIT_ERROR;
+		printf("%s: SKIP: --backend=sim needs valgrind, which is not on PATH: install it (Debian: apt-get install valgrind) or run with --backend=perf\n",
+		       r->prog);
+		return PMC_EXIT_SKIP;
 	}
 	return 0;
 #endif

@@ -112,8 +112,11 @@ static const char *find_tool_dir(void)
 			     (int)(slash - info.dli_fname), info.dli_fname,
 			     PMCHECK_SIM_TOOL_FROM_LIBDIR) < (int)sizeof(beside) &&
 		    access(beside, X_OK) == 0) {
+			static char real[PATH_MAX];
+
 			*strrchr(beside, '/') = '\0';
-			return beside;
+			/* /lib -> /usr/lib on merged-/usr systems: say the real place. */
+			return realpath(beside, real) ? real : beside;
 		}
 		return PMCHECK_SIM_TOOL_INSTALL_DIR;
 	}
