@@ -103,6 +103,35 @@ with tempfile.TemporaryDirectory() as d:
     check(p.returncode == 3 and "calls:stat_work_step" in p.stdout and "regression" in p.stdout,
           f"compare finds the added work: {p.returncode} {p.stdout[-600:]}")
 
+    # A bare calls:NAME is looked up in the command's own libraries, in the
+    # loader's order: a library pmcheck never loads (libexpat), and a C++
+    # program's libstdc++ (operator new and sized delete).
+    with open(os.path.join(d, "x.c"), "w") as f:
+        f.write("#include <expat.h>\nint main(void) { for (int i = 0; i < 3; i++) "
+                "XML_ParserFree(XML_ParserCreate(0)); return 0; }\n")
+    with open(os.path.join(d, "y.cpp"), "w") as f:
+        f.write("int main() { int *v[7]; int s = 0; for (int i = 0; i < 7; i++) v[i] = new int(i);\n"
+                "for (int i = 0; i < 7; i++) { s += *v[i]; delete v[i]; } return s == 21 ? 0 : 1; }\n")
+    built = subprocess.run(["cc", "-o", os.path.join(d, "x"), os.path.join(d, "x.c"), "-lexpat"],
+                           capture_output=True, text=True)
+    built_cxx = subprocess.run(["c++", "-O1", "-o", os.path.join(d, "y"), os.path.join(d, "y.cpp")],
+                               capture_output=True, text=True)
+    check(built.returncode == 0 and built_cxx.returncode == 0,
+          f"the two commands build: {built.stderr[-300:]} {built_cxx.stderr[-300:]}")
+    libs, p = stat(d, "libs", os.path.join(d, "x"), events="calls:XML_ParserCreate,calls:XML_ParserFree")
+    check(libs["calls:XML_ParserCreate"]["values"] == [3, 3, 3] and
+          libs["calls:XML_ParserFree"]["values"] == [3, 3, 3],
+          f"calls: in the command's libexpat, exactly: {libs}")
+    check("calls:XML_ParserCreate@" in p.stderr and "libexpat.so" in p.stderr,
+          f"the table says which object the calls were counted in: {p.stderr[-400:]}")
+    cxx, _ = stat(d, "cxx", os.path.join(d, "y"), events="calls:_Znwm,calls:_ZdlPvm")
+    check(cxx["calls:_Znwm"]["values"] == [7, 7, 7] and cxx["calls:_ZdlPvm"]["values"] == [7, 7, 7],
+          f"calls: in the C++ program's libstdc++, exactly: {cxx}")
+    p = subprocess.run([CLI, "stat", "-e", "calls:no_such_function_here", "--", os.path.join(d, "x")],
+                       capture_output=True, text=True, timeout=60)
+    check(p.returncode == 64 and "the libraries it loads" in p.stderr,
+          f"a name in no object is refused, saying where it was looked for: {p.returncode} {p.stderr[-400:]}")
+
     # The sim backend: executed work is exact, run after run.
     if not SANITIZED:
         sim, p = stat(d, "sim", WORK, "--work", "200", "0", events="instructions:u,branches",
