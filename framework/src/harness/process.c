@@ -763,13 +763,12 @@ int pmc__sim_unavailable(struct runner *r)
 	       r->prog);
 	return PMC_EXIT_SKIP;
 #else
-	/* A backend this machine lacks, as a missing PMU is: the cases skip
-	 * and say why (pmcheck probe says the same), and the guard still
-	 * fails a run in which nothing at all was measured. */
+	/* Asked for explicitly, the sim backend's absence is an error, not a
+	 * skip: a gate that meant to count on sim must not pass without it. */
 	if (!*pmc_sim_valgrind_version()) {
-		printf("%s: SKIP: --backend=sim needs valgrind, which is not on PATH: install it (Debian: apt-get install valgrind) or run with --backend=perf\n",
-		       r->prog);
-		return PMC_EXIT_SKIP;
+		fprintf(stderr, "%s: --backend=sim needs valgrind, which is not on PATH: install it (Debian: apt-get install valgrind) or run with --backend=perf\n",
+			r->prog);
+		return PMC_EXIT_ERROR;
 	}
 	return 0;
 #endif
