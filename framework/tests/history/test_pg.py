@@ -232,6 +232,20 @@ def main():
         check(merged[0] and merged[0] == merged[1], f"the same merged budgets: {merged}")
 
         # Errors: each names the store without a password, exit 2.
+        # libpq is loaded only for a PostgreSQL store: one that cannot be
+        # loaded (here a file that is no library, found first) is named,
+        # with the package that brings it; SQLite needs none.
+        with tempfile.TemporaryDirectory() as libdir:
+            with open(os.path.join(libdir, "libpq.so.5"), "w") as f:
+                f.write("not a library\n")
+            env = dict(os.environ, LD_LIBRARY_PATH=libdir)
+            p = hist(uri, "show", "x", env=env)
+            check(p.returncode == 2 and "needs libpq, which cannot be loaded" in p.stderr and
+                  "apt-get install libpq5" in p.stderr and "libpq.so.5" in p.stderr,
+                  f"libpq that cannot be loaded: {p.returncode} {p.stderr}")
+            p = hist(os.path.join(d, "lite.db"), "show", "x", env=env)
+            check(p.returncode in (0, 1) and "libpq" not in p.stderr,
+                  f"SQLite without a loadable libpq: {p.returncode} {p.stderr}")
         p = hist("postgresql://pmcheck@/pmcheck?host=/nonexistent-pmcheck-dir", "show", "x")
         check(p.returncode == 2 and "cannot connect" in p.stderr and "nonexistent-pmcheck-dir" in p.stderr,
               f"an unreachable server: {p.returncode} {p.stderr}")
