@@ -188,6 +188,36 @@ License: MIT
        "pmcheck: statically-linked-binary [usr/libexec/pmcheck/pmcheck-amd64-linux]\n")
   install(FILES ${deb_doc}/lintian/pmcheck DESTINATION ${CMAKE_INSTALL_DATADIR}/lintian/overrides
           COMPONENT command)
+  # Manual pages of the three programs, from their own --help (help2man),
+  # so a page cannot say other than the program does.
+  find_program(PMCHECK_HELP2MAN help2man REQUIRED)
+  file(WRITE ${deb_doc}/man/see-also.h2m "[SEE ALSO]
+Each command's options: \\fBpmcheck COMMAND --help\\fR. The documentation, the
+event syntax and the hwdb format: /usr/share/doc/pmcheck and
+/usr/share/pmcheck/hwdb/README.md.
+")
+  set(pages)
+  set(what_pmcheck "hardware-counter assertions and benchmarks")
+  set(what_pmcheck-validate "judge this machine's counters on known-count kernels against hwdb")
+  set(what_pmcheck_overhead "what one pmcheck region begin and end costs")
+  foreach(prog pmcheck_cli:pmcheck pmcheck-validate:pmcheck-validate pmcheck_overhead:pmcheck_overhead)
+    string(REPLACE ":" ";" pair ${prog})
+    list(GET pair 0 target)
+    list(GET pair 1 name)
+    set(page ${deb_doc}/man/${name}.1)
+    add_custom_command(OUTPUT ${page}.gz
+      COMMAND ${CMAKE_COMMAND} -E env "PATH=$<TARGET_FILE_DIR:${target}>:$ENV{PATH}"
+              ${PMCHECK_HELP2MAN} --no-info --no-discard-stderr --version-string=${PROJECT_VERSION}
+              "--name=${what_${name}}" --include=${deb_doc}/man/see-also.h2m
+              --output=${page} ${name}
+      COMMAND gzip -9nf ${page}
+      DEPENDS ${target}
+      COMMENT "Manual page of ${name} (help2man)"
+      VERBATIM)
+    list(APPEND pages ${page}.gz)
+  endforeach()
+  add_custom_target(pmcheck_man ALL DEPENDS ${pages})
+  install(FILES ${pages} DESTINATION ${CMAKE_INSTALL_MANDIR}/man1 COMPONENT command)
   configure_file(${PROJECT_SOURCE_DIR}/CHANGELOG.md ${deb_doc}/pmcheck-changelog/changelog COPYONLY)
   execute_process(COMMAND gzip -9nf ${deb_doc}/pmcheck-changelog/changelog)
   install(FILES ${deb_doc}/pmcheck-changelog/changelog.gz
