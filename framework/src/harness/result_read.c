@@ -7,6 +7,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <math.h>
 #include <stdarg.h>
@@ -105,6 +106,20 @@ static uint64_t count(struct reader *rd, json_t *o, const char *path, const char
 		return 0;
 	}
 	return v ? (uint64_t)json_integer_value(v) : 0;
+}
+
+/* A count the record keeps in an int or an unsigned (a line, repetitions):
+ * larger than INT_MAX is refused, not cut to another number on the way in
+ * (the fuzzer's line 3333333333333333333 came back out as a negative one). */
+static int small_count(struct reader *rd, json_t *o, const char *path, const char *key, bool optional)
+{
+	uint64_t v = count(rd, o, path, key, optional);
+
+	if (v > INT_MAX) {
+		fail(rd, "%s.%s: %" PRIu64 " is out of range (at most %d)", path, key, v, INT_MAX);
+		return 0;
+	}
+	return (int)v;
 }
 
 static double number(struct reader *rd, json_t *o, const char *path, const char *key)
@@ -284,7 +299,7 @@ int pmc__result_from_json(json_t *o, struct pmc__result *r, const char *where, c
 	r->suite = dup_str(&rd, o, "", "suite", true);
 	r->test = dup_str(&rd, o, "", "test", true);
 	r->file = dup_str(&rd, o, "", "file", true);
-	r->line = (int)count(&rd, o, "", "line", true);
+	r->line = small_count(&rd, o, "", "line", true);
 	v = field(&rd, o, "", "verdict", JSON_STRING, false);
 	if (v && (x = pmc__verdict_from_name(json_string_value(v))) < 0)
 		fail(&rd, ".verdict: unknown verdict \"%s\"", json_string_value(v));
@@ -298,8 +313,8 @@ int pmc__result_from_json(json_t *o, struct pmc__result *r, const char *where, c
 		r->backend = !strcmp(json_string_value(v), "sim") ? "sim" : "perf";
 	if (json_object_get(o, "reps")) {
 		r->has_options = true;
-		r->reps = (unsigned)count(&rd, o, "", "reps", false);
-		r->warmup = (unsigned)count(&rd, o, "", "warmup", true);
+		r->reps = (unsigned)small_count(&rd, o, "", "reps", false);
+		r->warmup = (unsigned)small_count(&rd, o, "", "warmup", true);
 		v = field(&rd, o, "", "stat", JSON_STRING, true);
 		r->stat = v && stat_of(json_string_value(v)) > 0 ? (enum pmc_stat)stat_of(json_string_value(v))
 								: PMC_STAT_MIN;
@@ -422,7 +437,7 @@ int pmc__result_from_json(json_t *o, struct pmc__result *r, const char *where, c
 			c->event = dup_str(&rd, v, path, "event", false);
 			c->per = dup_str(&rd, v, path, "per", true);
 			c->file = dup_str(&rd, v, path, "file", true);
-			c->line = (int)count(&rd, v, path, "line", true);
+			c->line = small_count(&rd, v, path, "line", true);
 			c->message = dup_str(&rd, v, path, "message", false);
 			c->measured = number(&rd, v, path, "measured");
 			c->lo = number(&rd, v, path, "lo");
