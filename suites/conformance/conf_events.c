@@ -59,22 +59,38 @@ void conf_known_issue(struct pmc_test *t, const char *id)
 
 /* PERF_COUNT_SW_TASK_CLOCK: "a clock count specific to the task that is
  * running", in ns: it agrees with the thread's CPU clock over a busy loop
- * (within 10%: the two clocks are read at slightly different instants). */
+ * (within 10%: the two clocks are read at slightly different instants).
+ * Under a hypervisor the task clock also runs while the host steals the
+ * CPU, and the thread's CPU clock does not: one busy spell of the host
+ * took it past 10% once in a CI run on a 2-core guest.  So up to three
+ * tries, each judged alone, and the first that agrees passes; a clock that
+ * disagrees every time fails, with each try's figures. */
 CONF_TEST(sw, task_clock_tracks_cpu_time)
 {
 	struct perf_event_attr a;
-	uint64_t c0, c1, v;
-	int fd;
+	uint64_t c0, c1, v, seen[3][2];
+	int fd, tries = 0, agreed = 0;
 
 	sw_attr(&a, PERF_COUNT_SW_TASK_CLOCK);
 	fd = OPEN(t, &a, 0, -1, -1, 0);
-	c0 = conf_thread_cpu_ns();
-	ioc(t, fd, PERF_EVENT_IOC_ENABLE, 0);
-	conf_spin(20000000);
-	ioc(t, fd, PERF_EVENT_IOC_DISABLE, 0);
-	c1 = conf_thread_cpu_ns();
-	v = read_u64(t, fd);
-	PMC_CHECK(t, v > (c1 - c0) * 9 / 10 && v <= (c1 - c0) * 11 / 10);
+	while (!agreed && tries < 3) {
+		ioc(t, fd, PERF_EVENT_IOC_RESET, 0);
+		c0 = conf_thread_cpu_ns();
+		ioc(t, fd, PERF_EVENT_IOC_ENABLE, 0);
+		conf_spin(20000000);
+		ioc(t, fd, PERF_EVENT_IOC_DISABLE, 0);
+		c1 = conf_thread_cpu_ns();
+		v = read_u64(t, fd);
+		seen[tries][0] = v;
+		seen[tries][1] = c1 - c0;
+		agreed = v > (c1 - c0) * 9 / 10 && v <= (c1 - c0) * 11 / 10;
+		tries++;
+	}
+	if (!agreed)
+		for (int i = 0; i < tries; i++)
+			pmc_test_note(t, "try %d: task-clock %" PRIu64 " ns, thread CPU clock %" PRIu64 " ns", i + 1,
+				      seen[i][0], seen[i][1]);
+	PMC_CHECK(t, agreed);
 }
 
 static CONF_NO_ASAN void touch_pages(char *mem, long psize, int n, char v)
