@@ -123,7 +123,6 @@ out:
 
 void pmc__probe_tool_start(struct pmc__tool_query *q, const char *name, int fresh)
 {
-	char real[4096];
 	struct stat st;
 	char *text;
 
@@ -131,11 +130,11 @@ void pmc__probe_tool_start(struct pmc__tool_query *q, const char *name, int fres
 	q->rc = pmc__find_on_path(name, q->path, sizeof(q->path));
 	if (q->rc)
 		return;
-	if (!realpath(q->path, real) || stat(real, &st)) {
+	if (!realpath(q->path, q->real) || stat(q->real, &st)) {
 		q->rc = -ENOENT;
 		return;
 	}
-	snprintf(q->key, sizeof(q->key), "%s %llu %lld %lld.%09ld", real, (unsigned long long)st.st_ino,
+	snprintf(q->key, sizeof(q->key), "%s %llu %lld %lld.%09ld", q->real, (unsigned long long)st.st_ino,
 		 (long long)st.st_size, (long long)st.st_mtim.tv_sec, st.st_mtim.tv_nsec);
 	text = fresh ? NULL : cache_read();
 	q->cached = text && !cache_lookup(text, q->key, q->line, sizeof(q->line));
@@ -159,11 +158,7 @@ int pmc__probe_tool_finish(struct pmc__tool_query *q, unsigned timeout_s)
 	pmc__child_read(&q->child, q->line, sizeof(q->line), pmc__child_now() + timeout_s);
 	q->line[strcspn(q->line, "\n")] = '\0';
 	pmc__child_kill(&q->child);
-	if (q->line[0]) {
-		char real[4096];
-
-		if (realpath(q->path, real))
-			cache_store(real, q->key, q->line);
-	}
+	if (q->line[0])
+		cache_store(q->real, q->key, q->line);
 	return 0;
 }

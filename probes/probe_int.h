@@ -30,6 +30,7 @@ struct pmc__tool_query {
 	struct pmc__child child; /* the running `--version` */
 	int running;
 	char path[4096]; /* the binary found on PATH */
+	char real[4096]; /* its real path, the cache's name for it */
 	char key[4200];  /* path, inode, size, mtime */
 	char line[256];
 	int rc;          /* -ENOENT, or 0 */
