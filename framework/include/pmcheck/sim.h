@@ -139,6 +139,13 @@ PMC_API int pmc_sim_active(void);
 PMC_API const char *pmc_sim_engine(void);
 
 /*
+ * Why this process's last sim reading failed, as a sentence (for example,
+ * callgrind refusing a region a signal handler ran in), or NULL when none
+ * has.  The string is static, overwritten by the next failure.
+ */
+PMC_API const char *pmc_sim_read_error(void);
+
+/*
  * Which engine the sim backend's runs (pmc_sim_exec*, pmc_sim_run*) use:
  * "auto" (pmcheck's valgrind tool when it is built, matches the valgrind
  * on PATH and can count every event the run needs; callgrind otherwise),

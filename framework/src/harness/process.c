@@ -755,10 +755,44 @@ void pmc__run_one(struct runner *r, const struct pmc_test_def *d, double *second
 	res->timeout_s = o.timeout;
 }
 
+/*
+ * PMCHECK_SIM_ENV, checked before any case: a name that is not a variable
+ * name is a usage error; a variable that is not set is said, since the
+ * cases then run without it and count as if it had not been named (a
+ * calibration where it was set would not match).
+ */
+static int sim_env_check(struct runner *r)
+{
+	const char *keep = getenv("PMCHECK_SIM_ENV");
+	const char *p = keep;
+
+	while (p && *p) {
+		size_t n = strcspn(p, ":");
+		size_t ok = strspn(p, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_");
+		char name[256];
+
+		if (n && (ok < n || (*p >= '0' && *p <= '9'))) {
+			fprintf(stderr, "%s: PMCHECK_SIM_ENV=\"%s\": \"%.*s\" is not a variable name: give names separated by ':' (PMCHECK_SIM_ENV=HOME:LANG)\n",
+				r->prog, keep, (int)(n > 64 ? 64 : n), p);
+			return PMC_EXIT_USAGE;
+		}
+		if (n && n < sizeof(name)) {
+			memcpy(name, p, n);
+			name[n] = '\0';
+			if (!getenv(name))
+				fprintf(stderr, "%s: PMCHECK_SIM_ENV names %s, which is not set: the cases under --backend=sim run without it\n",
+					r->prog, name);
+		}
+		p += n + (p[n] == ':');
+	}
+	return 0;
+}
+
 /* --backend=sim from outside the simulator: can cases be started under it? */
 int pmc__sim_unavailable(struct runner *r)
 {
 #if defined(__SANITIZE_ADDRESS__)
+	(void)sim_env_check;
 	printf("%s: SKIP: --backend=sim cannot run an AddressSanitizer build (valgrind and ASan both manage the address space); use a build without sanitizers\n",
 	       r->prog);
 	return PMC_EXIT_SKIP;
@@ -770,7 +804,7 @@ int pmc__sim_unavailable(struct runner *r)
 			r->prog);
 		return PMC_EXIT_ERROR;
 	}
-	return 0;
+	return sim_env_check(r);
 #endif
 }
 

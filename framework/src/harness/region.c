@@ -100,8 +100,10 @@ int pmc_test_region_begin(struct pmc_test *t, const char *name)
 
 void pmc__test_read_failed(struct pmc_test *t, int rc)
 {
+	const char *why = t->backend == PMC_BACKEND_SIM ? pmc_sim_read_error() : NULL;
+
 	pmc_test_error(t, "region \"%s\": reading the counters failed: %s",
-		       open_region(t) ? open_region(t)->name : "?", pmc_strerror(rc));
+		       open_region(t) ? open_region(t)->name : "?", why ? why : pmc_strerror(rc));
 }
 
 struct pmc_counters *pmc_test_counters(struct pmc_test *t)

@@ -6,7 +6,7 @@
  * functions), and wherever pmcheck's own tool is not built or not usable.
  */
 #define _GNU_SOURCE
-#include <dirent.h>
+#include <stdint.h>
 #include <fcntl.h>
 #include <errno.h>
 #include <limits.h>
@@ -15,6 +15,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -91,6 +92,17 @@ static int take_dump(const char *path, struct pmc_sim_dump *d, struct pmc_error 
 			rc = -ESTALE;
 		else /* calls: events count from the same dump */
 			rc = pmc__cg_calls_count(path, text, (size_t)st.st_size, err);
+		if (rc == 0) {
+			char handler[256];
+			int n = pmc__cg_uncalled(text, (size_t)st.st_size, sim_state.part == 1,
+						 handler, sizeof(handler));
+
+			if (n > 0)
+				rc = pmc__fail(err, PMC_E_UNSUPPORTED, handler, -1,
+					       "sim: %s%s ran in this region without being called (a signal handler entered by delivery), and callgrind leaves a handler's cost out of its totals and records no call for it, so no figure of this region would be what ran; count it with pmcheck's valgrind tool (--sim-engine=pmcheck or auto), which counts handlers",
+					       handler[0] ? handler : "a function",
+					       n > 1 ? " (and others)" : "");
+		}
 	}
 	munmap(text, (size_t)st.st_size);
 	if (rc)
@@ -114,38 +126,54 @@ int pmc_sim_claim_dump(char *path, size_t size)
 }
 
 /* The file is <dir>/cg.<pid>.<part>; if callgrind numbered it otherwise
- * (another dump in the program, e.g. the user's own), find it by trigger. */
+ * (another dump in the program, e.g. the user's own), find it by trigger.
+ * The directory is read with getdents64(2) into the stack: opendir(3)
+ * would allocate on the heap the measured code allocates from. */
 static int collect_dump(struct pmc_sim_dump *d, struct pmc_error *err)
 {
 	const char *dir = getenv(SIM_ENV_DIR);
 	char path[PATH_MAX], prefix[64];
-	struct dirent *de;
-	DIR *dh;
-	int rc;
+	char buf[8192] __attribute__((aligned(8)));
+	long got;
+	int rc, fd;
 
 	snprintf(path, sizeof(path), "%s/cg.%ld.%u", dir, (long)sim_state.pid, sim_state.part);
 	rc = take_dump(path, d, err);
 	if (rc == 0 || (rc != -ENOENT && rc != -ESTALE))
 		return rc;
 	snprintf(prefix, sizeof(prefix), "cg.%ld.", (long)sim_state.pid);
-	dh = opendir(dir);
-	if (!dh)
+	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
 		return pmc__fail(err, -errno, dir, -1, "sim: cannot read the dump directory %s: %s",
 				 dir, strerror(errno));
 	rc = -ENOENT;
-	while ((de = readdir(dh))) {
-		if (strncmp(de->d_name, prefix, strlen(prefix)))
-			continue;
-		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
-		rc = take_dump(path, d, err);
-		if (rc == 0) {
-			sim_state.part = (unsigned)strtoul(de->d_name + strlen(prefix), NULL, 10);
+	while (rc == -ENOENT || rc == -ESTALE) {
+		got = syscall(SYS_getdents64, fd, buf, sizeof(buf));
+		if (got <= 0)
 			break;
+		for (long at = 0; at < got;) {
+			const struct linux_dirent64 {
+				uint64_t d_ino;
+				int64_t d_off;
+				unsigned short d_reclen;
+				unsigned char d_type;
+				char d_name[];
+			} *de = (const void *)(buf + at);
+
+			at += de->d_reclen;
+			if (strncmp(de->d_name, prefix, strlen(prefix)))
+				continue;
+			snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+			rc = take_dump(path, d, err);
+			if (rc == 0) {
+				sim_state.part = (unsigned)strtoul(de->d_name + strlen(prefix), NULL, 10);
+				break;
+			}
+			if (rc != -ESTALE && rc != -ENOENT)
+				break;
 		}
-		if (rc != -ESTALE && rc != -ENOENT)
-			break;
 	}
-	closedir(dh);
+	close(fd);
 	if (rc == -ENOENT || rc == -ESTALE)
 		rc = pmc__fail(err, PMC_E_SIM, dir, -1,
 			       "sim: callgrind wrote no dump named \"%s\" into %s (is the program running under the sim backend's valgrind command?)",

@@ -120,6 +120,31 @@ void pmc_sim_functions_free(struct pmc_sim_fn_cost *f, size_t n)
 	free(f);
 }
 
+/*
+ * The sim backend runs callgrind with --demangle=no (a reading must not
+ * allocate in the measured process, and matching calls: by mangled name
+ * needs no demangler there), so C++ names are demangled here, for people:
+ * "_ZN4pugi8xml_node5childEPKc'2" -> "pugi::xml_node::child(char const*)'2",
+ * callgrind's recursion level kept.
+ */
+static void demangle_row(struct pmc_sim_fn_cost *f)
+{
+	const char *q = strrchr(f->name, '\'');
+	size_t n = q && q[1] && strspn(q + 1, "0123456789") == strlen(q + 1) ? (size_t)(q - f->name)
+									      : strlen(f->name);
+	char *base, *d, *out;
+
+	if (strncmp(f->name, "_Z", 2) || !(base = strndup(f->name, n)))
+		return;
+	d = pmc__demangle(base);
+	free(base);
+	if (d && asprintf(&out, "%s%s", d, f->name + n) >= 0) {
+		free(f->name);
+		f->name = out;
+	}
+	free(d);
+}
+
 int pmc_sim_dump_functions(const char *file, const char *text, size_t len,
 			   struct pmc_sim_fn_cost **out, size_t *count, struct pmc_error *err)
 {
@@ -239,6 +264,8 @@ int pmc_sim_dump_functions(const char *file, const char *text, size_t len,
 		pmc_sim_functions_free(rows, n);
 		return rc;
 	}
+	for (size_t i = 0; i < n; i++)
+		demangle_row(&rows[i]);
 	*out = rows;
 	*count = n;
 	return 0;

@@ -176,10 +176,23 @@ int pmc__sim_calls_watch(const struct pmc_event_spec *s, unsigned *slot, struct 
 	return this_engine()->watch(s, slot, err);
 }
 
+/* The last failed reading's words: the counting core reads without an
+ * error struct (the hot path), and the harness asks for them. */
+static struct pmc_error read_error;
+
 int pmc__sim_read(const unsigned *masks, size_t n, uint64_t t0, unsigned flags,
 		  struct pmc_reading *r, struct pmc_error *err)
 {
-	return engine->read(masks, n, t0, flags, r, err);
+	int rc = engine->read(masks, n, t0, flags, r, err ? err : &read_error);
+
+	if (rc && err)
+		read_error = *err;
+	return rc;
+}
+
+const char *pmc_sim_read_error(void)
+{
+	return read_error.code ? read_error.message : NULL;
 }
 
 void pmc_sim_pause(void)

@@ -45,6 +45,10 @@ int pmc__sim_calls_watch(const struct pmc_event_spec *s, unsigned *slot, struct 
 int pmc__cg_calls_watch(const struct pmc_event_spec *s, unsigned *slot, struct pmc_error *err);
 uint64_t pmc__cg_calls_total(unsigned slot);
 int pmc__cg_calls_count(const char *file, const char *text, size_t len, struct pmc_error *err);
+/* Functions that ran in a dump's interval without being called (signal
+ * handlers entered by delivery): how many, the first one's name; the
+ * process's first dump names the stack instrumentation began on instead. */
+int pmc__cg_uncalled(const char *text, size_t len, int first_dump, char *name, size_t size);
 
 /* Nonzero when running under valgrind (rdpmc would raise SIGILL there). */
 int pmc__under_valgrind(void);
