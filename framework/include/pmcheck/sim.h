@@ -222,6 +222,11 @@ PMC_API int pmc_sim_exec_for(char *const argv[], int verbose, unsigned columns,
 /* In pmc_sim_exec_for's columns: instrument from the start (a program
  * that measures from its first instruction, not from its first set). */
 #define PMC_SIM_FROM_START (1u << 30)
+/* In pmc_sim_exec_for's columns: valgrind's other thread scheduler
+ * (--fair-sched=yes), so that threads interleave otherwise.  Calibration
+ * alternates it between runs to find counts that depend on the schedule;
+ * a single-threaded program counts the same under both. */
+#define PMC_SIM_OTHER_SCHEDULE (1u << 29)
 
 /*
  * In a program pmc_sim_exec_for started: nothing more will be read, so

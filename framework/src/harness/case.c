@@ -200,7 +200,11 @@ static void open_counters(struct pmc_test *t)
 	t->hot.one_group = t->backend == PMC_BACKEND_PERF && pmc_counters_groups(t->set) == 1 &&
 			   pmc_counters_path(t->set) != PMC_PATH_SIM;
 	/* Counting this thread only on the kernel: watch for the others. */
-	t->hot.watch_threads = t->backend == PMC_BACKEND_PERF && !t->opt.inherit;
+	/* Counting this thread only (the kernel without .inherit, and
+	 * pmcheck's valgrind tool, whose counters are per thread, likewise):
+	 * watch for the others.  callgrind counts every thread, but the two
+	 * engines must judge alike, so a case is INCONCLUSIVE on both. */
+	t->hot.watch_threads = !t->opt.inherit;
 	if ((t->opt.requires & PMC_REQ_USER_READ) && pmc_counters_path(t->set) != PMC_PATH_USER)
 		pmc_test_skip(t, "needs user-space counter reads (rdpmc/mrs): the kernel does not offer them for these events here (cap_user_rdpmc 0, or arm64 perf_user_access 0)");
 }

@@ -90,6 +90,10 @@ struct pmc_test {
 	 * the CPU clocks then. */
 	bool threaded_at_begin;
 	struct timespec thread_cpu0, process_cpu0;
+	/* sim: the reaped children's page faults at the region's start
+	 * (a child reaped inside it ran work the backend did not count) */
+	long children_minflt0;
+	bool children_noted;
 
 	/* perf attribution: the samplers of a failed case's re-run, or NULL */
 	struct pmc__sampling_state *sampling;

@@ -222,7 +222,7 @@ void pmc__judge(struct pmc__check *c, struct pmc__region *r, int ev, int per,
 			pmc__fmt_num(meas, sizeof(meas), x);
 			c->status = PMC__CHECK_INCONCLUSIVE;
 			pmc__check_msg(c,
-				"%s: cannot judge: other threads of the process ran during %zu of %zu samples and the case counts its own thread only (measured %s, a partial count); set .inherit = 1 to count them",
+				"%s: cannot judge: other threads of the process, or child processes, ran uncounted during %zu of %zu samples (measured %s, a partial count); set .inherit = 1 to count threads (the notes say when it was a child process)",
 				what, ot, total, meas);
 			return;
 		}

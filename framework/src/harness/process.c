@@ -222,6 +222,9 @@ static void canonical_environment(void)
  * and a noisy budget covers what other layouts do.  Gate runs use 0.
  */
 size_t pmc__sim_layout_shift;
+/* --calibrate's runs alternate valgrind's thread schedulers, so that a
+ * count that depends on how threads interleave varies between them. */
+bool pmc__sim_other_schedule;
 #define SIM_PAD_UNIT 65536
 
 static void pad_environment(char *const *args)
@@ -348,7 +351,10 @@ static int exec_sim_case(struct runner *r, const struct pmc_test_def *d, int res
 	pad_environment(args);
 	pmc_log_set(pmc__log_stderr, NULL);
 	rc = r->sim_full ? pmc_sim_exec(args, r->verbose, &err)
-			 : pmc_sim_exec_for(args, r->verbose, (unsigned)columns, &err);
+			 : pmc_sim_exec_for(args, r->verbose,
+					    (unsigned)columns |
+						    (pmc__sim_other_schedule ? PMC_SIM_OTHER_SCHEDULE : 0),
+					    &err);
 	if (rc < 0) {
 		fprintf(stderr, "%s: --backend=sim: %s\n", r->prog, err.message);
 		return PMC_EXIT_ERROR;

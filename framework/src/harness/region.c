@@ -13,6 +13,7 @@
 #include <string.h>
 #include <time.h>
 
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "harness_int.h"
@@ -28,6 +29,21 @@ struct pmc__region *pmc__region_named(struct pmc_test *t, const char *name)
 		if (!strcmp(t->region[i].name, name))
 			return &t->region[i];
 	return NULL;
+}
+
+/*
+ * Page faults of the children this process has reaped (getrusage(2),
+ * RUSAGE_CHILDREN): every process faults at least once, so a change
+ * across a region says a child (fork, posix_spawn, system) ran and was
+ * waited for inside it.  The sim backend counts this process only:
+ * valgrind runs a forked child in a process of its own, and a spawned
+ * program not at all (--trace-children=no).
+ */
+static long children_faults(void)
+{
+	struct rusage ru;
+
+	return getrusage(RUSAGE_CHILDREN, &ru) ? -1 : ru.ru_minflt + ru.ru_majflt;
 }
 
 static struct pmc__region *open_region(const struct pmc_test *t)
@@ -85,6 +101,8 @@ int pmc_test_region_begin_n(struct pmc_test *t, const char *name, uint64_t itera
 		clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t->thread_cpu0);
 		clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t->process_cpu0);
 	}
+	if (t->backend == PMC_BACKEND_SIM && !t->measuring_overhead)
+		t->children_minflt0 = children_faults();
 	if (t->sampling)
 		pmc__sampling_begin(t, r);
 	rc = pmc_region_begin(&t->hot.core);
@@ -164,6 +182,15 @@ int pmc_test_region_end(struct pmc_test *t)
 	if (t->sampling)
 		pmc__sampling_end(t);
 	others = t->hot.watch_threads && !t->measuring_overhead && other_threads_ran(t);
+	if (t->backend == PMC_BACKEND_SIM && !t->measuring_overhead &&
+	    children_faults() != t->children_minflt0) {
+		others = true;
+		if (!t->children_noted) {
+			t->children_noted = true;
+			pmc_test_note(t, "region \"%s\": a child process (fork, posix_spawn, system) ran and ended inside it, and the sim backend counts this process only: its samples are partial (INCONCLUSIVE); count children on perf with .inherit = 1, or wait for them outside the region",
+				      r->name);
+		}
+	}
 	if (rc)
 		pmc__test_read_failed(t, rc);
 	if (t->hot.recording) {

@@ -106,12 +106,14 @@ int pmc__run_calibrate(struct runner *r, size_t total)
 
 			/* 0, 448, 896, ...: distinct cache-set offsets for 64 runs. */
 			pmc__sim_layout_shift = (k * 448) % 4096;
+			pmc__sim_other_schedule = k % 2 == 1;
 			pmc__run_one(r, d, &secs, &runs[k]);
 			/* A case that cannot run here will not in the next runs. */
 			if (k == 0 && (runs[k].verdict == PMC_SKIP || runs[k].verdict == PMC_ERROR))
 				break;
 		}
 		pmc__sim_layout_shift = 0;
+		pmc__sim_other_schedule = false;
 		if (k == r->calibrate)
 			functions_from_callgrind(r, d, &runs[0]);
 		n = pmc__calibrate_case(runs, k < r->calibrate ? 1 : r->calibrate,

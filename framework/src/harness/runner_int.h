@@ -47,6 +47,7 @@ void pmc__run_one(struct runner *r, const struct pmc_test_def *d, double *second
 /* process.c: the offset, in bytes, by which the next sim case's stack is
  * moved (calibration runs give each run its own cache-set layout). */
 extern size_t pmc__sim_layout_shift;
+extern bool pmc__sim_other_schedule;
 /* process.c: SIGINT and SIGTERM kill the running case, then the runner. */
 void pmc__runner_forward_signals(void);
 /* process.c: --backend=sim from outside the simulator: can cases start

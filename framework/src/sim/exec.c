@@ -632,6 +632,8 @@ static int run_under_valgrind(char *const argv[], int verbose, unsigned columns,
 	 * (pmc__sim_check starts it), unless told to from the start. */
 	if (!tool && !whole && !(columns & PMC_SIM_FROM_START))
 		vargv[n++] = "--instr-atstart=no";
+	if (!whole && (columns & PMC_SIM_OTHER_SCHEDULE))
+		vargv[n++] = "--fair-sched=yes";
 	/* Dumps go to a private directory, one file per process (%p) and
 	 * dump; valgrind's own messages to a log that is filtered afterwards
 	 * (pass_on_log), so the program's stderr stays the program's. */
@@ -729,7 +731,9 @@ int pmc_sim_exec_for(char *const argv[], int verbose, unsigned columns, struct p
 {
 	/* ~0u is the whole run; no column past the last means the same. */
 	return run_under_valgrind(argv, verbose,
-				   columns & (((1u << PMC_SIM_NCOLUMNS) - 1) | PMC_SIM_FROM_START), NULL,
+				   columns & (((1u << PMC_SIM_NCOLUMNS) - 1) | PMC_SIM_FROM_START |
+					      PMC_SIM_OTHER_SCHEDULE),
+				   NULL,
 				   NULL, err);
 }
 
