@@ -92,7 +92,7 @@ static size_t clone_base(const char *name, const char **what, const char **why)
 /* What a user writes after calls: for the function whose symbol is the
  * first n bytes of `symbol`, and how messages show it: a C++ function
  * demangled ("ns::parse" and "ns::parse(char const*)"), a C one as is
- * ("parse" and "parse()").  The mangled name when the demangled one is no
+ * ("parse" and "parse(...)").  The mangled name when the demangled one is no
  * calls: name (an operator, a lambda). */
 static void function_names(const char *symbol, size_t n, char *event, size_t esize, char *shown,
 			   size_t ssize)
@@ -102,7 +102,7 @@ static void function_names(const char *symbol, size_t n, char *event, size_t esi
 
 	snprintf(base, sizeof(base), "%.*s", (int)n, symbol);
 	snprintf(event, esize, "%s", base);
-	snprintf(shown, ssize, "%s()", base);
+	snprintf(shown, ssize, "%s(...)", base);
 	if (strncmp(base, "_Z", 2) != 0 || !(d = pmc__demangle(base)))
 		return;
 	snprintf(shown, ssize, "%s", d);

@@ -229,7 +229,7 @@ static void resolve_events(struct pmc_test *t)
 			continue;
 		if (pmc_error_is_capability(rc) && rc != PMC_E_NO_SYMBOL)
 			pmc_test_skip(t, "%s", err.message);
-		pmc_test_error(t, "%s (looked up when the counters open, after the fixture's setup: a library the case loads must be loaded by then, in the setup, or be named as the dynamic linker finds it, calls:FUNC@libNAME.so.N, or by its path, calls:FUNC@/path/to/lib.so)",
+		pmc_test_error(t, "%s (looked up when the counters open, after the fixture's setup; a library the case loads later is found by the name it is loaded by, calls:FUNC@libNAME.so.N, or by its path)",
 			       err.message);
 	}
 }
