@@ -18,6 +18,11 @@
 #   ENVIRONMENT PMCHECK_RESULTS_DIR=<dir>  every case leaves a result file
 #   FIXTURES_REQUIRED pmcheck_results      so pmcheck_add_guard() runs last
 #
+# Every listed case is registered: the runner lists by the events' kinds and
+# looks calls: functions up only when the case runs (a library dlopen()ed
+# later is not loaded at listing time).  A suite that lists no case gets one
+# failing test, <name>.no_cases, that says so.
+#
 # With SIM, every case whose events all have a simulated equivalent is also
 # registered as <suite.case>.sim, run with --backend=sim (valgrind
 # callgrind): label "sim" instead of "perf", no PMU lock (runs in parallel),
@@ -28,8 +33,9 @@
 #
 # Adds <name>.clear (empties the results directory before the first case)
 # and <name> (after the last case: merges the result files, prints the
-# summary with grouped skip reasons, and fails when no case measured
-# anything, i.e. every measuring test was skipped).
+# summary with grouped skip reasons, and fails only when no case measured
+# anything, i.e. every measuring test was skipped, or no result file was
+# written; a failed case is a failed test of its own and does not fail it).
 include_guard(GLOBAL)
 
 set(_PMCHECK_DISCOVER_SCRIPT "${CMAKE_CURRENT_LIST_DIR}/PmcheckDiscover.cmake")

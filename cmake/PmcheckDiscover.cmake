@@ -44,9 +44,11 @@ foreach(line IN LISTS lines)
   if(EMULATOR)
     set(cmd "[==[${EMULATOR}]==] ${cmd}")
   endif()
-  # A case that runs on the sim backend only gets no perf test (it would
-  # only ever skip).
-  if(backends MATCHES "perf" OR NOT SIM)
+  # Every listed case becomes a test, whatever its events resolve to now
+  # (the runner lists without looking symbols up; a case whose function
+  # cannot be found says so when it runs, as an ERROR).  A case that runs
+  # on the sim backend only gets no perf test (it would only ever skip).
+  if(backends MATCHES "perf" OR NOT SIM OR NOT backends MATCHES "sim")
     string(APPEND script "add_test([==[${name}]==] ${cmd})\n")
     string(APPEND script "set_tests_properties([==[${name}]==] PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT ${ctest_timeout} LABELS [==[${labels}]==] ENVIRONMENT [==[PMCHECK_RESULTS_DIR=${RESULTS_DIR}]==] FIXTURES_REQUIRED pmcheck_results)\n")
     if(NOT lock STREQUAL "-")
@@ -65,8 +67,12 @@ foreach(line IN LISTS lines)
     math(EXPR count "${count} + 1")
   endif()
 endforeach()
+# No case at all: one failing test that says so (rather than none, which
+# would pass unnoticed).
 if(count EQUAL 0)
-  string(APPEND script "add_test(${TARGET}_NO_CASES ${TARGET}_NO_CASES)\n")
+  set(why "${TARGET} --list=tsv listed no case: the suite defines none (no PMC_TEST in its sources, or their objects were not linked in); add a case, or remove its pmcheck_add_suite()")
+  string(APPEND script "add_test([==[${TARGET}.no_cases]==] [==[${CMAKE_COMMAND}]==] -E echo [==[${why}]==])\n")
+  string(APPEND script "set_tests_properties([==[${TARGET}.no_cases]==] PROPERTIES FAIL_REGULAR_EXPRESSION [==[listed no case]==] LABELS [==[pmcheck]==])\n")
 endif()
 # Write only on change, so ctest does not re-read an identical file.
 set(tmp "${OUT}.tmp")

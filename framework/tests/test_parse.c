@@ -610,6 +610,57 @@ T_CASE(calls_forms)
 	T_CHECK(pmc_event_parse("calls:1abc", &s, &err) == PMC_E_SYNTAX, "calls:1abc accepted");
 	T_CHECK(pmc_event_parse("calls:malloc@", &s, &err) == PMC_E_SYNTAX, "calls:malloc@");
 	T_EQ_U64(t_probe_target(1), 4, "target works");
+
+	/* Deferred: the kind and the name now, whether or not the function
+	 * can be found; the object and the offset from pmc_event_resolve. */
+	{
+		struct pmc_event_spec d[3];
+		struct pmc_counters *set = NULL;
+		uint64_t offset = 0;
+		size_t nd = 0;
+
+		T_CHECK(pmc_event_parse("calls:t_probe_target", &s, &err) == 0, "%s", err.message);
+		offset = s.probe_offset;
+		T_CHECK(pmc_event_parse_list_flags("calls:zz_not_yet@libzz_not_loaded.so,calls:t_probe_target,instructions",
+						   PMC_PARSE_DEFER_SYMBOLS, d, 3, &nd, &err) == 0,
+			"deferred list refused: %s", err.message);
+		T_EQ_U64(nd, 3, "deferred list length");
+		T_EQ_U64(d[0].kind, PMC_KIND_UPROBE, "deferred kind");
+		T_EQ_STR(d[0].name, "calls:zz_not_yet@libzz_not_loaded.so", "deferred canonical name");
+		T_EQ_STR(d[0].path, "", "deferred: no object yet");
+		T_CHECK(pmc_counters_open(&set, d, 2, 0, &err) == -EINVAL && set == NULL &&
+				strstr(err.message, "pmc_event_resolve"),
+			"an unresolved spec opened: %s", err.message);
+		T_CHECK(pmc_event_resolve(&d[1], &err) == 0, "%s", err.message);
+		T_EQ_STR(d[1].path, exe, "resolved object");
+		T_EQ_U64(d[1].probe_offset, offset, "resolved offset as parsing finds it");
+		T_CHECK(pmc_event_resolve(&d[2], &err) == 0, "another kind is left as it is: %s",
+			err.message);
+		T_CHECK(pmc_event_resolve(&d[0], &err) == PMC_E_NO_SYMBOL &&
+				strstr(err.message, "\"calls:zz_not_yet@libzz_not_loaded.so\"") &&
+				strstr(err.message, "symbol \"zz_not_yet\" is not defined") &&
+				strstr(err.message, "nm -D"),
+			"unresolvable: %s", err.message);
+		T_CHECK(pmc_event_parse_list_flags("instructions", 0x80, d, 3, &nd, &err) == -EINVAL &&
+				strstr(err.message, "0x80"),
+			"unknown flag: %s", err.message);
+		/* A clone's name is refused by its form, deferred or not. */
+		T_CHECK(pmc_event_parse_list_flags("calls:zz_f.cold", PMC_PARSE_DEFER_SYMBOLS, d, 3,
+						   &nd, &err) == PMC_E_NO_SYMBOL &&
+				strstr(err.message, "count the function itself: calls:zz_f"),
+			"clone deferred: %s", err.message);
+	}
+	/* A library not loaded, named as the dynamic linker finds it: the
+	 * file in its search path answers (libz is dlopen()ed by no one here). */
+	if (access("/lib/x86_64-linux-gnu/libz.so.1", R_OK) == 0 ||
+	    access("/usr/lib/x86_64-linux-gnu/libz.so.1", R_OK) == 0 ||
+	    access("/lib/aarch64-linux-gnu/libz.so.1", R_OK) == 0 ||
+	    access("/usr/lib/aarch64-linux-gnu/libz.so.1", R_OK) == 0) {
+		T_CHECK(dlopen("libz.so.1", RTLD_LAZY | RTLD_NOLOAD) == NULL, "libz is loaded already");
+		T_CHECK(pmc_event_parse("calls:crc32@libz.so.1", &s, &err) == 0, "%s", err.message);
+		T_CHECK(strstr(s.path, "/libz.so.1") && s.probe_offset > 0, "crc32@libz.so.1: %s %llu",
+			s.path, (unsigned long long)s.probe_offset);
+	}
 }
 
 T_CASE(lists)

@@ -33,9 +33,11 @@ static const struct cli_command commands[] = {
 	{ "results", "results [options] DIR|FILE...",
 	  "merge suite result files (--json, --results-dir), each checked on read, and\n"
 	  "print the summary with grouped skip reasons",
-	  "  --require-measured  fail when measuring cases were selected but none\n"
-	  "                      measured anything (all skipped); a selection without\n"
-	  "                      measuring cases (a conformance suite) has nothing to guard\n"
+	  "  --require-measured  fail only when measuring cases were selected but none\n"
+	  "                      measured anything (all skipped), or there are no result\n"
+	  "                      files; failed cases do not fail it (each is a failed test\n"
+	  "                      of its own); a selection without measuring cases (a\n"
+	  "                      conformance suite) has nothing to guard\n"
 	  "  --clear             empty the DIRs given of result files (a CTest run's start)\n"
 	  "  --by-suite          a per-suite (conformance: per-area) table with kernel\n"
 	  "                      and CPU\n"
@@ -55,8 +57,8 @@ static const struct cli_command commands[] = {
 	  "                      the summary goes to stderr)\n"
 	  "\n"
 	  "exit status: the merged cases' (0 pass, 1 fail, 2 error, 4 inconclusive; all\n"
-	  "skipped is 0), 1 when --require-measured finds nothing measured, 2 for an\n"
-	  "unreadable file or an export of several machines, 64 usage.\n",
+	  "skipped is 0); with --require-measured 0, or 1 when nothing was measured; 2\n"
+	  "for an unreadable file or an export of several machines, 64 usage.\n",
 	  cmd_results },
 	{ "history", "history [--db=STORE] add FILE|DIR... | show CASE [EVENT] | changes [CASE [EVENT]] | report --html=DIR",
 	  "results across commits and machines in one store: an SQLite file, or a\n"

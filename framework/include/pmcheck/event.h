@@ -87,7 +87,9 @@ struct pmc_event_spec {
 	unsigned uses_hw_counter : 1;
 
 	/* uprobe only: object file path and the function's file offset.  The
-	 * kernel reads the path through attr.uprobe_path at open time. */
+	 * kernel reads the path through attr.uprobe_path at open time.  An
+	 * empty path: a calls: event parsed with PMC_PARSE_DEFER_SYMBOLS and
+	 * not resolved yet (pmc_event_resolve). */
 	char path[PMC_EVENT_PATH_MAX];
 	uint64_t probe_offset;
 };
@@ -101,7 +103,10 @@ struct pmc_event_spec {
  *   PMC_E_NO_PMU         pmu/.../ names a PMU absent from sysfs
  *   PMC_E_BAD_FIELD      pmu/.../ uses a field the PMU does not define, or a
  *                        value wider than the field
- *   PMC_E_NO_SYMBOL      calls:/mem: symbol not defined by any loaded object
+ *   PMC_E_NO_SYMBOL      calls:/mem: symbol not defined by any loaded object,
+ *                        or calls: names a compiler clone (NAME.cold,
+ *                        NAME.part.N, NAME.isra.N): the message names the
+ *                        function to count instead
  * Parsing consults sysfs (PMU types and formats) and the process's loaded
  * objects; it never opens a perf event.
  */
@@ -120,6 +125,36 @@ PMC_API size_t pmc_event_list_token(const char *list);
  */
 PMC_API int pmc_event_parse_list(const char *text, struct pmc_event_spec *specs,
 				 size_t max, size_t *count, struct pmc_error *err);
+
+/* Flags of pmc_event_parse_list_flags(). */
+enum pmc_parse_flags {
+	/* calls:SYMBOL[@OBJECT] is checked for its form, kind and name only:
+	 * the symbol is not looked up, the path is left empty.  What a list
+	 * holds (its kinds, its hardware events, what the sim backend can
+	 * count) is then known before the objects are loaded, e.g. a library
+	 * the program dlopen()s later. */
+	PMC_PARSE_DEFER_SYMBOLS = 1,
+};
+
+/*
+ * pmc_event_parse_list() with PMC_PARSE_* flags.  With
+ * PMC_PARSE_DEFER_SYMBOLS, call pmc_event_resolve() on each spec before
+ * pmc_counters_open(), which refuses an unresolved one.  -EINVAL for an
+ * unknown flag.
+ */
+PMC_API int pmc_event_parse_list_flags(const char *text, unsigned flags,
+				       struct pmc_event_spec *specs, size_t max,
+				       size_t *count, struct pmc_error *err);
+
+/*
+ * Look up the symbol of a calls: event parsed with PMC_PARSE_DEFER_SYMBOLS,
+ * in the objects loaded now (see pmc_symbol_resolve), and fill its path,
+ * offset and the uprobe PMU's type.  A spec that needs no lookup (any other
+ * kind, or resolved already) is left as it is: 0.  Errors as
+ * pmc_event_parse: PMC_E_NO_SYMBOL (the message says which symbol and
+ * why), PMC_E_NO_PMU (no uprobe PMU), with *err quoting the event.
+ */
+PMC_API int pmc_event_resolve(struct pmc_event_spec *spec, struct pmc_error *err);
 
 /*
  * The API form of a breakpoint: watch `len` bytes at `addr` (1, 2, 4 or 8;
@@ -146,7 +181,10 @@ PMC_API const char *pmc_event_sysfs_root(void);
  * `object` (may be NULL) restricts the search to objects whose path contains
  * it; when no loaded object matches and `object` is the path of an ELF file,
  * that file's own symbols answer (a program this process does not run: the
- * run-time address is then 0).  On success fills the object's path, the
+ * run-time address is then 0), and then a file of that name in the dynamic
+ * linker's search path for this program (a library dlopen()ed later; the
+ * address is 0).  Compiler clones (NAME.cold, NAME.part.N, NAME.isra.N)
+ * never answer for a function.  On success fills the object's path, the
  * symbol's file offset (for uprobes) and its run-time address.  Returns
  * PMC_E_NO_SYMBOL when absent.
  */

@@ -11,6 +11,8 @@
 #include <link.h>
 #include <stddef.h>
 
+#include <pmcheck/error.h>
+
 #include "util/util_int.h"
 
 /* The PMU directory root in use (default /sys/bus/event_source/devices). */
@@ -27,5 +29,12 @@ void pmc__list_pmus(char *buf, size_t size);
 
 /* The file of a loaded object (the main program's through /proc/self/exe). */
 int pmc__object_path(const struct dl_phdr_info *info, char *buf, size_t size);
+
+/* A calls: name that names a compiler clone of a function (gcc's
+ * NAME.cold, NAME.part.N, NAME.isra.N, NAME.constprop.N), which a call of
+ * the function does not enter, or not always: PMC_E_NO_SYMBOL with *err
+ * naming the function and the event to count (with @object when given);
+ * 0 for any other name. */
+int pmc__symbol_clone_check(const char *name, const char *object, struct pmc_error *err);
 
 #endif

@@ -293,6 +293,11 @@ int pmc__counters_open_set(struct pmc_counters **out, const struct pmc_event_spe
 		return pmc__fail(err, PMC_E_TOO_MANY, "", -1,
 				 "%zu events requested; a set holds at most %d (split the list)",
 				 n, PMC_MAX_EVENTS);
+	for (size_t i = 0; i < n; i++)
+		if (specs[i].kind == PMC_KIND_UPROBE && !specs[i].path[0])
+			return pmc__fail(err, -EINVAL, specs[i].name, -1,
+					 "cannot open \"%s\": its function was not looked up (parsed with PMC_PARSE_DEFER_SYMBOLS); call pmc_event_resolve() on it first",
+					 specs[i].name);
 	set = calloc(1, sizeof(*set));
 	if (!set)
 		return pmc__fail(err, -ENOMEM, "", -1, "out of memory");

@@ -264,14 +264,44 @@ static int qualified_ident(const char *s, size_t len)
 	return (int)len;
 }
 
+/* The uprobe PMU's type and the function's object and file offset, for
+ * calls:NAME[@OBJECT]: errors at position 6 (the name) of p's text. */
+static int calls_target(struct pmc__pctx *p, const char *name, const char *object,
+			struct pmc_event_spec *spec)
+{
+	char path[128];
+	uint64_t type;
+	int rc;
+
+	pmc__snprintf(path, sizeof(path), "%s/uprobe/type", pmc__sysfs_root());
+	if ((rc = pmc__read_u64(path, &type)) != 0 && rc != -ENOENT && rc != -EINVAL)
+		return pmc__sysfs_error(p, rc, path);
+	if (rc)
+		return pmc__perr(p, PMC_E_NO_PMU, 0,
+			    "calls: needs the uprobe PMU, which this kernel does not offer (CONFIG_UPROBE_EVENTS)");
+	rc = pmc_symbol_resolve(name, object, spec->path, sizeof(spec->path),
+				&spec->probe_offset, NULL, p->err);
+	if (rc) {
+		spec->path[0] = '\0';
+		if (p->err) {
+			char why[PMC_ERROR_MSG_MAX];
+
+			snprintf(why, sizeof(why), "%s", p->err->message);
+			return pmc__perr(p, rc, 6, "%s", why);
+		}
+		return rc;
+	}
+	spec->type = (uint32_t)type;
+	return 0;
+}
+
 /* calls:SYMBOL[@OBJECT] */
 int pmc__parse_calls(struct pmc__pctx *p, const char *s, size_t len,
 		       struct pmc_event_spec *spec)
 {
 	const char *sym = s + 6, *at = memchr(sym, '@', len - 6);
-	char name[PMC_EVENT_NAME_MAX], object[PMC_EVENT_PATH_MAX] = "", path[128];
+	char name[PMC_EVENT_NAME_MAX], object[PMC_EVENT_PATH_MAX] = "";
 	size_t slen = at ? (size_t)(at - sym) : len - 6;
-	uint64_t type;
 	int rc;
 
 	if ((rc = lone_colon(sym, slen)) >= 0)
@@ -294,30 +324,46 @@ int pmc__parse_calls(struct pmc__pctx *p, const char *s, size_t len,
 		memcpy(object, at + 1, olen);
 		object[olen] = '\0';
 	}
-	pmc__snprintf(path, sizeof(path), "%s/uprobe/type", pmc__sysfs_root());
-	if ((rc = pmc__read_u64(path, &type)) != 0 && rc != -ENOENT && rc != -EINVAL)
-		return pmc__sysfs_error(p, rc, path);
-	if (rc)
-		return pmc__perr(p, PMC_E_NO_PMU, 0,
-			    "calls: needs the uprobe PMU, which this kernel does not offer (CONFIG_UPROBE_EVENTS)");
-	rc = pmc_symbol_resolve(name, object, spec->path, sizeof(spec->path),
-				&spec->probe_offset, NULL, p->err);
-	if (rc) {
-		if (p->err) {
-			char why[PMC_ERROR_MSG_MAX];
+	if ((rc = pmc__symbol_clone_check(name, object, p->err)) != 0) {
+		char why[PMC_ERROR_MSG_MAX];
 
-			snprintf(why, sizeof(why), "%s", p->err->message);
-			return pmc__perr(p, rc, 6, "%s", why);
-		}
-		return rc;
+		snprintf(why, sizeof(why), "%s", p->err ? p->err->message : "");
+		return pmc__perr(p, rc, 6, "%s", why);
 	}
 	spec->kind = PMC_KIND_UPROBE;
-	spec->type = (uint32_t)type;
 	snprintf(spec->pmu, sizeof(spec->pmu), "uprobe");
 	spec->config = 0; /* entry probe: format/retprobe bit clear */
 	if (snprintf(spec->name, sizeof(spec->name), "calls:%s%s%s", name, at ? "@" : "",
 		     object) >= (int)sizeof(spec->name))
 		return pmc__perr(p, PMC_E_TOO_LONG, 0, "canonical name longer than %d bytes",
 			    PMC_EVENT_NAME_MAX - 1);
-	return 0;
+	/* Deferred: the kind and the name are known now; the object and the
+	 * offset when pmc_event_resolve() is called (an empty path says so). */
+	if (p->flags & PMC_PARSE_DEFER_SYMBOLS)
+		return 0;
+	return calls_target(p, name, object, spec);
+}
+
+int pmc_event_resolve(struct pmc_event_spec *spec, struct pmc_error *err)
+{
+	struct pmc__pctx p = { NULL, 0, err, 0 };
+	char name[PMC_EVENT_NAME_MAX], object[PMC_EVENT_NAME_MAX] = "";
+	const char *at;
+
+	if (!spec)
+		return pmc__fail(err, -EINVAL, "", -1, "pmc_event_resolve: NULL argument");
+	pmc_error_clear(err);
+	if (spec->kind != PMC_KIND_UPROBE || spec->path[0])
+		return 0;
+	if (strncmp(spec->name, "calls:", 6) != 0)
+		return pmc__fail(err, -EINVAL, spec->name, -1,
+				 "pmc_event_resolve: \"%s\" is a uprobe without an object path and not a calls: event; parse it with pmc_event_parse",
+				 spec->name);
+	p.text = spec->name;
+	at = strchr(spec->name + 6, '@');
+	snprintf(name, sizeof(name), "%.*s",
+		 (int)(at ? (size_t)(at - spec->name - 6) : strlen(spec->name + 6)), spec->name + 6);
+	if (at)
+		snprintf(object, sizeof(object), "%s", at + 1);
+	return calls_target(&p, name, object, spec);
 }

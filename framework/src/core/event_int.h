@@ -24,6 +24,7 @@ struct pmc__pctx {
 	const char *text; /* the whole input handed to the caller's call */
 	int base;         /* offset of this event inside text */
 	struct pmc_error *err;
+	unsigned flags;   /* PMC_PARSE_* */
 };
 
 /* Fill p->err with "event "...", at position N: why" (pos < 0: no position)

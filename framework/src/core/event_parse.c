@@ -125,7 +125,7 @@ static int parse_one(struct pmc__pctx *p, const char *s, size_t len,
 
 int pmc_event_parse(const char *text, struct pmc_event_spec *spec, struct pmc_error *err)
 {
-	struct pmc__pctx p = { text, 0, err };
+	struct pmc__pctx p = { text, 0, err, 0 };
 
 	if (!text || !spec)
 		return pmc__fail(err, -EINVAL, "", -1, "pmc_event_parse: NULL argument");
@@ -153,12 +153,21 @@ size_t pmc_event_list_token(const char *s)
 int pmc_event_parse_list(const char *text, struct pmc_event_spec *specs, size_t max,
 			 size_t *count, struct pmc_error *err)
 {
-	struct pmc__pctx p = { text, 0, err };
+	return pmc_event_parse_list_flags(text, 0, specs, max, count, err);
+}
+
+int pmc_event_parse_list_flags(const char *text, unsigned flags, struct pmc_event_spec *specs,
+			       size_t max, size_t *count, struct pmc_error *err)
+{
+	struct pmc__pctx p = { text, 0, err, flags };
 	const char *s = text;
 	size_t n = 0;
 
 	if (!text || !count)
 		return pmc__fail(err, -EINVAL, "", -1, "pmc_event_parse_list: NULL argument");
+	if (flags & ~(unsigned)PMC_PARSE_DEFER_SYMBOLS)
+		return pmc__fail(err, -EINVAL, "", -1,
+				 "pmc_event_parse_list_flags: unknown flags 0x%x", flags);
 	pmc_error_clear(err);
 	*count = 0;
 	for (;;) {

@@ -53,7 +53,10 @@ bool pmc__case_is_hardware(const struct pmc_test_def *def)
 	specs = calloc(PMC_MAX_EVENTS, sizeof(*specs));
 	if (!specs)
 		return false;
-	if (pmc_event_parse_list(def->opt.events, specs, PMC_MAX_EVENTS, &n, NULL) == 0)
+	/* What the events are, not where: the listing runs before the case
+	 * loads what its calls: events name. */
+	if (pmc_event_parse_list_flags(def->opt.events, PMC_PARSE_DEFER_SYMBOLS, specs,
+				       PMC_MAX_EVENTS, &n, NULL) == 0)
 		for (i = 0; i < n; i++)
 			hw = hw || specs[i].uses_hw_counter;
 	free(specs);
@@ -77,7 +80,10 @@ bool pmc__case_runs_on_sim(const struct pmc_test_def *def)
 	specs = calloc(PMC_MAX_EVENTS, sizeof(*specs));
 	if (!specs)
 		return false;
-	ok = pmc_event_parse_list(def->opt.events, specs, PMC_MAX_EVENTS, &n, NULL) == 0;
+	/* By kind only: every calls: event has a simulated equivalent, whether
+	 * or not its function can be found yet. */
+	ok = pmc_event_parse_list_flags(def->opt.events, PMC_PARSE_DEFER_SYMBOLS, specs,
+					PMC_MAX_EVENTS, &n, NULL) == 0;
 	for (i = 0; ok && i < n; i++) {
 		unsigned mask;
 
@@ -209,6 +215,29 @@ static void open_counters(struct pmc_test *t)
 		pmc_test_skip(t, "needs user-space counter reads (rdpmc/mrs): the kernel does not offer them for these events here (cap_user_rdpmc 0, or arm64 perf_user_access 0)");
 }
 
+/* The functions of the case's calls: events, looked up in what is loaded
+ * now or will be (a library named by @OBJECT is also looked for where the
+ * dynamic linker would find it).  Not found is the case's error, not a
+ * skip: the name, or the program, is wrong. */
+static void resolve_events(struct pmc_test *t)
+{
+	struct pmc_error err;
+	size_t i;
+	int rc;
+
+	for (i = 0; i < t->nev; i++) {
+		if (t->spec[i].kind != PMC_KIND_UPROBE || t->spec[i].path[0])
+			continue;
+		rc = pmc_event_resolve(&t->spec[i], &err);
+		if (rc == 0)
+			continue;
+		if (pmc_error_is_capability(rc) && rc != PMC_E_NO_SYMBOL)
+			pmc_test_skip(t, "%s", err.message);
+		pmc_test_error(t, "%s (looked up when the counters open, after the fixture's setup; a library the case loads later is found by the name it is loaded by, calls:FUNC@libNAME.so.N, or by its path)",
+			       err.message);
+	}
+}
+
 /* ---- the case --------------------------------------------------------------------- */
 
 static void run_phases(struct pmc_test *t)
@@ -225,7 +254,10 @@ static void run_phases(struct pmc_test *t)
 	if (missing_requirement(t->opt.requires, t->backend, why, sizeof(why)))
 		pmc_test_skip(t, "%s", why);
 	if (t->opt.events && *t->opt.events) {
-		rc = pmc_event_parse_list(t->opt.events, t->spec, PMC_MAX_EVENTS, &n, &err);
+		/* Functions are looked up once the fixture's setup has run
+		 * (resolve_events), so a library it dlopen()s can be named. */
+		rc = pmc_event_parse_list_flags(t->opt.events, PMC_PARSE_DEFER_SYMBOLS, t->spec,
+						PMC_MAX_EVENTS, &n, &err);
 		if (rc) {
 			if (pmc_error_is_capability(rc))
 				pmc_test_skip(t, "%s", err.message);
@@ -243,6 +275,7 @@ static void run_phases(struct pmc_test *t)
 				       fx->name ? fx->name : "?", rc);
 	}
 	t->setup_done = true;
+	resolve_events(t);
 	open_counters(t);
 	pmc__measure_overhead(t);
 	pmc__sampling_open(t);

@@ -275,7 +275,8 @@ static long sim_columns_of(const struct pmc_test_def *d, char *why, size_t size)
 
 	if (!d->opt.events || !*d->opt.events)
 		return 0;
-	if (pmc_event_parse_list(d->opt.events, specs, PMC_MAX_EVENTS, &n, &err))
+	if (pmc_event_parse_list_flags(d->opt.events, PMC_PARSE_DEFER_SYMBOLS, specs,
+				       PMC_MAX_EVENTS, &n, &err))
 		return (long)~0u;
 	for (size_t i = 0; i < n; i++) {
 		if (pmc_sim_columns(&specs[i], &m, &err)) {

@@ -373,8 +373,12 @@ static int list_cases(struct runner *r)
 			unsigned b = o.backends ? o.backends : PMC_BACKEND_PERF | PMC_BACKEND_SIM;
 
 			/* Offer a sim variant only where every event has a simulated
-			 * equivalent; the rest would only ever skip there. */
-			if (!pmc__case_runs_on_sim(d))
+			 * equivalent; the rest would only ever skip there.  Decided
+			 * by the events' kinds, never by finding their functions
+			 * (a library loaded later is not here yet).  A case left
+			 * with no backend (a sim-only case whose events do not
+			 * parse) is still listed where it asked to run, to say why. */
+			if (!pmc__case_runs_on_sim(d) && (b & PMC_BACKEND_PERF))
 				b &= ~(unsigned)PMC_BACKEND_SIM;
 
 			char labels[256];

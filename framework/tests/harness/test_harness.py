@@ -433,6 +433,19 @@ def t_results():
         run("--filter=fail.over_budget", env={"PMCHECK_RESULTS_DIR": res})
         p = cli(res)
         check(p.returncode == 1, "a failed case fails the merge")
+        # The guard judges only that something was measured: one failed
+        # case beside a passing one is that case's failed test, not a
+        # second one; the summary still shows it.
+        p = cli("--require-measured", res)
+        check(p.returncode == 0 and "1 FAIL" in p.stdout and "2 measured" in p.stdout,
+              f"guard with a failed case: {p.returncode} {p.stdout} {p.stderr}")
+        # ... and a broken case as well.
+        run("--filter=error.setup_fails", env={"PMCHECK_RESULTS_DIR": res})
+        p = cli("--require-measured", res)
+        check(p.returncode == 0 and "1 ERROR" in p.stdout,
+              f"guard with a broken case: {p.returncode} {p.stdout} {p.stderr}")
+        p = cli(res)
+        check(p.returncode == 2, f"the merge without the guard's flag: the worst verdict, {p.returncode}")
         # --by-suite over results of two kernels: one column each.
         one, two = os.path.join(d, "k1.json"), os.path.join(d, "k2.json")
         run("--filter=skip.explicit", f"--json={one}")
