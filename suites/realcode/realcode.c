@@ -114,7 +114,7 @@ static unsigned char *make_text(size_t n)
 
 /* ---- SQLite in memory ------------------------------------------------------ */
 
-#define SQL_ROWS 1000u
+#define SQL_ROWS 300u
 #define SQL_KEY(i) ((i) * 7919u % 10007u)
 #define SQL_LO 2000u
 #define SQL_HI 3000u
