@@ -35,6 +35,17 @@
 
 #include <pmcheck/harness.h>
 
+#if defined(REALCODE_CHILDREN)
+/* Only the children's cases are registered; the rest is shared code. */
+#pragma GCC diagnostic ignored "-Wunused-function"
+#pragma GCC diagnostic ignored "-Wunused-variable"
+#pragma GCC diagnostic ignored "-Wunused-const-variable"
+#undef PMC_TEST
+#define PMC_TEST(...) static void PMC__UNREGISTERED(__LINE__)(struct pmc_test *t)
+#define PMC__UNREGISTERED(l) PMC__UNREGISTERED_(l)
+#define PMC__UNREGISTERED_(l) realcode_unregistered_##l
+#endif
+
 #define SIM_EVENTS "instructions:u,L1-dcache-loads,L1-dcache-stores,branches"
 
 /*
@@ -652,6 +663,16 @@ PMC_TEST(realcode, threads, .events = SIM_EVENTS ",calls:rc_work", .inherit = 1,
 }
 
 /*
+ * Children: built into pmcheck_realcode_children (REALCODE_CHILDREN), a
+ * program CTest does not run case by case, because on the sim backend
+ * these cases are INCONCLUSIVE by design: the child's work is not this
+ * process's, and a region a child ran and ended in is partial on both
+ * engines.  sim.engines.realcode runs them and asserts exactly that.
+ */
+#if defined(REALCODE_CHILDREN)
+#undef PMC_TEST
+#define PMC_TEST(...) PMC__TEST(__VA_ARGS__, )
+/*
  * fork inside the region; the child hashes the text and exits with part
  * of the hash, which the parent checks, so the child did the work.  The
  * parent's side (fork, waitpid) is the region's.
@@ -675,7 +696,6 @@ PMC_TEST(realcode, fork, .events = SIM_EVENTS ",calls:fork,calls:waitpid", .inhe
 	PMC_CHECK_EQ(t, WEXITSTATUS(status), rc_work(7) & 0x7f);
 	PMC_EXPECT_EQ(t, "fork", "calls:fork", 1);
 	PMC_EXPECT_EQ(t, "fork", "calls:waitpid", 1);
-	sim_budgets(t, "fork");
 }
 
 /* posix_spawn of /bin/true with an empty environment, and wait for it. */
@@ -696,5 +716,5 @@ PMC_TEST(realcode, spawn, .events = SIM_EVENTS ",calls:posix_spawn,calls:waitpid
 	PMC_CHECK(t, WIFEXITED(status) && WEXITSTATUS(status) == 0);
 	PMC_EXPECT_EQ(t, "spawn", "calls:posix_spawn", 1);
 	PMC_EXPECT_EQ(t, "spawn", "calls:waitpid", 1);
-	sim_budgets(t, "spawn");
 }
+#endif
