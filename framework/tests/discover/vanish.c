@@ -8,11 +8,34 @@
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
+#include <string.h>
+#include <unistd.h>
 
 #include <pmcheck/harness.h>
 #include <pmcheck/pmcheck.h>
 
 #define LIB "libpmcheck_vanish_lib.so"
+
+/*
+ * The library's path beside this program: by its bare name dlopen would
+ * search the RUNPATH of its caller, and under AddressSanitizer the caller
+ * is libasan's interceptor, whose RUNPATH is not this program's.
+ */
+static const char *beside_me(const char *name)
+{
+	static char path[4096];
+	ssize_t n = readlink("/proc/self/exe", path, sizeof(path) - 1);
+	char *slash;
+
+	if (n <= 0)
+		return name;
+	path[n] = '\0';
+	slash = strrchr(path, '/');
+	if (!slash || (size_t)(slash - path) + 1 + strlen(name) >= sizeof(path))
+		return name;
+	strcpy(slash + 1, name);
+	return path;
+}
 
 PMC_TEST(vanish, dlopen_later, .events = "calls:pmc_vanish_lib_fn@" LIB, .reps = 3)
 {
@@ -26,7 +49,7 @@ PMC_TEST(vanish, dlopen_later, .events = "calls:pmc_vanish_lib_fn@" LIB, .reps =
 		PMC_CHECK(t, dlopen(LIB, RTLD_LAZY | RTLD_NOLOAD) == NULL);
 		first = 0;
 	}
-	h = dlopen(LIB, RTLD_NOW);
+	h = dlopen(beside_me(LIB), RTLD_NOW);
 	PMC_CHECK(t, h != NULL);
 	*(void **)&fn = dlsym(h, "pmc_vanish_lib_fn");
 	PMC_CHECK(t, fn != NULL);
