@@ -187,7 +187,7 @@ int pmc_test_region_end(struct pmc_test *t)
 		others = true;
 		if (!t->children_noted) {
 			t->children_noted = true;
-			pmc_test_note(t, "region \"%s\": a child process (fork, posix_spawn, system) ran and ended inside it, and the sim backend counts this process only: its samples are partial (INCONCLUSIVE); count children on perf with .inherit = 1, or wait for them outside the region",
+			pmc_test_note(t, "region \"%s\": a child process (fork, posix_spawn, system) ran and ended inside it, and the sim backend counts this process only: its samples are partial (INCONCLUSIVE); count children on perf with .inherit = 1, or start and reap the child outside the region",
 				      r->name);
 		}
 	}

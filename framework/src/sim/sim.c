@@ -183,16 +183,21 @@ static struct pmc_error read_error;
 int pmc__sim_read(const unsigned *masks, size_t n, uint64_t t0, unsigned flags,
 		  struct pmc_reading *r, struct pmc_error *err)
 {
-	int rc = engine->read(masks, n, t0, flags, r, err ? err : &read_error);
+	int rc;
 
+	/* No stale words: a failure that sets no message leaves none. */
+	read_error.code = 0;
+	rc = engine->read(masks, n, t0, flags, r, err ? err : &read_error);
 	if (rc && err)
 		read_error = *err;
+	if (rc && !read_error.code)
+		read_error.message[0] = '\0';
 	return rc;
 }
 
 const char *pmc_sim_read_error(void)
 {
-	return read_error.code ? read_error.message : NULL;
+	return read_error.code && read_error.message[0] ? read_error.message : NULL;
 }
 
 void pmc_sim_pause(void)
