@@ -284,7 +284,8 @@ int pmc__calibrate_case(const struct pmc__result *runs, size_t nruns,
 			return -1;
 		}
 		if (key != shown) { /* the file, once per key */
-			int wrc = pmc__calibration_write(cal->dir, key, first->suite, first->objects,
+			int wrc = pmc__calibration_write(cal->dir, key, first->suite, first->test,
+							 first->sim_engine, first->objects,
 							 first->nobjects);
 
 			fprintf(out, "  %s/budgets/%s/%s.ini [%s]\n", cal->dir, key, first->suite,

@@ -372,6 +372,10 @@ const struct pmc__fn_rec *pmc__fn_in(const struct pmc__region_rec *g, const stru
 #define PMC__LAYOUT_PER_CALL 48.0
 /* case.c: the bound cases use; 0 (--exact-layout): no layout passes. */
 extern double pmc__layout_per_call;
+/* process.c: this process is a run under callgrind for the functions behind
+ * what pmcheck's valgrind tool counted (a cross-check: a budget the tool
+ * counted is judged as callgrind's own). */
+extern bool pmc__functions_rerun;
 struct pmc__layout {
 	bool layout;
 	size_t functions, others;  /* changed: layout functions, anything else */
@@ -416,8 +420,14 @@ void pmc__calibration_release(struct pmc__calibration_file *cf);
 int pmc__calibration_program_check(const char *budget_source, char *why, size_t size);
 /* Before calibrating: 0, or -EEXIST (said on out) when another program owns the file. */
 int pmc__calibration_owner(const char *dir, const char *key, const char *suite, FILE *out);
-int pmc__calibration_write(const char *dir, const char *key, const char *suite,
-			   const struct pmc_object *o, size_t n);
+/* Writes the file for a case calibrated now: its objects, and under
+ * "sim_engines" the sim engine that counted each case (engine NULL: not sim). */
+int pmc__calibration_write(const char *dir, const char *key, const char *suite, const char *test,
+			   const char *engine, const struct pmc_object *o, size_t n);
+/* The sim engine ("pmcheck", "callgrind") that counted test's budgets in the
+ * file beside budget_source, or "" when it does not say (calibrated before
+ * pmcheck recorded it, or not on sim). */
+const char *pmc__calibration_engine(const char *budget_source, const char *test);
 
 /* gate.c: the file beside a suite's budgets (budgets/KEY/SUITE.ini) that
  * holds, per case and region, the functions calibration measured. */

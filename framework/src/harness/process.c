@@ -332,6 +332,8 @@ static int exec_sim_case(struct runner *r, const struct pmc_test_def *d, int res
 		dprintf(req, "strict\n");
 	if (pmc__layout_per_call == 0)
 		dprintf(req, "exact-layout\n");
+	if (pmc__functions_rerun)
+		dprintf(req, "functions-rerun\n");
 	for (i = 0; i < r->nhwdb; i++)
 		dprintf(req, "hwdb %s\n", r->hwdb[i]);
 	lseek(req, 0, SEEK_SET);
@@ -489,6 +491,35 @@ out:
 		close(resfd);
 }
 
+bool pmc__functions_rerun;
+
+/* One more run of d under callgrind, for the functions behind what the
+ * tool counted: a cross-check, whose budgets counted by the tool are
+ * judged as its own (record.c). */
+static void run_for_functions(struct runner *r, const struct pmc_test_def *d,
+			      const struct pmc_test_options *o, double *seconds,
+			      struct pmc__result *cg)
+{
+	struct pmc_error err;
+
+	pmc_sim_engine_prefer("callgrind", &err);
+	pmc__functions_rerun = true;
+	run_forked(r, d, o, seconds, cg);
+	pmc__functions_rerun = false;
+	pmc_sim_engine_prefer(r->sim_engine_settled, &err);
+}
+
+void pmc__functions_from_callgrind(struct runner *r, const struct pmc_test_def *d,
+				   double *seconds, struct pmc__result *cg)
+{
+	struct pmc_test_options o;
+
+	pmc__effective_options(d, r->repeat, r->timeout, &o);
+	if (!(r->timeout > 0))
+		o.timeout *= PMC__SIM_TIMEOUT_FACTOR;
+	run_for_functions(r, d, &o, seconds, cg);
+}
+
 /*
  * A case that failed on the perf backend: run it once more with its
  * failing events sampled inside its regions (sampled.c), and explain the
@@ -566,55 +597,102 @@ static int first_difference(const struct pmc__result *a, const struct pmc__resul
 	return 0;
 }
 
+/* A failed check that judged samples: one that failed before any sample
+ * (in a warm-up run, or because the region never ran) has no figure for a
+ * re-run to explain. */
+static bool failed_on_samples(const struct pmc__result *res)
+{
+	for (size_t i = 0; i < res->nchecks; i++)
+		if (res->checks[i].status == PMC__CHECK_FAIL && res->checks[i].samples > 0)
+			return true;
+	return false;
+}
+
+/* Move the callgrind run's functions into the gate's regions (those that
+ * have none). */
+static void adopt_functions(struct pmc__result *res, struct pmc__result *cg)
+{
+	for (size_t j = 0; j < res->nregions; j++) {
+		struct pmc__region_rec *g = &res->regions[j];
+		struct pmc__region_rec *h = (struct pmc__region_rec *)pmc__result_region(cg, g->name);
+
+		if (!h || g->nfns || !h->nfns || h->nev != g->nev)
+			continue;
+		g->fns = h->fns;
+		g->nfns = h->nfns;
+		h->fns = NULL;
+		h->nfns = 0;
+	}
+}
+
+/* The callgrind run judged the very figures the gate measured: its
+ * judgement, which could name the functions (and excuse layout), replaces
+ * the tool's; the figures, the engine and the objects stay the gate's. */
+static void adopt_judgement(struct pmc__result *res, struct pmc__result *cg)
+{
+	struct pmc__check_rec *checks = res->checks;
+	size_t nchecks = res->nchecks;
+	char *reason = res->reason;
+
+	res->checks = cg->checks;
+	res->nchecks = cg->nchecks;
+	res->reason = cg->reason;
+	res->verdict = cg->verdict;
+	cg->checks = checks;
+	cg->nchecks = nchecks;
+	cg->reason = reason;
+	adopt_functions(res, cg);
+	/* Notes that came of judging (layout, whose change it was). */
+	for (size_t i = 0; i < cg->nnotes; i++) {
+		bool seen = false;
+
+		for (size_t k = 0; k < res->nnotes && !seen; k++)
+			seen = !strcmp(res->notes[k], cg->notes[i]);
+		if (!seen && strncmp(cg->notes[i], "sim:", 4)) {
+			add_note(res, cg->notes[i]);
+			cg->notes[i] = NULL;
+		}
+	}
+}
+
 /*
  * A case that failed on sim as counted by pmcheck's valgrind tool: run it
  * once more under callgrind, whose dumps name the functions behind the
- * failure.  When callgrind fails it too, its result -- the same checks,
- * with the functions -- is the one reported, and a note says what each
- * engine counted.  Otherwise the tool's result stands (it was checked on
- * known work in the case's own process) and the note says why there are
- * no functions.
+ * failure.  The report stays the gate's: the tool's figures, measurements
+ * and engine.  When callgrind counted the same, its judgement of those
+ * figures (with the functions, and layout told apart) is taken; when it
+ * counted otherwise, the tool's verdict stands and a note gives the
+ * re-run's figures beside the gate's.  A case that failed before any
+ * sample is not re-run: there is nothing to explain.
  */
 static void recount_with_callgrind(struct runner *r, const struct pmc_test_def *d,
 				   const struct pmc_test_options *o, struct pmc__result *res)
 {
 	struct pmc__result cg;
-	struct pmc_error err;
 	char diff[512] = "";
 	double seconds;
 	char *note = NULL;
 	int rc;
 
 	if (r->calibrate || res->verdict != PMC_FAIL || !res->sim_engine ||
-	    strcmp(res->sim_engine, "pmcheck"))
+	    strcmp(res->sim_engine, "pmcheck") || !failed_on_samples(res))
 		return;
-	pmc_sim_engine_prefer("callgrind", &err);
-	run_forked(r, d, o, &seconds, &cg);
-	pmc_sim_engine_prefer(r->sim_engine_settled, &err);
+	run_for_functions(r, d, o, &seconds, &cg);
 	if (!first_difference(res, &cg, diff, sizeof(diff)))
 		first_difference(&cg, res, diff, sizeof(diff));
-	if (cg.verdict == PMC_FAIL) {
-		struct pmc__result tool = *res;
+	if (!diff[0] && (cg.verdict == PMC_FAIL || cg.verdict == PMC_PASS)) {
+		const char *was = cg.verdict == PMC_PASS ? "passed it" : "failed it too";
 
-		*res = cg;
-		cg = tool;
-		rc = asprintf(&note, "sim: counted by pmcheck's valgrind tool, then once more by callgrind for the functions behind the failure (%.3g s); this report is callgrind's run, %s%s",
-			      seconds, diff[0] ? "which counted otherwise: " : "which counted the same",
-			      diff);
+		adopt_judgement(res, &cg);
+		rc = asprintf(&note, "sim: counted by pmcheck's valgrind tool; run once more under callgrind for the functions behind the failure (%.3g s), which counted the same and %s: the judgement is of the tool's figures, with callgrind's functions",
+			      seconds, was);
 	} else {
-		rc = asprintf(&note, "sim: no functions behind the failure: the re-run under callgrind for them (%.3g s) %s%s%s",
+		rc = asprintf(&note, "sim: the figures are pmcheck's valgrind tool's; a re-run under callgrind for the functions behind the failure (%.3g s) %s%s%s%s",
 			      seconds,
-			      cg.verdict == PMC_PASS ? "passed" : cg.verdict == PMC_ERROR ? "ended in error: " : "did not fail: ",
-			      cg.verdict == PMC_PASS ? "" : cg.reason ? cg.reason : "",
-			      diff[0] ? "; the engines counted otherwise: " : "");
-		if (rc >= 0 && diff[0]) {
-			char *longer = NULL;
-
-			if (asprintf(&longer, "%s%s", note, diff) >= 0) {
-				free(note);
-				note = longer;
-			}
-		}
+			      cg.verdict == PMC_PASS ? "passed" : cg.verdict == PMC_FAIL ? "failed" : cg.verdict == PMC_ERROR ? "ended in error: " : "did not fail: ",
+			      cg.verdict == PMC_PASS || cg.verdict == PMC_FAIL ? "" : cg.reason ? cg.reason : "",
+			      diff[0] ? "; re-run figures beside the gate's (the engines disagree, which is a bug: report it with both results): " : ", with no functions",
+			      diff);
 	}
 	if (rc >= 0)
 		add_note(res, note);
@@ -635,7 +713,6 @@ size_t pmc__sim_functions_for_changes(struct runner *r, json_t *rep, struct pmc_
 	for (size_t i = 0; i < run->n && r->backend == PMC_BACKEND_SIM; i++) {
 		struct pmc__result *res = &run->cases[i], cg;
 		struct pmc_test_options o;
-		struct pmc_error err;
 		bool changed = false;
 		size_t k;
 		json_t *row;
@@ -665,22 +742,10 @@ size_t pmc__sim_functions_for_changes(struct runner *r, json_t *rep, struct pmc_
 			o.timeout *= PMC__SIM_TIMEOUT_FACTOR;
 		printf("%s moved: running it once more under callgrind for the functions behind it\n",
 		       res->name);
-		pmc_sim_engine_prefer("callgrind", &err);
-		run_forked(r, pmc__case(k), &o, &seconds, &cg);
-		pmc_sim_engine_prefer(r->sim_engine_settled, &err);
+		run_for_functions(r, pmc__case(k), &o, &seconds, &cg);
 		if (!first_difference(res, &cg, diff, sizeof(diff)))
 			first_difference(&cg, res, diff, sizeof(diff));
-		for (size_t j = 0; j < res->nregions; j++) {
-			struct pmc__region_rec *g = &res->regions[j];
-			struct pmc__region_rec *h = (struct pmc__region_rec *)pmc__result_region(&cg, g->name);
-
-			if (!h || g->nfns || !h->nfns || h->nev != g->nev)
-				continue;
-			g->fns = h->fns;
-			g->nfns = h->nfns;
-			h->fns = NULL;
-			h->nfns = 0;
-		}
+		adopt_functions(res, &cg);
 		if (asprintf(&note, "sim: counted by pmcheck's valgrind tool; the functions are from one more run under callgrind (%.3g s), %s%s",
 			     seconds, diff[0] ? "which counted otherwise: " : "which counted the same", diff) >= 0)
 			add_note(res, note);
@@ -845,6 +910,8 @@ static int read_request(struct runner *r)
 			r->strict = true;
 		else if (!strcmp(line, "exact-layout"))
 			pmc__layout_per_call = 0;
+		else if (!strcmp(line, "functions-rerun"))
+			pmc__functions_rerun = true;
 		else if (!strncmp(line, "hwdb ", 5) && r->nhwdb < PMC_HWDB_MAX_DIRS)
 			r->hwdb[r->nhwdb++] = line + 5;
 	}

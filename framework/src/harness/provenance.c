@@ -234,24 +234,55 @@ int pmc__calibration_owner(const char *dir, const char *key, const char *suite, 
 	return 0;
 }
 
-int pmc__calibration_write(const char *dir, const char *key, const char *suite,
-			   const struct pmc_object *o, size_t n)
+int pmc__calibration_write(const char *dir, const char *key, const char *suite, const char *test,
+			   const char *engine, const struct pmc_object *o, size_t n)
 {
 	char path[PATH_MAX], when[32];
 	time_t now = time(NULL);
 	struct tm tm;
-	json_t *doc;
+	json_t *doc, *was, *engines;
 	int rc;
 
 	if (snprintf(path, sizeof(path), "%s/budgets/%s/%s%s", dir, key, suite,
 		     PMC__CALIBRATION_SUFFIX) >= (int)sizeof(path))
 		return -ENAMETOOLONG;
+	/* The other cases' engines stay: each case is calibrated on its own. */
+	was = json_load_file(path, 0, NULL);
+	engines = json_object_get(was, "sim_engines");
+	engines = json_is_object(engines) ? json_deep_copy(engines) : json_object();
+	if (engine && engines)
+		json_object_set_new(engines, test, json_string(engine));
+	json_decref(was);
 	gmtime_r(&now, &tm);
 	strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", &tm);
-	doc = json_pack("{s:s, s:s, s:s, s:s, s:o}", "schema", "pmcheck-calibration/1", "program",
+	doc = json_pack("{s:s, s:s, s:s, s:s, s:o, s:o*}", "schema", "pmcheck-calibration/1", "program",
 			pmc__program_name(), "pmcheck", PMCHECK_VERSION_STRING, "calibrated", when,
-			"objects", pmc__objects_json(o, n));
+			"objects", pmc__objects_json(o, n), "sim_engines",
+			engines && json_object_size(engines) ? engines : NULL);
+	if (engines && !json_object_size(engines))
+		json_decref(engines);
 	rc = doc ? pmc__write_json(path, doc) : -ENOMEM;
 	json_decref(doc);
 	return rc;
+}
+
+const char *pmc__calibration_engine(const char *budget_source, const char *test)
+{
+	static char last_path[PATH_MAX], last_test[256], engine[32];
+	char path[PATH_MAX];
+	json_t *doc;
+
+	if (pmc__beside_budget(budget_source, PMC__CALIBRATION_SUFFIX, path, sizeof(path)))
+		return "";
+	if (!strcmp(path, last_path) && !strcmp(test, last_test))
+		return engine;
+	doc = json_load_file(path, 0, NULL);
+	snprintf(engine, sizeof(engine), "%s",
+		 json_is_string(json_object_get(json_object_get(doc, "sim_engines"), test))
+			 ? json_string_value(json_object_get(json_object_get(doc, "sim_engines"), test))
+			 : "");
+	json_decref(doc);
+	snprintf(last_path, sizeof(last_path), "%s", path);
+	snprintf(last_test, sizeof(last_test), "%s", test);
+	return engine;
 }

@@ -401,6 +401,10 @@ static void key_counts(const struct pmc__result *res, char *buf, size_t size)
 			break;
 		}
 		used += (size_t)snprintf(buf + used, size - used, "%s%s:", i ? "  " : "", r->name);
+		if (r->samples == 0) { /* nothing was counted: no figures to show */
+			used += (size_t)snprintf(buf + used, size - used, " no samples");
+			continue;
+		}
 		for (size_t k = 0; k < r->nev && used + 1 < size; k++) {
 			const struct pmc__stat_rec *st = &r->ev[k];
 
@@ -425,9 +429,17 @@ static void key_counts(const struct pmc__result *res, char *buf, size_t size)
  * failure is printed once). */
 static bool reason_is_a_check(const struct pmc__result *res)
 {
+	static const char more[] = " (and more, see checks)";
+	size_t len = res->reason ? strlen(res->reason) : 0;
+
+	/* The reason quotes a check, or the start of one that was explained
+	 * after the verdict was given (layout, another engine's budget). */
+	if (len >= sizeof(more) - 1 && !strcmp(res->reason + len - (sizeof(more) - 1), more))
+		len -= sizeof(more) - 1;
 	for (size_t i = 0; res->reason && i < res->nchecks; i++)
 		if (res->checks[i].status != PMC__CHECK_PASS && *res->checks[i].message &&
-		    strstr(res->reason, res->checks[i].message))
+		    (strstr(res->reason, res->checks[i].message) ||
+		     (len && !strncmp(res->checks[i].message, res->reason, len))))
 			return true;
 	return false;
 }
@@ -558,7 +570,7 @@ void pmc__print_tap(FILE *f, const struct pmc__result *res, size_t idx)
 void pmc__print_ctest_measurements(FILE *f, const struct pmc__result *res)
 {
 	for (size_t i = 0; i < res->nregions; i++)
-		for (size_t k = 0; k < res->regions[i].nev; k++)
+		for (size_t k = 0; res->regions[i].samples && k < res->regions[i].nev; k++)
 			fprintf(f, "<CTestMeasurement type=\"numeric/double\" name=\"%s.%s\">%" PRIu64 "</CTestMeasurement>\n",
 				res->regions[i].name, res->regions[i].ev[k].label,
 				res->regions[i].ev[k].min);

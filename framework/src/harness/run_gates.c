@@ -35,14 +35,11 @@ static void functions_from_callgrind(struct runner *r, const struct pmc_test_def
 				     struct pmc__result *first)
 {
 	struct pmc__result cg;
-	struct pmc_error err;
 	double secs;
 
 	if (!first->sim_engine || strcmp(first->sim_engine, "pmcheck"))
 		return;
-	pmc_sim_engine_prefer("callgrind", &err);
-	pmc__run_one(r, d, &secs, &cg);
-	pmc_sim_engine_prefer(r->sim_engine_settled, &err);
+	pmc__functions_from_callgrind(r, d, &secs, &cg);
 	for (size_t i = 0; i < first->nregions; i++) {
 		struct pmc__region_rec *g = &first->regions[i];
 		struct pmc__region_rec *h = (struct pmc__region_rec *)pmc__result_region(&cg, g->name);

@@ -42,6 +42,10 @@ struct runner {
 
 /* process.c: run case d as the runner is set up to (forked, or in this
  * process with --no-fork); *seconds its duration. */
+/* One more run of d under callgrind for its functions (sim, after the tool
+ * counted it). */
+void pmc__functions_from_callgrind(struct runner *r, const struct pmc_test_def *d,
+				   double *seconds, struct pmc__result *cg);
 void pmc__run_one(struct runner *r, const struct pmc_test_def *d, double *seconds,
 		  struct pmc__result *res);
 /* process.c: the offset, in bytes, by which the next sim case's stack is

@@ -19,12 +19,16 @@
              sample of every region and event, calls: included, is the same
              under --sim-engine=pmcheck and --sim-engine=callgrind; and a
              case started from three working directories and from sh and
-             bash with other environments counts what it counts from here
+             bash with other environments counts what it counts from here;
+             the tree's budgets (counted by the tool) PASS on both engines, and
+             a missed budget is a FAIL on the tool with its own figures and
+             INCONCLUSIVE on callgrind, naming both engines
 
 usage: test_engines.py CHECK CLI PROGRAM...
 """
 import json
 import os
+import re
 import shlex
 import shutil
 import subprocess
@@ -272,6 +276,12 @@ def run_realcode(program, engine, where, *extra, cwd=None, shell=None, env=None)
     with open(path) as f:
         doc = json.load(f)
     for c in doc.get("cases", []):
+        # The tree's budgets were counted by the tool; with the engines
+        # equal they hold on callgrind too (an engine switch never FAILs).
+        if not extra and cwd is None and (engine, c["name"]) not in REALCODE_REFUSED:
+            check(c.get("verdict") == "PASS",
+                  f"{c['name']} under {engine} against the tree's budgets: PASS, not "
+                  f"{c.get('verdict')} {c.get('reason', '')[:300]}")
         if (engine, c["name"]) in REALCODE_REFUSED:
             words = REALCODE_REFUSED[(engine, c["name"])]
             check(c.get("verdict") == "ERROR" and words in (c.get("reason") or ""),
@@ -320,6 +330,51 @@ def t_realcode_children(program, where):
 REALCODE_TIMING = {("realcode.threads", "threads"): 20000}
 
 
+def t_realcode_switch(program, where):
+    """A budget the tool counted, missed under callgrind: INCONCLUSIVE, naming
+    both engines and how to calibrate, never a FAIL; missed under the tool:
+    a FAIL whose figure and CTestMeasurement are the tool's, with
+    callgrind's re-run (the functions) named beside it."""
+    hwdb = os.path.join(where, "hwdb")
+    shutil.copytree(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "hwdb"),
+                    hwdb)
+    edited = 0
+    for key in os.listdir(os.path.join(hwdb, "budgets")):
+        ini = os.path.join(hwdb, "budgets", key, "realcode.ini")
+        if not key.startswith("sim-") or not os.path.exists(ini):
+            continue
+        with open(ini) as f:
+            lines = f.read().split("\n")
+        section = None
+        for i, line in enumerate(lines):
+            if line.startswith("["):
+                section = line
+            elif section == "[sqlite]" and line.startswith("select = instructions:u = "):
+                figure = int(line.split("=")[2].split(";")[0])
+                lines[i] = f"select = instructions:u = {figure - 6} ; edited by the test: 6 under"
+                edited += 1
+        with open(ini, "w") as f:
+            f.write("\n".join(lines))
+    check(edited >= 1, f"realcode.sqlite's budget edited in the copied hwdb: {edited} keys")
+    argv = [program, "--backend=sim", f"--hwdb={hwdb}", "--filter=realcode.sqlite", "--ctest"]
+    cg = subprocess.run(argv + ["--sim-engine=callgrind"], capture_output=True, text=True, timeout=600)
+    check(cg.returncode == 4 and "INCONCLUSIVE" in cg.stdout and "FAIL " not in cg.stdout,
+          f"callgrind against the tool's edited budget: INCONCLUSIVE (4), got {cg.returncode}\n{cg.stdout[-1500:]}")
+    check("counted by pmcheck's valgrind tool, and this run by callgrind" in cg.stdout
+          and "--calibrate --sim-engine=callgrind" in cg.stdout,
+          f"callgrind's INCONCLUSIVE names both engines and how to calibrate:\n{cg.stdout[-1500:]}")
+    tool = subprocess.run(argv + ["--sim-engine=pmcheck"], capture_output=True, text=True, timeout=600)
+    m = re.search(r'name="select.instructions:u">(\d+)<', tool.stdout)
+    figure = int(m.group(1)) if m else None
+    check(tool.returncode == 1 and "FAIL" in tool.stdout and figure is not None
+          and f"measured {figure} " in tool.stdout and f"expected = {figure - 6}:" in tool.stdout,
+          f"the tool against the edited budget: FAIL (1) with its own figure {figure}, got "
+          f"{tool.returncode}\n{tool.stdout[-1500:]}")
+    check("once more under callgrind for the functions behind the failure" in tool.stdout
+          and "which counted the same" in tool.stdout,
+          f"the re-run under callgrind is named beside the gate's figures:\n{tool.stdout[-1500:]}")
+
+
 def t_realcode():
     if not PROGRAMS:
         print("SKIP: the realcode suites are not built here (their libraries are missing)")
@@ -350,6 +405,8 @@ def t_realcode():
         # on pmcheck's tool alone); far fewer means cases or events went
         # missing.
         check(compared >= 70, f"(case, region, event) compared: {compared}")
+        c_program = next((p for p in PROGRAMS if "cxx" not in os.path.basename(p)), None)
+        t_realcode_switch(c_program, d)
         if CHILDREN:
             t_realcode_children(CHILDREN, d)
         else:
