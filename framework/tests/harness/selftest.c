@@ -242,6 +242,19 @@ PMC_TEST(selfsim, budgeted, .events = "instructions:u", .backends = PMC_BACKEND_
 	PMC_EXPECT_BUDGET(t, "r", "instructions:u");
 }
 
+/* A check that fails in the warm-up execution, before any sample: the
+ * report says "no samples" (no zeros) and nothing is re-run. */
+PMC_TEST(selfsim, fails_in_warmup, .events = "instructions:u", .backends = PMC_BACKEND_SIM,
+	 .reps = 3, .warmup = 1)
+{
+	static int executions;
+
+	PMC_REGION(t, "r") {
+		call_n(10);
+	}
+	PMC_CHECK_EQ(t, executions++, 1);
+}
+
 PMC_TEST(repeat, samples, .events = "calls:selftest_fn", .reps = 4, .no_warmup = 1)
 {
 	PMC_REGION(t, "r") {

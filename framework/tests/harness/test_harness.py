@@ -48,6 +48,7 @@ EXPECTED = {
     "fixture.teardown_after_failure": ("FAIL", 1),
     "selfbudget.unbudgeted": ("PASS", 0),
     "selfsim.budgeted": ("SKIP", 77),
+    "selfsim.fails_in_warmup": ("SKIP", 77),
     "threads.inherit_sum": ("PASS", 0),
     "threads.own_only": ("INCONCLUSIVE", 4),
     "threads.own_only_lower_bound": ("PASS", 0),
@@ -311,6 +312,15 @@ def t_backend():
                   f"another build's budgets: {p.returncode} {msg}")
             check(doc["environment"]["cpu"]["signature"] != c.get("simulated_cpu"),
                   f"the host CPU, not valgrind's, names the machine: {doc['environment']['cpu']}")
+    # A check that fails before any sample (in the warm-up execution): the
+    # case line says "no samples", with no zeros, no measurement, no re-run.
+    p = run("--backend=sim", "--filter=selfsim.fails_in_warmup", "--ctest")
+    if p.returncode != 77:
+        line = next((ln for ln in p.stdout.splitlines() if "selfsim.fails_in_warmup" in ln), "")
+        check(p.returncode == 1 and "FAIL" in line and "r: no samples" in line and "=0" not in line,
+              f"failed in warm-up: FAIL, \"r: no samples\": {p.returncode}\n{p.stdout}")
+        check("CTestMeasurement" not in p.stdout and "callgrind" not in p.stdout,
+              f"failed in warm-up: no measurement, no re-run under callgrind:\n{p.stdout}")
     p = run("--backend=gpu")
     check(p.returncode == 64 and "unknown backend" in p.stderr, p.stderr)
     p = run("--bogus")
