@@ -689,10 +689,11 @@ PMC_TEST(realcode, threads, .events = SIM_EVENTS ",calls:rc_work", .inherit = 1,
 
 /*
  * Children: built into pmcheck_realcode_children (REALCODE_CHILDREN), a
- * program CTest does not run case by case, because on the sim backend
- * these cases are INCONCLUSIVE by design: the child's work is not this
- * process's, and a region a child ran and ended in is partial on both
- * engines.  sim.engines.realcode runs them and asserts exactly that.
+ * program CTest does not run case by case, because their verdicts differ
+ * by engine by design: pmcheck's valgrind tool adds a forked child's work
+ * (.inherit), callgrind adds none (INCONCLUSIVE), and a program a child
+ * exec'd is counted by neither (INCONCLUSIVE).  sim.engines.realcode runs
+ * them and asserts exactly that.
  */
 #if defined(REALCODE_CHILDREN)
 #undef PMC_TEST

@@ -146,6 +146,16 @@ PMC_API const char *pmc_sim_engine(void);
 PMC_API const char *pmc_sim_read_error(void);
 
 /*
+ * Child processes of this process (and theirs) that have ended, under the
+ * sim backend: in *ended, those whose work inherited readings
+ * (PMC_OPEN_INHERIT) include, as perf's inherited counters do; in *execed,
+ * those that exec'd a program, which valgrind does not follow, so that its
+ * work is counted nowhere.  0, or -ENOTSUP when this process's engine adds
+ * no child (callgrind) or it is not under the sim backend.
+ */
+PMC_API int pmc_sim_children(uint64_t *ended, uint64_t *execed);
+
+/*
  * Which engine the sim backend's runs (pmc_sim_exec*, pmc_sim_run*) use:
  * "auto" (pmcheck's valgrind tool when it is built, matches the valgrind
  * on PATH and can count every event the run needs; callgrind otherwise),

@@ -94,6 +94,10 @@ struct pmc_test {
 	 * (a child reaped inside it ran work the backend did not count) */
 	long children_minflt0;
 	bool children_noted;
+	/* sim: children the engine added (pmc_sim_children) at region begin;
+	 * children_added < 0: the engine adds none. */
+	int children_added;
+	uint64_t children_ended0, children_execed0;
 
 	/* perf attribution: the samplers of a failed case's re-run, or NULL */
 	struct pmc__sampling_state *sampling;

@@ -34,6 +34,10 @@ struct pmc__sim_engine {
 		    struct pmc_reading *r, struct pmc_error *err);
 	/* Nothing more will be read in this process. */
 	void (*pause)(void);
+	/* Child processes that ended: those inherited readings add (*ended),
+	 * and those that exec'd a program no one counts (*execed).  NULL, or
+	 * -ENOTSUP: this engine adds no child. */
+	int (*children)(uint64_t *ended, uint64_t *execed);
 };
 
 extern const struct pmc__sim_engine pmc__sim_callgrind;

@@ -319,10 +319,23 @@ static void tool_pause(void)
 {
 }
 
+static int tool_children(uint64_t *ended, uint64_t *execed)
+{
+	uint64_t out[2] = { 0, 0 };
+	unsigned long rc = VALGRIND_DO_CLIENT_REQUEST_EXPR(1, PMC_TOOL_REQ_CHILDREN, out, 0, 0, 0, 0);
+
+	if (rc)
+		return -ENOTSUP;
+	*ended = out[0];
+	*execed = out[1];
+	return 0;
+}
+
 const struct pmc__sim_engine pmc__sim_tool = {
 	.name = "pmcheck",
 	.check = tool_check,
 	.watch = tool_watch,
 	.read = tool_read,
 	.pause = tool_pause,
+	.children = tool_children,
 };

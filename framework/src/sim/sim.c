@@ -200,6 +200,15 @@ const char *pmc_sim_read_error(void)
 	return read_error.code && read_error.message[0] ? read_error.message : NULL;
 }
 
+int pmc_sim_children(uint64_t *ended, uint64_t *execed)
+{
+	const struct pmc__sim_engine *e = pmc_sim_active() ? this_engine() : NULL;
+
+	if (!e || !e->children)
+		return -ENOTSUP;
+	return e->children(ended, execed);
+}
+
 void pmc_sim_pause(void)
 {
 	if (engine)

@@ -5,7 +5,8 @@
  * and indirect branches (Bc, Bi) and entries to watched functions -- with
  * inline additions to counters in memory, per thread, and answers a
  * reading with a client request.  No cache or branch-predictor model, no
- * call graph, no dump.
+ * call graph, no dump.  Forked children count in processes of their own and
+ * report their totals back (see "forked children").
  *
  * Copyright (C) 2026 the pmcheck authors.  This program is free software:
  * it links valgrind's core (GPL-2.0-or-later) and is distributed under the
@@ -44,6 +45,7 @@
 #include "pub_tool_tooliface.h"
 #include "pub_tool_transtab.h"
 #include "pub_tool_vki.h"
+#include "pub_tool_vkiscnums.h"
 
 #include "pmcheck_tool.h"
 
@@ -101,6 +103,92 @@ static void thread_exiting(ThreadId tid)
 	VG_(memset)(c, 0, sizeof(live));
 }
 
+/* The process's totals since it started or was forked: every thread. */
+static void process_totals(ULong *total)
+{
+	for (Int c = 0; c < NCOUNTERS; c++) {
+		total[c] = exited[c] + live[c] - at_fork[c];
+		for (ThreadId t = 1; t < VG_N_THREADS; t++)
+			if (t != live_tid)
+				total[c] += parked[t][c];
+	}
+}
+
+/* ---- forked children --------------------------------------------------------------- */
+
+/*
+ * What perf's inherited counters add for a child process, the tool adds
+ * too: valgrind follows a fork, so the child counts in a process of its
+ * own, and at its end appends one record of its totals since the fork to
+ * a file beside the totals files (O_APPEND: one write each, whole).  A
+ * child that execs a program hands valgrind's process over to one it
+ * does not follow (--trace-children=no): its record, written before the
+ * execve, says so, and that program's work is counted nowhere.  The first
+ * process reads the records for inherited readings.  The file is opened
+ * for each write and read, so that no descriptor of the tool's sits among
+ * the program's.
+ */
+struct child_record {
+	ULong magic;  /* PMC_TOOL_CHILD_MAGIC */
+	ULong execed; /* 1: it then ran a program no one counts */
+	ULong c[NCOUNTERS];
+};
+
+#define PMC_TOOL_CHILD_MAGIC 0x706d632d6b696400ULL /* "pmc-kid\0" */
+
+static HChar *kids_path;     /* NULL: no --pmcheck-out, children not added */
+static Bool is_child;        /* this process is a forked child */
+static Off64T kids_read;     /* the first process: bytes of records taken */
+static ULong kids[NCOUNTERS];
+static ULong kids_ended, kids_execed;
+
+static void child_report(Bool execed)
+{
+	struct child_record rec;
+	SysRes sr;
+
+	if (!kids_path || !is_child)
+		return;
+	rec.magic = PMC_TOOL_CHILD_MAGIC;
+	rec.execed = execed;
+	process_totals(rec.c);
+	sr = VG_(open)(kids_path, VKI_O_WRONLY | VKI_O_APPEND | VKI_O_CREAT, 0600);
+	if (sr_isError(sr)) {
+		VG_(umsg)("pmcheck: cannot write this child's totals to %s\n", kids_path);
+		return;
+	}
+	VG_(write)((Int)sr_Res(sr), &rec, sizeof(rec));
+	VG_(close)((Int)sr_Res(sr));
+	/* An execve that fails goes on here: only what follows counts again. */
+	for (Int c = 0; c < NCOUNTERS; c++)
+		at_fork[c] += rec.c[c];
+}
+
+/* The first process: take the records children appended since last time. */
+static void children_take(void)
+{
+	struct child_record rec;
+	SysRes sr;
+	Int fd;
+
+	if (!kids_path || is_child)
+		return;
+	sr = VG_(open)(kids_path, VKI_O_RDONLY, 0);
+	if (sr_isError(sr))
+		return; /* no child has ended */
+	fd = (Int)sr_Res(sr);
+	if (VG_(lseek)(fd, kids_read, VKI_SEEK_SET) == kids_read)
+		while (VG_(read)(fd, &rec, sizeof(rec)) == (Int)sizeof(rec) &&
+		       rec.magic == PMC_TOOL_CHILD_MAGIC) {
+			for (Int c = 0; c < NCOUNTERS; c++)
+				kids[c] += rec.c[c];
+			kids_ended += !rec.execed;
+			kids_execed += rec.execed != 0;
+			kids_read += sizeof(rec);
+		}
+	VG_(close)(fd);
+}
+
 /* In a forked child only the forking thread goes on: the process's totals
  * start from what it had counted. */
 static void forked_child(ThreadId tid)
@@ -111,6 +199,26 @@ static void forked_child(ThreadId tid)
 	VG_(memset)(exited, 0, sizeof(exited));
 	switch_thread(tid, 0);
 	VG_(memcpy)(at_fork, live, sizeof(live));
+	is_child = True;
+}
+
+static void pre_syscall(ThreadId tid, UInt syscallno, UWord *args, UInt nargs)
+{
+	(void)args;
+	(void)nargs;
+	if (syscallno == __NR_execve || syscallno == __NR_execveat) {
+		switch_thread(tid, 0);
+		child_report(True);
+	}
+}
+
+static void post_syscall(ThreadId tid, UInt syscallno, UWord *args, UInt nargs, SysRes res)
+{
+	(void)tid;
+	(void)syscallno;
+	(void)args;
+	(void)nargs;
+	(void)res;
 }
 
 /* ---- watched functions ------------------------------------------------------------- */
@@ -427,8 +535,10 @@ static Bool pmc_client_request(ThreadId tid, UWord *arg, UWord *ret)
 			*ret = (UWord)-1;
 			return True;
 		}
+		if (arg[3])
+			children_take();
 		for (UWord i = 0; i < n; i++)
-			((ULong *)arg[1])[i] = live[i] + (arg[3] ? exited[i] : 0);
+			((ULong *)arg[1])[i] = live[i] + (arg[3] ? exited[i] + kids[i] : 0);
 		if (arg[4]) {
 			struct vki_timespec ts;
 
@@ -450,6 +560,19 @@ static Bool pmc_client_request(ThreadId tid, UWord *arg, UWord *ret)
 		if (slot >= 0)
 			map_existing(True);
 		*ret = slot < 0 ? (UWord)-1 : (UWord)(PMC_TOOL_NFIXED + slot);
+		return True;
+	}
+	case PMC_TOOL_REQ_CHILDREN: {
+		ULong *out = (ULong *)arg[1];
+
+		if (!kids_path || !VG_(am_is_valid_for_client)(arg[1], 2 * sizeof(ULong), VKI_PROT_WRITE)) {
+			*ret = (UWord)-1;
+			return True;
+		}
+		children_take();
+		out[0] = kids_ended;
+		out[1] = kids_execed;
+		*ret = 0;
 		return True;
 	}
 	case PMC_TOOL_REQ_WHAT:
@@ -506,6 +629,12 @@ static void pmc_post_clo_init(void)
 			VG_(fmsg_bad_option)(clo_watch[i], "expected OFFSET:/absolute/path\n");
 		add_watch(colon + 1, off);
 	}
+	if (clo_out) {
+		const HChar *dir = VG_(dirname)(clo_out);
+
+		kids_path = VG_(malloc)("pmcheck.children", VG_(strlen)(dir) + 32);
+		VG_(sprintf)(kids_path, "%s/pmcheck.children", dir);
+	}
 	/* Whatever is mapped already (nothing has been translated yet). */
 	if (nwatches)
 		map_existing(False);
@@ -523,12 +652,8 @@ static void pmc_fini(Int exitcode)
 	(void)exitcode;
 	if (!clo_out)
 		return;
-	for (Int c = 0; c < NCOUNTERS; c++) {
-		total[c] = exited[c] + live[c] - at_fork[c];
-		for (ThreadId t = 1; t < VG_N_THREADS; t++)
-			if (t != live_tid)
-				total[c] += parked[t][c];
-	}
+	process_totals(total);
+	child_report(False);
 	file = VG_(expand_file_name)("--pmcheck-out", clo_out);
 	sr = VG_(open)(file, VKI_O_CREAT | VKI_O_WRONLY | VKI_O_TRUNC, 0600);
 	if (sr_isError(sr)) {
@@ -579,6 +704,7 @@ static void pmc_pre_clo_init(void)
 	VG_(track_new_mem_mmap)(new_mapping);
 	VG_(track_die_mem_munmap)(mapping_gone);
 	VG_(atfork)(NULL, NULL, forked_child);
+	VG_(needs_syscall_wrapper)(pre_syscall, post_syscall);
 }
 
 VG_DETERMINE_INTERFACE_VERSION(pmc_pre_clo_init)

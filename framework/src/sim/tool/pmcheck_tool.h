@@ -18,7 +18,7 @@
  * none) answers the default 0, so this tells the engines apart. */
 #define PMC_TOOL_REQ_HELLO PMC_TOOL_REQ(0)
 #define PMC_TOOL_MAGIC 0x706d6300u /* "pmc\0" */
-#define PMC_TOOL_PROTOCOL 1u
+#define PMC_TOOL_PROTOCOL 2u
 
 /* READ(ULong *buf, UWord n, UWord ended_too, ULong *now): the calling
  * thread's counters, n of them at most, in enum pmc_tool_counter order,
@@ -39,6 +39,13 @@
 /* WHAT: a bit mask of the fixed counters this run instruments
  * (PMC_TOOL_COUNTS_*): a counter left off reads 0 and must not be used. */
 #define PMC_TOOL_REQ_WHAT PMC_TOOL_REQ(3)
+
+/* CHILDREN(ULong out[2]): forked children (theirs included) that ended,
+ * whose totals inherited READs add, in out[0]; children that exec'd a
+ * program, which valgrind does not follow (their work up to the execve
+ * is added, the program's is counted nowhere), in out[1].  Returns 0, or
+ * (UWord)-1 when the tool does not follow children (no --pmcheck-out). */
+#define PMC_TOOL_REQ_CHILDREN PMC_TOOL_REQ(4)
 
 enum pmc_tool_counter {
 	PMC_TOOL_IR = 0, /* guest instructions executed (callgrind's Ir) */
