@@ -212,7 +212,7 @@ PMC_API int pmc_hwdb_model_deterministic(const struct pmc_hwdb_model *model,
  * comment as it was; creates the directories and file as needed; writes
  * atomically.  *old_line receives the replaced line ("" if new).  bound
  * may end in a comment, "= 1200 ; calibrated: 5 equal runs", which stays on
- * the line for reviewers (inih drops " ;..." when reading).
+ * the line for reviewers (the reader drops " ;..." from values).
  */
 PMC_API int pmc_hwdb_write_budget(const char *dir, const char *key, const char *suite,
 				  const char *test, const char *region, const char *event,

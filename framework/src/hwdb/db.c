@@ -43,6 +43,7 @@ struct load_ctx {
 	struct pmc_hwdb *db;
 	const char *path;
 	unsigned seen;      /* facts given in the current model section */
+	int section_line;   /* line of the current "[section]" header */
 };
 
 static int map_handler(void *user, const char *section, const char *name, const char *value,
@@ -138,10 +139,15 @@ static int models_handler(void *user, const char *section, const char *name, con
 	if (!m || strcmp(m->id, section) || strcmp(m->where, "") == 0 ||
 	    strncmp(m->where, c->path, strlen(c->path))) {
 		struct pmc_hwdb_model *grown = realloc(db->models, (db->nmodels + 1) * sizeof(*grown));
+		int *lines;
 
 		if (!grown)
 			return pmc__fail(err, -ENOMEM, c->path, -1, "out of memory");
 		db->models = grown;
+		lines = realloc(db->deterministic_line, (db->nmodels + 1) * sizeof(*lines));
+		if (!lines)
+			return pmc__fail(err, -ENOMEM, c->path, -1, "out of memory");
+		db->deterministic_line = lines;
 		for (size_t i = 0; i < db->nmodels; i++) {
 			size_t plen = strlen(c->path);
 
@@ -152,6 +158,7 @@ static int models_handler(void *user, const char *section, const char *name, con
 						 "%s:%d: model [%s] is defined twice (first at %s); lookups would see only the first: merge them",
 						 c->path, line, section, db->models[i].where);
 		}
+		db->deterministic_line[db->nmodels] = 0;
 		m = &db->models[db->nmodels++];
 		memset(m, 0, sizeof(*m));
 		c->seen = 0;
@@ -159,7 +166,8 @@ static int models_handler(void *user, const char *section, const char *name, con
 			m->breakpoint_slots = -1;
 		if (pmc__copy(m->id, sizeof(m->id), section))
 			return pmc__fail(err, PMC_E_SYNTAX, c->path, -1, "%s:%d: model id too long", c->path, line);
-		pmc__snprintf(m->where, sizeof(m->where), "%s:%d", c->path, line);
+		pmc__snprintf(m->where, sizeof(m->where), "%s:%d", c->path,
+			      c->section_line ? c->section_line : line);
 	}
 	{
 		static const char *const once[] = { "name", "vendor", "arch", "general_counters",
@@ -193,6 +201,8 @@ static int models_handler(void *user, const char *section, const char *name, con
 	if (!strcmp(name, "breakpoint_slots"))
 		return parse_int_fact(c->path, line, name, value, &m->breakpoint_slots, err);
 	if (!strcmp(name, "deterministic"))
+		db->deterministic_line[db->nmodels - 1] = line;
+	if (!strcmp(name, "deterministic"))
 		return pmc__copy(m->deterministic, sizeof(m->deterministic), value) ? pmc__fail(err, PMC_E_SYNTAX, c->path, -1, "%s:%d: list too long", c->path, line) : 0;
 	if (!strcmp(name, "erratum")) {
 		append_line(m->errata, sizeof(m->errata), value);
@@ -213,6 +223,7 @@ void pmc_hwdb_free(struct pmc_hwdb *db)
 		regfree(&db->map[i].re);
 	free(db->map);
 	free(db->models);
+	free(db->deterministic_line);
 	for (i = 0; i < db->ndirs; i++)
 		free(db->dirs[i]);
 	free(db);
@@ -247,7 +258,8 @@ int pmc_hwdb_open(struct pmc_hwdb **out, const char *const *dirs, size_t ndirs,
 	if (builtin)
 		db->dirs[db->ndirs++] = strdup(builtin);
 	for (i = 0; i < db->ndirs; i++) {
-		struct load_ctx c = { db, path, 0 };
+		struct load_ctx c = { db, path, 0, 0 };
+		struct pmc__ini_opts opts = { &c.section_line, NULL };
 
 		if (!db->dirs[i]) {
 			rc = pmc__fail(err, -ENOMEM, "", -1, "out of memory");
@@ -265,7 +277,9 @@ int pmc_hwdb_open(struct pmc_hwdb **out, const char *const *dirs, size_t ndirs,
 					       path, files[f]);
 				goto out;
 			}
-			rc = pmc__ini_parse_path(path, f ? models_handler : map_handler, &c, err);
+			c.section_line = 0;
+			rc = pmc__ini_parse_path(path, f ? models_handler : map_handler, &c, &opts,
+						 err);
 			if (rc)
 				goto out;
 		}

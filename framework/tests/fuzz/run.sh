@@ -34,7 +34,7 @@ for path in "$src"/framework/src/harness/*.c; do
 		-c "$path" -o "$build/harness_${f%.c}.o"
 	hobjs+=("$build/harness_${f%.c}.o")
 done
-libs=(-lpfm -linih -lcpuid -ldl -lpthread -lm)
+libs=(-lpfm -lcpuid -ldl -lpthread -lm)
 for t in hwdb event ring results; do
 	extra=()
 	[ "$t" = results ] && extra=("${hobjs[@]}" $(pkg-config --libs jansson))
