@@ -295,6 +295,15 @@ int cmd_hwdb(int argc, char **argv)
 		free(a.env_copy);
 		return PMC_EXIT_ERROR;
 	}
+	if (pmc_hwdb_ndirs(db) == 0) {
+		/* Nothing to look up or check: not an empty success. */
+		fprintf(stderr,
+			"pmcheck hwdb %s: no hwdb directory: the built-in hwdb (share/pmcheck/hwdb of the prefix pmcheck is installed in) is missing; reinstall it, or give --hwdb=DIR or PMCHECK_HWDB\n",
+			op[0]);
+		pmc_hwdb_free(db);
+		free(a.env_copy);
+		return PMC_EXIT_ERROR;
+	}
 	if (!strcmp(op[0], "lookup"))
 		rc = lookup(db, nop > 1 ? op[1] : NULL);
 	else if (!strcmp(op[0], "budget"))

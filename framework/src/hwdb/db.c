@@ -6,6 +6,7 @@
 #define _GNU_SOURCE
 #include <ctype.h>
 #include <dirent.h>
+#include <dlfcn.h>
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
@@ -23,19 +24,65 @@
 
 #include "hwdb_int.h"
 
-const char *pmc_hwdb_builtin_dir(void)
+/* Does dir hold a hwdb (its map.ini)? */
+static bool is_hwdb(const char *dir)
 {
+	char path[PATH_MAX];
 	struct stat st;
 
-#ifdef PMCHECK_HWDB_SOURCE_DIR
-	if (stat(PMCHECK_HWDB_SOURCE_DIR "/map.ini", &st) == 0)
-		return PMCHECK_HWDB_SOURCE_DIR;
-#endif
+	return pmc__snprintf(path, sizeof(path), "%s/map.ini", dir) == 0 && stat(path, &st) == 0 &&
+	       S_ISREG(st.st_mode);
+}
+
+/*
+ * The file this code was loaded from: libpmcheck.so, or the program that
+ * linked it statically (dladdr names the main program as it was started,
+ * so /proc/self/exe says where it is).  Symbolic links resolved, so that
+ * libpmcheck.so.0 -> libpmcheck.so.0.2 and a program run through a link
+ * both give the installed directory.
+ */
+static bool loaded_from(char *out)
+{
+	Dl_info info;
+
+	if (dladdr((void *)&pmc_hwdb_builtin_dir, &info) && info.dli_fname &&
+	    strchr(info.dli_fname, '/') && realpath(info.dli_fname, out))
+		return true;
+	return realpath("/proc/self/exe", out) != NULL;
+}
+
+const char *pmc_hwdb_builtin_dir(void)
+{
+	static char found[PATH_MAX];
+	char self[PATH_MAX], *slash;
+	const char *rel[] = { PMCHECK_HWDB_FROM_LIBDIR, PMCHECK_HWDB_FROM_BINDIR };
+	size_t n = strlen(PMCHECK_HWDB_BUILD_DIR);
+
+	if (loaded_from(self)) {
+		/* A build tree's library or program reads the source tree's. */
+		if (!strncmp(self, PMCHECK_HWDB_BUILD_DIR, n) && self[n] == '/')
+			return is_hwdb(PMCHECK_HWDB_SOURCE_DIR) ? PMCHECK_HWDB_SOURCE_DIR : NULL;
+		slash = strrchr(self, '/');
+		*slash = '\0';
+		/* Installed: share/pmcheck/hwdb relative to lib/ (the shared
+		 * library) or bin/ (a program with the static one). */
+		for (size_t i = 0; i < 2; i++) {
+			if (pmc__snprintf(found, sizeof(found), "%s/%s", self, rel[i]) == 0 &&
+			    is_hwdb(found)) {
+				char real[PATH_MAX];
+
+				if (realpath(found, real))
+					pmc__copy(found, sizeof(found), real);
+				return found;
+			}
+		}
+	}
 #ifdef PMCHECK_HWDB_INSTALL_DIR
-	if (stat(PMCHECK_HWDB_INSTALL_DIR "/map.ini", &st) == 0)
+	/* A static library inside someone else's program, which can be
+	 * anywhere: the prefix it was configured for. */
+	if (is_hwdb(PMCHECK_HWDB_INSTALL_DIR))
 		return PMCHECK_HWDB_INSTALL_DIR;
 #endif
-	(void)st;
 	return NULL;
 }
 
