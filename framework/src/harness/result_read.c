@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "harness_int.h"
 
@@ -603,14 +604,25 @@ int pmc__results_load(const char *path, struct pmc__results *rs, char *why, size
 {
 	json_error_t jerr;
 	json_t *doc = json_load_file(path, 0, &jerr);
+	char shown[PATH_MAX + 64];
+	struct stat st;
 	int rc;
 
+	/* The path as messages quote it, control characters escaped. */
+	pmc__escape_ctl(shown, sizeof(shown), path);
 	memset(rs, 0, sizeof(*rs));
 	if (!doc) {
-		snprintf(why, size, "%s:%d: not JSON: %s", path, jerr.line, jerr.text);
+		if (stat(path, &st) != 0)
+			snprintf(why, size, "cannot read %s: %s", shown, strerror(errno));
+		else if (S_ISDIR(st.st_mode))
+			snprintf(why, size, "%s: a directory, not a results file", shown);
+		else if (jerr.line < 1)
+			snprintf(why, size, "cannot read %s: %s", shown, jerr.text);
+		else
+			snprintf(why, size, "%s:%d: not JSON: %s", shown, jerr.line, jerr.text);
 		return -EINVAL;
 	}
-	rc = pmc__results_from_json(doc, path, rs, why, size);
+	rc = pmc__results_from_json(doc, shown, rs, why, size);
 	json_decref(doc);
 	return rc;
 }

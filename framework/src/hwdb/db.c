@@ -51,6 +51,14 @@ static bool loaded_from(char *out)
 	return realpath("/proc/self/exe", out) != NULL;
 }
 
+/* Built outside CMake (the fuzzers): no built-in hwdb. */
+#ifndef PMCHECK_HWDB_BUILD_DIR
+#define PMCHECK_HWDB_BUILD_DIR "/nonexistent"
+#define PMCHECK_HWDB_SOURCE_DIR "/nonexistent"
+#define PMCHECK_HWDB_FROM_LIBDIR "/nonexistent"
+#define PMCHECK_HWDB_FROM_BINDIR "/nonexistent"
+#endif
+
 const char *pmc_hwdb_builtin_dir(void)
 {
 	static char found[PATH_MAX];
@@ -295,9 +303,14 @@ int pmc_hwdb_open(struct pmc_hwdb **out, const char *const *dirs, size_t ndirs,
 	}
 	for (i = 0; i < ndirs; i++) {
 		if (stat(dirs[i], &st) != 0 || !S_ISDIR(st.st_mode)) {
-			rc = pmc__fail(err, -ENOENT, dirs[i], -1,
-				       "hwdb directory \"%s\" does not exist (create it, or fix --hwdb / PMCHECK_HWDB)",
-				       dirs[i]);
+			char shown[PATH_MAX];
+			bool exists = stat(dirs[i], &st) == 0;
+
+			pmc__escape_ctl(shown, sizeof(shown), dirs[i]);
+			rc = pmc__fail(err, exists ? -ENOTDIR : -ENOENT, dirs[i], -1,
+				       "hwdb directory \"%s\" %s (%s, or fix --hwdb / PMCHECK_HWDB)", shown,
+				       exists ? "is not a directory" : "does not exist",
+				       exists ? "give the directory that holds map.ini and budgets/" : "create it");
 			goto out;
 		}
 		db->dirs[db->ndirs++] = strdup(dirs[i]);
