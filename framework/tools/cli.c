@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "tools.h"
 
 /* The command table, given by main (pmcheck.c): this file sits under the
  * commands, and the table above them. */
@@ -64,14 +65,30 @@ int cli_print_help(const struct cli_command *c)
 
 int cli_usage(const char *name, const char *fmt, ...)
 {
+	char msg[2048], shown[4096];
 	va_list ap;
 
-	fprintf(stderr, "pmcheck %s: ", name);
+	/* What the user typed is quoted in the message: control characters
+	 * in it are shown escaped, never sent to the terminal. */
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	fprintf(stderr, " (see pmcheck %s --help)\n", name);
+	fprintf(stderr, "pmcheck %s: %s (see pmcheck %s --help)\n", name,
+		pmc__escape_ctl(shown, sizeof(shown), msg), name);
 	return PMC_EXIT_USAGE;
+}
+
+void cli_caret(const char *text, int position)
+{
+	char shown[4096], before[4096];
+	size_t at = position > 0 ? (size_t)position : 0;
+
+	if (at > strlen(text))
+		at = strlen(text);
+	snprintf(before, sizeof(before), "%.*s", (int)at, text);
+	pmc__escape_ctl(shown, sizeof(shown), before);
+	at = strlen(shown);
+	fprintf(stderr, "  %s\n  %*s^\n", pmc__escape_ctl(shown, sizeof(shown), text), (int)at, "");
 }
 
 int cli_next(const char *name, int argc, char **argv, const char *shortopts,

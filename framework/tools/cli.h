@@ -55,6 +55,10 @@ int cli_usage(const char *name, const char *fmt, ...) CLI_PRINTF(2, 3);
  * 0, or a usage error (PMC_EXIT_USAGE, printed). */
 int cli_positive(const char *name, const char *option, const char *arg, unsigned *out);
 
+/* The text with a caret under the byte at position, on stderr, control
+ * characters escaped (the caret under the escaped text). */
+void cli_caret(const char *text, int position);
+
 int cmd_probe(int argc, char **argv);
 int cmd_history(int argc, char **argv);
 int cmd_events(int argc, char **argv);

@@ -26,7 +26,7 @@ int cmd_compare(int argc, char **argv)
 	bool force = false, allow_missing = false;
 	struct pmc__results docs[2] = { { 0 }, { 0 } };
 	json_t *rep;
-	char why[512];
+	char why[1024];
 	int i, c, status = 0;
 
 	while ((c = cli_next("compare", argc, argv, "h", opts, &status)) != -1) {

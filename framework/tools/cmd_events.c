@@ -61,7 +61,7 @@ int cmd_events(int argc, char **argv)
 	if (pmc_event_parse_list(argv[optind], specs, PMC_MAX_EVENTS, &n, &err)) {
 		fprintf(stderr, "pmcheck events: %s\n", err.message);
 		if (err.position >= 0)
-			fprintf(stderr, "  %s\n  %*s^\n", argv[optind], err.position, "");
+			cli_caret(argv[optind], err.position);
 		return 1;
 	}
 	for (size_t i = 0; i < n; i++)

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "tools.h"
@@ -191,6 +192,20 @@ static int merge_from_history(const struct hwdb_args *a, const struct pmc__merge
 #endif
 }
 
+/* A CPU signature as hwdb keys name it: printable ASCII without blanks or
+ * '/', under 128 bytes ("GenuineIntel-6-55-7"). */
+static bool signature_ok(const char *s)
+{
+	size_t n = strlen(s);
+
+	if (n == 0 || n >= 128)
+		return false;
+	for (; *s; s++)
+		if ((unsigned char)*s <= ' ' || (unsigned char)*s >= 0x7f || *s == '/')
+			return false;
+	return true;
+}
+
 int cmd_hwdb(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -208,6 +223,7 @@ int cmd_hwdb(int argc, char **argv)
 	struct pmc_error err;
 	char **op;
 	int nop, status = 0, c, rc;
+	size_t fresh;
 
 	while ((c = cli_next("hwdb", argc, argv, "h", opts, &status)) != -1) {
 		switch (c) {
@@ -284,14 +300,24 @@ int cmd_hwdb(int argc, char **argv)
 		     d = strtok_r(NULL, ":", &save))
 			a.dirs[a.ndirs++] = d;
 	}
-	/* merge makes its target directory, as calibration does. */
-	if (!strcmp(op[0], "merge") && (rc = pmc__mkdir_p(a.dirs[0])) != 0) {
-		fprintf(stderr, "pmcheck hwdb merge: cannot make %s: %s\n", a.dirs[0], strerror(-rc));
+	if (!strcmp(op[0], "lookup") && nop > 1 && !signature_ok(op[1]))
+		return cli_usage("hwdb", "lookup \"%s\": not a CPU signature (printable ASCII without blanks or '/', under 128 bytes; e.g. GenuineIntel-6-55-7)",
+				 op[1]);
+	/* merge writes into its target, which the writer makes with the first
+	 * budget: a target that does not exist yet is not opened (it holds no
+	 * map or models), so a merge that fails leaves nothing behind. */
+	fresh = !strcmp(op[0], "merge") && access(a.dirs[0], F_OK) != 0;
+	if (pmc_hwdb_open(&db, a.dirs + fresh, a.ndirs - fresh, &err)) {
+		fprintf(stderr, "pmcheck hwdb: %s\n", err.message);
 		free(a.env_copy);
 		return PMC_EXIT_ERROR;
 	}
-	if (pmc_hwdb_open(&db, a.dirs, a.ndirs, &err)) {
-		fprintf(stderr, "pmcheck hwdb: %s\n", err.message);
+	if (pmc_hwdb_ndirs(db) == 0) {
+		/* Nothing to look up or check: not an empty success. */
+		fprintf(stderr,
+			"pmcheck hwdb %s: no hwdb directory: the built-in hwdb (share/pmcheck/hwdb of the prefix pmcheck is installed in) is missing; reinstall it, or give --hwdb=DIR or PMCHECK_HWDB\n",
+			op[0]);
+		pmc_hwdb_free(db);
 		free(a.env_copy);
 		return PMC_EXIT_ERROR;
 	}

@@ -665,6 +665,17 @@ int cmd_stat(int argc, char **argv)
 	}
 	if (!s->events)
 		s->events = default_events(s->backend);
+	/* The list as the user wrote it, before calls: are bound to the
+	 * command's objects: an empty item or a bad modifier is refused at
+	 * its own position, never dropped from the list. */
+	if (pmc_event_parse_list_flags(s->events, PMC_PARSE_DEFER_SYMBOLS, s->specs,
+				       PMC_MAX_EVENTS, &s->n, &err)) {
+		fprintf(stderr, "pmcheck stat: %s\n", err.message);
+		if (err.position >= 0)
+			cli_caret(s->events, err.position);
+		free(s);
+		return PMC_EXIT_USAGE;
+	}
 	program_path(s->argv[0], program, sizeof(program));
 	if (bind_calls(s->events, program, bound, sizeof(bound), s->label)) {
 		free(s);
@@ -673,7 +684,7 @@ int cmd_stat(int argc, char **argv)
 	if (pmc_event_parse_list(bound, s->specs, PMC_MAX_EVENTS, &s->n, &err)) {
 		fprintf(stderr, "pmcheck stat: %s\n", err.message);
 		if (err.position >= 0)
-			fprintf(stderr, "  %s\n  %*s^\n", bound, err.position, "");
+			cli_caret(bound, err.position);
 		if (err.code == PMC_E_NO_SYMBOL)
 			fprintf(stderr, "  (a bare calls:NAME is looked up in the command %s, then in the libraries it loads, then in those pmcheck has loaded; name the object of another: calls:NAME@/path/to/lib.so)\n",
 				*program ? program : s->argv[0]);

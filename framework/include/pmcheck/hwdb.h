@@ -110,8 +110,10 @@ PMC_API int pmc_hwdb_open(struct pmc_hwdb **out, const char *const *dirs, size_t
 			  struct pmc_error *err);
 PMC_API void pmc_hwdb_free(struct pmc_hwdb *db);
 
-/* Where the built-in hwdb is (source tree in a build tree, else the
- * installed share/pmcheck/hwdb); NULL if neither exists. */
+/* Where the built-in hwdb is: the source tree's for a library or program
+ * in its build tree; otherwise share/pmcheck/hwdb of the prefix the library
+ * was loaded from (found relative to it, so a moved prefix still finds its
+ * own, and the .deb reads /usr/share/pmcheck/hwdb).  NULL if absent. */
 PMC_API const char *pmc_hwdb_builtin_dir(void);
 
 /* Number of directories in use and the i-th one. */
@@ -212,7 +214,7 @@ PMC_API int pmc_hwdb_model_deterministic(const struct pmc_hwdb_model *model,
  * comment as it was; creates the directories and file as needed; writes
  * atomically.  *old_line receives the replaced line ("" if new).  bound
  * may end in a comment, "= 1200 ; calibrated: 5 equal runs", which stays on
- * the line for reviewers (inih drops " ;..." when reading).
+ * the line for reviewers (the reader drops " ;..." from values).
  */
 PMC_API int pmc_hwdb_write_budget(const char *dir, const char *key, const char *suite,
 				  const char *test, const char *region, const char *event,

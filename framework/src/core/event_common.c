@@ -175,21 +175,29 @@ const char *pmc_event_kind_name(enum pmc_event_kind kind)
 void pmc__shown_input(const char *text, char *buf, size_t size)
 {
 	size_t n = strlen(text);
+	char head[80], escaped[320];
 
-	if (n <= 96)
-		snprintf(buf, size, "%s", text);
-	else
-		snprintf(buf, size, "%.72s... (%zu bytes)", text, n);
+	/* Control characters escaped: the text may come from a terminal or
+	 * a file, and must not move the cursor or forge a line. */
+	if (n <= 96) {
+		pmc__escape_ctl(buf, size, text);
+	} else {
+		snprintf(head, sizeof(head), "%.72s", text);
+		snprintf(buf, size, "%s... (%zu bytes)",
+			 pmc__escape_ctl(escaped, sizeof(escaped), head), n);
+	}
 }
 
 int pmc__perr(struct pmc__pctx *p, int code, int pos, const char *fmt, ...)
 {
-	char why[PMC_ERROR_MSG_MAX - 160], shown[128];
+	char raw[PMC_ERROR_MSG_MAX - 160], why[PMC_ERROR_MSG_MAX - 160], shown[128];
 	va_list ap;
 
 	va_start(ap, fmt);
-	vsnprintf(why, sizeof(why), fmt, ap);
+	vsnprintf(raw, sizeof(raw), fmt, ap);
 	va_end(ap);
+	/* The reason may quote the input again. */
+	pmc__escape_ctl(why, sizeof(why), raw);
 	pmc__shown_input(p->text, shown, sizeof(shown));
 	if (pos >= 0)
 		return pmc__fail(p->err, code, p->text, p->base + pos,

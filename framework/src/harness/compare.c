@@ -43,6 +43,27 @@ int pmc__tolerance_add(struct pmc__tolerance *t, const char *spec, char *why, si
 		return -1;
 	}
 	snprintf(t->event[t->n], sizeof(t->event[0]), "%.*s", (int)(eq - spec), spec);
+	{
+		/* The event as events are spelt everywhere: a name that is no
+		 * event would never match one, and the tolerance would silently
+		 * not apply.  calls: functions are looked up by the run. */
+		struct pmc_event_spec ev;
+		struct pmc_error err;
+		size_t n;
+
+		if (pmc_event_parse_list_flags(t->event[t->n], PMC_PARSE_DEFER_SYMBOLS, &ev, 1, &n,
+					       &err)) {
+			snprintf(why, size, "--tolerance=%s: %s (expected EVENT=PCT, e.g. instructions:u=0.5)",
+				 spec, err.message);
+			return -1;
+		}
+		for (size_t i = 0; i < t->n; i++)
+			if (!strcmp(t->event[i], t->event[t->n])) {
+				snprintf(why, size, "--tolerance=%s: a second tolerance for %s (the first is %g%%): give one",
+					 spec, t->event[i], t->pct[i]);
+				return -1;
+			}
+	}
 	t->pct[t->n++] = v;
 	return 0;
 }

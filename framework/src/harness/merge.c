@@ -105,6 +105,13 @@ static void distinct(const struct pool *g, const char *(*pick)(const struct seen
 		if (used < size)
 			used += (size_t)snprintf(out + used, size - used, "%s%s", used ? ", " : "", s);
 	}
+	/* The list goes into a comment on one budget line: a control
+	 * character from a results file (a newline in a host name) would
+	 * break the line, so it is shown as '?'. */
+	for (size_t i = 0; out[i]; i++) {
+		if ((unsigned char)out[i] < ' ' || out[i] == 0x7f)
+			out[i] = '?';
+	}
 }
 
 static const char *host_of(const struct seen *s)
@@ -125,7 +132,7 @@ static const char *backend_of(const struct seen *s)
 /* The budget line for a pool, or NULL with the disagreement printed. */
 static int write_pool(const struct pmc__merge *m, const struct pool *g, FILE *out)
 {
-	char bound[1024], hosts[400], kernels[300], backends[64], old[1024];
+	char bound[4096], hosts[2048], kernels[1024], backends[64], old[8192];
 	double lo = INFINITY, hi = -INFINITY, t = m->tolerance_pct / 100.0;
 	size_t nhosts, nkernels, nbackends;
 	struct pmc_error err;

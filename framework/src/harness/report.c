@@ -34,7 +34,9 @@ static json_t *git_commit(void)
 	for (i = 0; i < sizeof(vars) / sizeof(vars[0]); i++) {
 		const char *v = getenv(vars[i]);
 
-		if (v && *v)
+		/* A value that is no commit would make the file unreadable
+		 * (result_read.c checks it): the next source is asked. */
+		if (v && pmc__commit_ok(v))
 			return json_string(v);
 	}
 	/* The working directory's repository, if any; silent when there is

@@ -6,6 +6,7 @@
  * decodes verdicts, check kinds or statuses from strings.
  */
 #define _GNU_SOURCE
+#include <ctype.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <limits.h>
@@ -14,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "harness_int.h"
 
@@ -165,6 +167,15 @@ static void read_stats(struct reader *rd, json_t *st, const char *path, struct p
 		s->summarised = count(rd, st, path, "summarised", false);
 	if (json_object_get(st, "median_error"))
 		s->median_error = number(rd, st, path, "median_error");
+	/* What the gates and the history compare must be one consistent set. */
+	if (!rd->failed && s->n > 0 && s->min > s->max)
+		fail(rd, "%s: min %" PRIu64 " is above max %" PRIu64 " (expected min <= median <= max)",
+		     path, s->min, s->max);
+	if (!rd->failed && s->n > 0 &&
+	    !(s->median >= (double)s->min && s->median <= (double)s->max))
+		fail(rd, "%s.median: %g is outside min..max %" PRIu64 "..%" PRIu64
+			 " (expected min <= median <= max)",
+		     path, s->median, s->min, s->max);
 	vals = field(rd, st, path, "values", JSON_ARRAY, true);
 	if (!vals || rd->failed)
 		return;
@@ -180,6 +191,9 @@ static void read_stats(struct reader *rd, json_t *st, const char *path, struct p
 		}
 		s->values[s->nvalues++] = (uint64_t)json_integer_value(v);
 	}
+	if (s->nvalues + s->summarised != s->n)
+		fail(rd, "%s.n: %zu, but values has %zu sample(s)%s (expected n to count them)", path,
+		     s->n, s->nvalues, s->summarised ? " beside those summarised" : "");
 }
 
 /* The events a region was sampled on (optional, perf attribution). */
@@ -492,18 +506,123 @@ int pmc__result_from_json(json_t *o, struct pmc__result *r, const char *where, c
 
 /* ---- whole documents --------------------------------------------------------------------- */
 
+/* "2026-01-31T23:59:60Z", "2026-01-31T12:00:00.5+02:00": RFC 3339's date-time. */
+static bool rfc3339(const char *s)
+{
+	int y, mo, d, h, mi, sec, used = 0;
+
+	if (strlen(s) < 20 || sscanf(s, "%4d-%2d-%2d%*1[Tt ]%2d:%2d:%2d%n", &y, &mo, &d, &h, &mi,
+				     &sec, &used) != 6 || used != 19)
+		return false;
+	for (int i = 0; i < 19; i++)
+		if (i != 4 && i != 7 && i != 10 && i != 13 && i != 16 && !isdigit((unsigned char)s[i]))
+			return false;
+	if (mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || sec > 60)
+		return false;
+	s += 19;
+	if (*s == '.') {
+		if (!isdigit((unsigned char)s[1]))
+			return false;
+		for (s++; isdigit((unsigned char)*s); s++)
+			;
+	}
+	if ((*s == 'Z' || *s == 'z') && !s[1])
+		return true;
+	return (*s == '+' || *s == '-') && isdigit((unsigned char)s[1]) &&
+	       isdigit((unsigned char)s[2]) && s[3] == ':' && isdigit((unsigned char)s[4]) &&
+	       isdigit((unsigned char)s[5]) && !s[6] && (s[1] - '0') * 10 + (s[2] - '0') < 24 &&
+	       (s[4] - '0') * 10 + (s[5] - '0') < 60;
+}
+
+bool pmc__commit_ok(const char *s)
+{
+	size_t n = strspn(s, "0123456789abcdefABCDEF");
+
+	return n >= 4 && n <= 64 && !s[n];
+}
+
+/* A string of the environment, present and well formed, or the reason. */
+static int env_field(json_t *o, const char *path, const char *key, bool nullable,
+		     bool (*ok)(const char *), const char *expected, char *why, size_t size)
+{
+	json_t *v = json_object_get(o, key);
+
+	if (nullable && (!v || json_is_null(v)))
+		return 0;
+	if (!v) {
+		snprintf(why, size, "%s.%s: missing (expected %s)", path, key, expected);
+		return -EINVAL;
+	}
+	if (!json_is_string(v)) {
+		snprintf(why, size, "%s.%s: expected %s, found %s", path, key, expected, type_name(v));
+		return -EINVAL;
+	}
+	if (!ok(json_string_value(v))) {
+		char shown[96];
+
+		pmc__escape_ctl(shown, sizeof(shown), json_string_value(v));
+		snprintf(why, size, "%s.%s: \"%s\" is not %s", path, key, shown, expected);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static bool signature_ok(const char *s)
+{
+	if (!*s || strlen(s) >= 128)
+		return false;
+	for (; *s; s++)
+		if ((unsigned char)*s <= ' ' || *s == 0x7f || *s == '/')
+			return false;
+	return true;
+}
+
+/* The fields the gates and the history key their figures by. */
+static int check_environment(json_t *env, const char *path, char *why, size_t size)
+{
+	char where[PATH_MAX + 32];
+	json_t *cpu = json_object_get(env, "cpu");
+
+	snprintf(where, sizeof(where), "%s: environment", path);
+	if (!json_is_object(cpu)) {
+		snprintf(why, size, "%s.cpu: %s%s (it names the CPU signature the budgets and history are kept by)",
+			 where, cpu ? "expected an object, found " : "missing", cpu ? type_name(cpu) : "");
+		return -EINVAL;
+	}
+	if (env_field(env, where, "date", false, rfc3339,
+		      "an RFC 3339 date-time such as \"2026-01-31T12:00:00Z\"", why, size) ||
+	    env_field(env, where, "git_commit", true, pmc__commit_ok,
+		      "a commit: 4 to 64 hexadecimal digits, or null", why, size))
+		return -EINVAL;
+	snprintf(where, sizeof(where), "%s: environment.cpu", path);
+	return env_field(cpu, where, "signature", false, signature_ok,
+			 "a CPU signature such as \"GenuineIntel-6-55-7\" (no blanks, control characters or '/')",
+			 why, size);
+}
+
 int pmc__results_load(const char *path, struct pmc__results *rs, char *why, size_t size)
 {
 	json_error_t jerr;
 	json_t *doc = json_load_file(path, 0, &jerr);
+	char shown[PATH_MAX + 64];
+	struct stat st;
 	int rc;
 
+	/* The path as messages quote it, control characters escaped. */
+	pmc__escape_ctl(shown, sizeof(shown), path);
 	memset(rs, 0, sizeof(*rs));
 	if (!doc) {
-		snprintf(why, size, "%s:%d: not JSON: %s", path, jerr.line, jerr.text);
+		if (stat(path, &st) != 0)
+			snprintf(why, size, "cannot read %s: %s", shown, strerror(errno));
+		else if (S_ISDIR(st.st_mode))
+			snprintf(why, size, "%s: a directory, not a results file", shown);
+		else if (jerr.line < 1)
+			snprintf(why, size, "cannot read %s: %s", shown, jerr.text);
+		else
+			snprintf(why, size, "%s:%d: not JSON: %s", shown, jerr.line, jerr.text);
 		return -EINVAL;
 	}
-	rc = pmc__results_from_json(doc, path, rs, why, size);
+	rc = pmc__results_from_json(doc, shown, rs, why, size);
 	json_decref(doc);
 	return rc;
 }
@@ -535,6 +654,8 @@ int pmc__results_from_json(json_t *doc, const char *path, struct pmc__results *r
 			 env ? "expected an object, found " : "missing", env ? type_name(env) : "");
 		goto out;
 	}
+	if (check_environment(env, path, why, size))
+		goto out;
 	rs->environment = json_incref(env);
 	json_array_foreach(cases, i, c) {
 		struct pmc__result r;

@@ -92,8 +92,19 @@ static const char usage_text[] =
 	"exit status: 0 all passed, 1 a case failed, 2 a case could not run (error),\n"
 	"3 regression, 4 inconclusive (partial counts), 64 usage, 77 all skipped.\n";
 
+/* An argument as a message quotes it: control characters escaped.  Four
+ * buffers in turn, for a message that quotes more than one. */
+static const char *quoted(const char *arg)
+{
+	static char buf[4][512];
+	static unsigned next;
+
+	return pmc__escape_ctl(buf[next++ % 4], sizeof(buf[0]), arg ? arg : "");
+}
+
 static int parse_args(struct runner *r, int argc, char **argv)
 {
+	bool margin_set = false, cal_tolerance_set = false;
 	enum { O_LIST = 256, O_FILTER, O_REPEAT, O_TIMEOUT, O_BACKEND, O_STRICT, O_EXACT_LAYOUT, O_SIM_FULL, O_SIM_ENGINE, O_NOFORK,
 	       O_TAP, O_JSON, O_JUNIT, O_RESDIR, O_CTEST, O_COLOR, O_HELP, O_HWDB, O_CALIBRATE,
 	       O_MARGIN, O_CALKEY, O_SAVEBASE, O_BASELINE, O_TOLERANCE, O_REPORTMD, O_CASE,
@@ -160,7 +171,7 @@ static int parse_args(struct runner *r, int argc, char **argv)
 			unsigned long v = strtoul(optarg, &end, 10);
 
 			if (*end || v == 0 || v > 1000000) {
-				fprintf(stderr, "%s: --repeat=%s: expected a count from 1 to 1000000\n", r->prog, optarg);
+				fprintf(stderr, "%s: --repeat=%s: expected a count from 1 to 1000000\n", r->prog, quoted(optarg));
 				return -1;
 			}
 			r->repeat = (unsigned)v;
@@ -169,7 +180,7 @@ static int parse_args(struct runner *r, int argc, char **argv)
 		case O_TIMEOUT:
 			r->timeout = strtod(optarg, &end);
 			if (*end || !(r->timeout > 0) || r->timeout > 86400) {
-				fprintf(stderr, "%s: --timeout=%s: expected seconds, more than 0\n", r->prog, optarg);
+				fprintf(stderr, "%s: --timeout=%s: expected seconds, more than 0\n", r->prog, quoted(optarg));
 				return -1;
 			}
 			break;
@@ -179,7 +190,7 @@ static int parse_args(struct runner *r, int argc, char **argv)
 			} else if (!strcmp(optarg, "sim")) {
 				r->backend = PMC_BACKEND_SIM;
 			} else {
-				fprintf(stderr, "%s: --backend=%s: unknown backend (perf or sim)\n", r->prog, optarg);
+				fprintf(stderr, "%s: --backend=%s: unknown backend (perf or sim)\n", r->prog, quoted(optarg));
 				return -1;
 			}
 			break;
@@ -219,7 +230,7 @@ static int parse_args(struct runner *r, int argc, char **argv)
 		case O_COLOR:
 			color = optarg;
 			if (strcmp(color, "auto") && strcmp(color, "always") && strcmp(color, "never")) {
-				fprintf(stderr, "%s: --color=%s: expected auto, always or never\n", r->prog, optarg);
+				fprintf(stderr, "%s: --color=%s: expected auto, always or never\n", r->prog, quoted(optarg));
 				return -1;
 			}
 			break;
@@ -237,17 +248,17 @@ static int parse_args(struct runner *r, int argc, char **argv)
 			unsigned long v = optarg ? strtoul(optarg, &end, 10) : 5;
 
 			if ((optarg && *end) || v < 1 || v > 1000) {
-				fprintf(stderr, "%s: --calibrate=%s: expected a number of runs from 1 to 1000\n", r->prog, optarg);
+				fprintf(stderr, "%s: --calibrate=%s: expected a number of runs from 1 to 1000\n", r->prog, quoted(optarg));
 				return -1;
 			}
 			r->calibrate = (unsigned)v;
 			break;
 		}
 		case O_TOLERANCE: {
-			char why[256];
+			char why[1024];
 
 			if (pmc__tolerance_add(&r->tolerance, optarg, why, sizeof(why))) {
-				fprintf(stderr, "%s: %s\n", r->prog, why);
+				fprintf(stderr, "%s: %s\n", r->prog, quoted(why));
 				return -1;
 			}
 			break;
@@ -265,13 +276,13 @@ static int parse_args(struct runner *r, int argc, char **argv)
 			if (*end == '%')
 				end++;
 			if (*end || !(v >= 0) || v > 1000) {
-				fprintf(stderr, "%s: %s: expected a percentage (e.g. 10 or 10%%)\n", r->prog, argv[optind - 1]);
+				fprintf(stderr, "%s: %s: expected a percentage (e.g. 10 or 10%%)\n", r->prog, quoted(argv[optind - 1]));
 				return -1;
 			}
 			if (c == O_MARGIN)
-				r->margin = v;
+				r->margin = v, margin_set = true;
 			else
-				r->cal_tolerance = v;
+				r->cal_tolerance = v, cal_tolerance_set = true;
 			break;
 		}
 		case O_CALKEY:
@@ -289,24 +300,24 @@ static int parse_args(struct runner *r, int argc, char **argv)
 		case O_CASE:
 			r->request_fd = (int)strtol(optarg, &end, 10);
 			if (*end || r->request_fd < 3) {
-				fprintf(stderr, "%s: --pmc-request-fd=%s: expected a descriptor\n", r->prog, optarg);
+				fprintf(stderr, "%s: --pmc-request-fd=%s: expected a descriptor\n", r->prog, quoted(optarg));
 				return -1;
 			}
 			break;
 		case O_RESFD:
 			r->result_fd = (int)strtol(optarg, &end, 10);
 			if (*end || r->result_fd < 3) {
-				fprintf(stderr, "%s: --pmc-result-fd=%s: expected a descriptor\n", r->prog, optarg);
+				fprintf(stderr, "%s: --pmc-result-fd=%s: expected a descriptor\n", r->prog, quoted(optarg));
 				return -1;
 			}
 			break;
 		default:
-			fprintf(stderr, "%s: unknown option '%s' (see --help)\n", r->prog, argv[optind - 1]);
+			fprintf(stderr, "%s: unknown option '%s' (see --help)\n", r->prog, quoted(argv[optind - 1]));
 			return -1;
 		}
 	}
 	if (optind < argc) {
-		fprintf(stderr, "%s: unexpected argument '%s' (select cases with --filter)\n", r->prog, argv[optind]);
+		fprintf(stderr, "%s: unexpected argument '%s' (select cases with --filter)\n", r->prog, quoted(argv[optind]));
 		return -1;
 	}
 	/* PMCHECK_HWDB directories come after the command line's (a case
@@ -320,6 +331,25 @@ static int parse_args(struct runner *r, int argc, char **argv)
 			if (r->nhwdb >= PMC_HWDB_MAX_DIRS)
 				break;
 			r->hwdb[r->nhwdb++] = dir;
+		}
+	}
+	/* A flag that cannot take effect is a usage error, not ignored: the
+	 * user meant something that would not happen. */
+	if (!r->request_fd) {
+		const char *alone = NULL, *needs = NULL;
+
+		if (!r->baseline && (r->report_md || r->tolerance.n || r->tolerance.all_set ||
+				     r->allow_missing)) {
+			alone = r->report_md ? "--report-md" : r->allow_missing ? "--allow-missing" : "--tolerance";
+			needs = "--baseline=FILE, whose comparison it reports or tunes";
+		} else if (!r->calibrate && (margin_set || cal_tolerance_set || r->calibrate_key)) {
+			alone = margin_set ? "--calibrate-margin" : cal_tolerance_set ? "--calibrate-tolerance" : "--calibrate-key";
+			needs = "--calibrate, whose budgets it shapes";
+		}
+		if (alone) {
+			fprintf(stderr, "%s: %s does nothing without %s: add it, or drop %s\n", r->prog,
+				alone, needs, alone);
+			return -1;
 		}
 	}
 	if (r->calibrate && r->nhwdb == 0) {
@@ -397,7 +427,7 @@ static int list_cases(struct runner *r)
 		}
 	}
 	if (shown == 0 && r->filter) {
-		fprintf(stderr, "%s: no case matches --filter=%s\n", r->prog, r->filter);
+		fprintf(stderr, "%s: no case matches --filter=%s\n", r->prog, quoted(r->filter));
 		return PMC_EXIT_USAGE;
 	}
 	return 0;

@@ -225,8 +225,12 @@ struct pmc__run_info {
 	double duration_s;
 };
 
-/* The environment object of a results document. */
+/* The environment object of a results document.  Its git_commit is the
+ * first of PMCHECK_GIT_COMMIT, GITHUB_SHA, CI_COMMIT_SHA that is a commit
+ * (pmc__commit_ok), else the working directory's HEAD, else null. */
 json_t *pmc__environment(const char *backend);
+/* Is s a commit as results files record it: 4 to 64 hexadecimal digits? */
+bool pmc__commit_ok(const char *s);
 /* Whole document {schema, environment, cases, summary[, comparison]}; the
  * environment is rs's, or this machine's for info->backend. */
 json_t *pmc__results_doc(const struct pmc__results *rs, const struct pmc__run_info *info);

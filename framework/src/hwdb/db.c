@@ -6,6 +6,7 @@
 #define _GNU_SOURCE
 #include <ctype.h>
 #include <dirent.h>
+#include <dlfcn.h>
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
@@ -23,19 +24,73 @@
 
 #include "hwdb_int.h"
 
-const char *pmc_hwdb_builtin_dir(void)
+/* Does dir hold a hwdb (its map.ini)? */
+static bool is_hwdb(const char *dir)
 {
+	char path[PATH_MAX];
 	struct stat st;
 
-#ifdef PMCHECK_HWDB_SOURCE_DIR
-	if (stat(PMCHECK_HWDB_SOURCE_DIR "/map.ini", &st) == 0)
-		return PMCHECK_HWDB_SOURCE_DIR;
+	return pmc__snprintf(path, sizeof(path), "%s/map.ini", dir) == 0 && stat(path, &st) == 0 &&
+	       S_ISREG(st.st_mode);
+}
+
+/*
+ * The file this code was loaded from: libpmcheck.so, or the program that
+ * linked it statically (dladdr names the main program as it was started,
+ * so /proc/self/exe says where it is).  Symbolic links resolved, so that
+ * libpmcheck.so.0 -> libpmcheck.so.0.2 and a program run through a link
+ * both give the installed directory.
+ */
+static bool loaded_from(char *out)
+{
+	Dl_info info;
+
+	if (dladdr((void *)&pmc_hwdb_builtin_dir, &info) && info.dli_fname &&
+	    strchr(info.dli_fname, '/') && realpath(info.dli_fname, out))
+		return true;
+	return realpath("/proc/self/exe", out) != NULL;
+}
+
+/* Built outside CMake (the fuzzers): no built-in hwdb. */
+#ifndef PMCHECK_HWDB_BUILD_DIR
+#define PMCHECK_HWDB_BUILD_DIR "/nonexistent"
+#define PMCHECK_HWDB_SOURCE_DIR "/nonexistent"
+#define PMCHECK_HWDB_FROM_LIBDIR "/nonexistent"
+#define PMCHECK_HWDB_FROM_BINDIR "/nonexistent"
 #endif
+
+const char *pmc_hwdb_builtin_dir(void)
+{
+	static char found[PATH_MAX];
+	char self[PATH_MAX], *slash;
+	const char *rel[] = { PMCHECK_HWDB_FROM_LIBDIR, PMCHECK_HWDB_FROM_BINDIR };
+	size_t n = strlen(PMCHECK_HWDB_BUILD_DIR);
+
+	if (loaded_from(self)) {
+		/* A build tree's library or program reads the source tree's. */
+		if (!strncmp(self, PMCHECK_HWDB_BUILD_DIR, n) && self[n] == '/')
+			return is_hwdb(PMCHECK_HWDB_SOURCE_DIR) ? PMCHECK_HWDB_SOURCE_DIR : NULL;
+		slash = strrchr(self, '/');
+		*slash = '\0';
+		/* Installed: share/pmcheck/hwdb relative to lib/ (the shared
+		 * library) or bin/ (a program with the static one). */
+		for (size_t i = 0; i < 2; i++) {
+			if (pmc__snprintf(found, sizeof(found), "%s/%s", self, rel[i]) == 0 &&
+			    is_hwdb(found)) {
+				char real[PATH_MAX];
+
+				if (realpath(found, real))
+					pmc__copy(found, sizeof(found), real);
+				return found;
+			}
+		}
+	}
 #ifdef PMCHECK_HWDB_INSTALL_DIR
-	if (stat(PMCHECK_HWDB_INSTALL_DIR "/map.ini", &st) == 0)
+	/* A static library inside someone else's program, which can be
+	 * anywhere: the prefix it was configured for. */
+	if (is_hwdb(PMCHECK_HWDB_INSTALL_DIR))
 		return PMCHECK_HWDB_INSTALL_DIR;
 #endif
-	(void)st;
 	return NULL;
 }
 
@@ -43,6 +98,7 @@ struct load_ctx {
 	struct pmc_hwdb *db;
 	const char *path;
 	unsigned seen;      /* facts given in the current model section */
+	int section_line;   /* line of the current "[section]" header */
 };
 
 static int map_handler(void *user, const char *section, const char *name, const char *value,
@@ -138,10 +194,15 @@ static int models_handler(void *user, const char *section, const char *name, con
 	if (!m || strcmp(m->id, section) || strcmp(m->where, "") == 0 ||
 	    strncmp(m->where, c->path, strlen(c->path))) {
 		struct pmc_hwdb_model *grown = realloc(db->models, (db->nmodels + 1) * sizeof(*grown));
+		int *lines;
 
 		if (!grown)
 			return pmc__fail(err, -ENOMEM, c->path, -1, "out of memory");
 		db->models = grown;
+		lines = realloc(db->deterministic_line, (db->nmodels + 1) * sizeof(*lines));
+		if (!lines)
+			return pmc__fail(err, -ENOMEM, c->path, -1, "out of memory");
+		db->deterministic_line = lines;
 		for (size_t i = 0; i < db->nmodels; i++) {
 			size_t plen = strlen(c->path);
 
@@ -152,6 +213,7 @@ static int models_handler(void *user, const char *section, const char *name, con
 						 "%s:%d: model [%s] is defined twice (first at %s); lookups would see only the first: merge them",
 						 c->path, line, section, db->models[i].where);
 		}
+		db->deterministic_line[db->nmodels] = 0;
 		m = &db->models[db->nmodels++];
 		memset(m, 0, sizeof(*m));
 		c->seen = 0;
@@ -159,7 +221,8 @@ static int models_handler(void *user, const char *section, const char *name, con
 			m->breakpoint_slots = -1;
 		if (pmc__copy(m->id, sizeof(m->id), section))
 			return pmc__fail(err, PMC_E_SYNTAX, c->path, -1, "%s:%d: model id too long", c->path, line);
-		pmc__snprintf(m->where, sizeof(m->where), "%s:%d", c->path, line);
+		pmc__snprintf(m->where, sizeof(m->where), "%s:%d", c->path,
+			      c->section_line ? c->section_line : line);
 	}
 	{
 		static const char *const once[] = { "name", "vendor", "arch", "general_counters",
@@ -193,6 +256,8 @@ static int models_handler(void *user, const char *section, const char *name, con
 	if (!strcmp(name, "breakpoint_slots"))
 		return parse_int_fact(c->path, line, name, value, &m->breakpoint_slots, err);
 	if (!strcmp(name, "deterministic"))
+		db->deterministic_line[db->nmodels - 1] = line;
+	if (!strcmp(name, "deterministic"))
 		return pmc__copy(m->deterministic, sizeof(m->deterministic), value) ? pmc__fail(err, PMC_E_SYNTAX, c->path, -1, "%s:%d: list too long", c->path, line) : 0;
 	if (!strcmp(name, "erratum")) {
 		append_line(m->errata, sizeof(m->errata), value);
@@ -213,6 +278,7 @@ void pmc_hwdb_free(struct pmc_hwdb *db)
 		regfree(&db->map[i].re);
 	free(db->map);
 	free(db->models);
+	free(db->deterministic_line);
 	for (i = 0; i < db->ndirs; i++)
 		free(db->dirs[i]);
 	free(db);
@@ -237,9 +303,14 @@ int pmc_hwdb_open(struct pmc_hwdb **out, const char *const *dirs, size_t ndirs,
 	}
 	for (i = 0; i < ndirs; i++) {
 		if (stat(dirs[i], &st) != 0 || !S_ISDIR(st.st_mode)) {
-			rc = pmc__fail(err, -ENOENT, dirs[i], -1,
-				       "hwdb directory \"%s\" does not exist (create it, or fix --hwdb / PMCHECK_HWDB)",
-				       dirs[i]);
+			char shown[PATH_MAX];
+			bool exists = stat(dirs[i], &st) == 0;
+
+			pmc__escape_ctl(shown, sizeof(shown), dirs[i]);
+			rc = pmc__fail(err, exists ? -ENOTDIR : -ENOENT, dirs[i], -1,
+				       "hwdb directory \"%s\" %s (%s, or fix --hwdb / PMCHECK_HWDB)", shown,
+				       exists ? "is not a directory" : "does not exist",
+				       exists ? "give the directory that holds map.ini and budgets/" : "create it");
 			goto out;
 		}
 		db->dirs[db->ndirs++] = strdup(dirs[i]);
@@ -247,7 +318,8 @@ int pmc_hwdb_open(struct pmc_hwdb **out, const char *const *dirs, size_t ndirs,
 	if (builtin)
 		db->dirs[db->ndirs++] = strdup(builtin);
 	for (i = 0; i < db->ndirs; i++) {
-		struct load_ctx c = { db, path, 0 };
+		struct load_ctx c = { db, path, 0, 0 };
+		struct pmc__ini_opts opts = { &c.section_line, NULL };
 
 		if (!db->dirs[i]) {
 			rc = pmc__fail(err, -ENOMEM, "", -1, "out of memory");
@@ -265,7 +337,9 @@ int pmc_hwdb_open(struct pmc_hwdb **out, const char *const *dirs, size_t ndirs,
 					       path, files[f]);
 				goto out;
 			}
-			rc = pmc__ini_parse_path(path, f ? models_handler : map_handler, &c, err);
+			c.section_line = 0;
+			rc = pmc__ini_parse_path(path, f ? models_handler : map_handler, &c, &opts,
+						 err);
 			if (rc)
 				goto out;
 		}

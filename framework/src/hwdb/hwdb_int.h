@@ -30,12 +30,29 @@ struct pmc_hwdb {
 	struct map_entry *map;
 	size_t nmodels;
 	struct pmc_hwdb_model *models;
+	int *deterministic_line;   /* per model: its "deterministic =" line, or 0 */
 };
 
-/* ini.c: parse one INI file, handing each "name = value" to handler with
- * its line number; errors name path:line. */
+/* ini.c: how a parse reports beyond the handler.  section_line, when set,
+ * holds the line of the current "[section]" header whenever the handler
+ * runs; syntax, when set, receives each line that is not INI and the parse
+ * goes on (hwdb check reports every line), instead of stopping there. */
+struct pmc__ini_opts {
+	int *section_line;
+	void (*syntax)(void *user, const struct pmc_error *e);
+};
+/* ini.c: parse an INI text or file, handing each "name = value" to handler
+ * with its line number; errors name path:line.  opts may be NULL. */
+int pmc__ini_parse(const char *name, const char *text, size_t len, pmc_ini_handler handler,
+		   void *user, const struct pmc__ini_opts *opts, struct pmc_error *err);
 int pmc__ini_parse_path(const char *path, pmc_ini_handler handler, void *user,
-			struct pmc_error *err);
+			const struct pmc__ini_opts *opts, struct pmc_error *err);
+
+/* lookup.c: can a budget file name this test or region?  Not empty, no
+ * blank (ASCII or Unicode: a non-breaking space looks like a blank), no
+ * control character, none of = : ; # [ ], valid UTF-8, under 200 bytes.
+ * NULL when it can, else the reason. */
+const char *pmc__budget_name_why(const char *name);
 
 /* pattern.c: compile a map pattern (POSIX ERE) after refusing patterns
  * whose compiled form could explode.  0, or -1 with *why filled. */

@@ -1,114 +1,168 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * INI files through libinih, one line at a time so that every message
- * carries the exact file:line, with no continuation lines.
+ * The INI dialect of hwdb files, read one line at a time so that every
+ * message carries the exact file:line.  Lines have no length limit: what
+ * `hwdb merge` and `--calibrate` write (a provenance comment naming every
+ * machine) must read back whatever its length.
+ *
+ * A line, after leading blanks, is one of:
+ *   empty, or a comment starting with ';' or '#';
+ *   "[section]", optionally followed by blanks and a comment;
+ *   "name = value": split at the first '=', both sides trimmed; in the
+ *   value, a ';' after a blank starts a comment.
+ * A UTF-8 byte-order mark before the first line is skipped.  There are no
+ * continuation lines: an indented line is a line of its own.
  */
 #define _GNU_SOURCE
-#include <ctype.h>
-#include <dirent.h>
 #include <errno.h>
-#include <ini.h>
-#include <limits.h>
-#include <math.h>
-#include <regex.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
-#include <pmcheck/event.h>
 #include <pmcheck/hwdb.h>
-#include <pmcheck/machine.h>
 
 #include "hwdb_int.h"
 
-/* ---- INI with line numbers ---------------------------------------------------------- */
-
-struct ini_ctx {
-	const char *name;      /* for messages */
-	const char *p, *end;   /* remaining text */
-	int line;              /* line number of the line last handed to inih */
-	bool too_long;
-	pmc_ini_handler handler;
-	void *user;
-	struct pmc_error *err;
-	bool failed;           /* the handler reported an error (err filled) */
-};
-
-/*
- * inih reads through this: one line per call, so the line number is exact.
- * Leading blanks are dropped, so indentation never turns a line into a
- * continuation of the previous value (inih's multi-line syntax).
- */
-static char *ini_read_line(char *str, int num, void *stream)
+static bool is_blank(char c)
 {
-	struct ini_ctx *c = stream;
-	const char *nl;
-	size_t len;
-
-	if (c->p >= c->end)
-		return NULL;
-	nl = memchr(c->p, '\n', (size_t)(c->end - c->p));
-	len = nl ? (size_t)(nl - c->p) : (size_t)(c->end - c->p);
-	c->line++;
-	while (len > 0 && (*c->p == ' ' || *c->p == '\t')) {
-		c->p++;
-		len--;
-	}
-	if (len + 2 > (size_t)num) {
-		c->too_long = true;
-		return NULL;
-	}
-	memcpy(str, c->p, len);
-	str[len] = '\n';
-	str[len + 1] = '\0';
-	/* A NUL inside the line would end it early for inih: refuse it. */
-	if (memchr(c->p, '\0', len))
-		str[0] = '\0', c->too_long = true;
-	c->p += len + (nl ? 1 : 0);
-	return c->too_long ? NULL : str;
+	return c == ' ' || c == '\t' || c == '\r';
 }
 
-static int ini_handle(void *user, const char *section, const char *name, const char *value)
+/* [s, *e) without blanks at either end. */
+static char *trim(char *s, char **e)
 {
-	struct ini_ctx *c = user;
+	while (s < *e && is_blank(*s))
+		s++;
+	while (*e > s && is_blank((*e)[-1]))
+		(*e)--;
+	**e = '\0';
+	return s;
+}
 
-	/* inih goes on after a handler's error; the first one is reported. */
-	if (c->failed)
-		return 0;
-	if (c->handler(c->user, section, name, value, c->line, c->err) != 0) {
-		c->failed = true;
+/* The end of a value: the first ';' that follows a blank, or the end. */
+static char *value_end(char *v, char *end)
+{
+	for (char *p = v; p < end; p++)
+		if (*p == ';' && p > v && is_blank(p[-1]))
+			return p;
+	return end;
+}
+
+/* A line that is not INI: the error, or with opts->syntax a report and 0. */
+static int syntax(const struct pmc__ini_opts *opts, void *user, struct pmc_error *err,
+		  const char *name, int line, const char *what)
+{
+	struct pmc_error mine;
+
+	if (opts && opts->syntax) {
+		pmc__fail(&mine, PMC_E_SYNTAX, name, -1, "%s:%d: %s", name, line, what);
+		opts->syntax(user, &mine);
 		return 0;
 	}
-	return 1;
+	return pmc__fail(err, PMC_E_SYNTAX, name, -1, "%s:%d: %s", name, line, what);
+}
+
+int pmc__ini_parse(const char *name, const char *text, size_t len, pmc_ini_handler handler,
+		   void *user, const struct pmc__ini_opts *opts, struct pmc_error *err)
+{
+	int *section_line = opts ? opts->section_line : NULL;
+	const char *p = text, *end = text + len;
+	char *buf = NULL, *section = NULL;
+	size_t cap = 0;
+	int line = 0, rc = 0;
+
+	section = strdup("");
+	if (!section)
+		return pmc__fail(err, -ENOMEM, name, -1, "%s: out of memory while parsing", name);
+	if (len >= 3 && !memcmp(p, "\xEF\xBB\xBF", 3))
+		p += 3;
+	while (p < end && rc == 0) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		size_t n = nl ? (size_t)(nl - p) : (size_t)(end - p);
+		char *s, *e;
+
+		line++;
+		if (memchr(p, '\0', n)) {
+			rc = syntax(opts, user, err, name, line,
+				    "contains a NUL byte: hwdb files are text; remove it");
+			p += n + (nl ? 1 : 0);
+			continue;
+		}
+		if (n + 1 > cap) {
+			char *grown = realloc(buf, n + 1);
+
+			if (!grown) {
+				rc = pmc__fail(err, -ENOMEM, name, -1, "%s:%d: out of memory", name, line);
+				break;
+			}
+			buf = grown;
+			cap = n + 1;
+		}
+		memcpy(buf, p, n);
+		p += n + (nl ? 1 : 0);
+		e = buf + n;
+		s = trim(buf, &e);
+		if (*s == '\0' || *s == ';' || *s == '#')
+			continue;
+		if (*s == '[') {
+			char *close = strchr(s, ']'), *rest, *copy;
+
+			if (!close) {
+				rc = syntax(opts, user, err, name, line,
+					    "a section header without its ']': expected \"[name]\"");
+				continue;
+			}
+			rest = close + 1;
+			while (is_blank(*rest))
+				rest++;
+			if (*rest && *rest != ';' && *rest != '#') {
+				rc = syntax(opts, user, err, name, line,
+					    "text after a section header: expected \"[name]\", optionally followed by a ; comment");
+				continue;
+			}
+			*close = '\0';
+			copy = strdup(s + 1);
+			if (!copy) {
+				rc = pmc__fail(err, -ENOMEM, name, -1, "%s:%d: out of memory", name, line);
+				break;
+			}
+			free(section);
+			section = copy;
+			if (section_line)
+				*section_line = line;
+			continue;
+		}
+		{
+			char *eq = strchr(s, '='), *k, *v, *ke, *ve;
+
+			if (!eq) {
+				rc = syntax(opts, user, err, name, line,
+					    "expected \"[section]\", \"name = value\" or a ; comment");
+				continue;
+			}
+			ke = eq;
+			k = trim(s, &ke);
+			ve = value_end(eq + 1, e);
+			v = trim(eq + 1, &ve);
+			rc = handler(user, section, k, v, line, err);
+			if (rc && err && err->code == 0)
+				err->code = rc;
+		}
+	}
+	free(buf);
+	free(section);
+	return rc;
 }
 
 int pmc_ini_parse_text(const char *name, const char *text, size_t len, pmc_ini_handler handler,
 		       void *user, struct pmc_error *err)
 {
-	struct ini_ctx c = { name, text, text + len, 0, false, handler, user, err, false };
-	int rc = ini_parse_stream(ini_read_line, &c, ini_handle, &c);
-
-	if (c.too_long)
-		return pmc__fail(err, PMC_E_SYNTAX, name, -1,
-				 "%s:%d: line too long or contains a NUL byte (at most 190 characters per line)",
-				 name, c.line);
-	if (c.failed)
-		return err ? err->code : PMC_E_SYNTAX;
-	if (rc > 0)
-		return pmc__fail(err, PMC_E_SYNTAX, name, -1,
-				 "%s:%d: expected \"[section]\", \"name = value\" or a ; comment",
-				 name, rc);
-	if (rc < 0)
-		return pmc__fail(err, -ENOMEM, name, -1, "%s: out of memory while parsing", name);
-	return 0;
+	return pmc__ini_parse(name, text, len, handler, user, NULL, err);
 }
 
-
 int pmc__ini_parse_path(const char *path, pmc_ini_handler handler, void *user,
-			  struct pmc_error *err)
+			const struct pmc__ini_opts *opts, struct pmc_error *err)
 {
 	size_t len = 0;
 	char *text = NULL;
@@ -116,7 +170,7 @@ int pmc__ini_parse_path(const char *path, pmc_ini_handler handler, void *user,
 
 	if (rc)
 		return pmc__fail(err, rc, path, -1, "cannot read %s: %s", path, strerror(-rc));
-	rc = pmc_ini_parse_text(path, text, len, handler, user, err);
+	rc = pmc__ini_parse(path, text, len, handler, user, opts, err);
 	free(text);
 	return rc;
 }

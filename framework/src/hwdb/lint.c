@@ -138,9 +138,18 @@ static int check_handler(void *user, const char *section, const char *name, cons
 	return 0;
 }
 
+/* A line of a budget file that is not INI: a finding, and the check goes on. */
+static void check_syntax(void *user, const struct pmc_error *e)
+{
+	struct check_ctx *c = user;
+
+	finding(c->l, e->code, c->path, "%s", e->message);
+}
+
 static void lint_budget_file(struct lint *l, const char *fpath, const char *key)
 {
 	struct check_ctx c = { l, fpath, key, NULL, NULL, 0 };
+	struct pmc__ini_opts opts = { NULL, check_syntax };
 	struct pmc_error err;
 	struct stat st;
 
@@ -150,7 +159,7 @@ static void lint_budget_file(struct lint *l, const char *fpath, const char *key)
 			fpath);
 		return;
 	}
-	if (pmc__ini_parse_path(fpath, check_handler, &c, &err))
+	if (pmc__ini_parse_path(fpath, check_handler, &c, &opts, &err))
 		finding(l, err.code, fpath, "%s", err.message);
 	free(c.seen);
 	free(c.seen_line);
@@ -221,7 +230,7 @@ static void lint_models(struct lint *l)
 {
 	const struct pmc_hwdb *db = l->db;
 	char file[PATH_MAX];
-	int line;
+	int line, det_line;
 
 	for (size_t i = 0; i < db->nmap; i++) {
 		struct pmc_hwdb_model m;
@@ -239,6 +248,7 @@ static void lint_models(struct lint *l)
 		bool mapped = !strcmp(m->arch, "sim"); /* simulators are named, not matched */
 
 		line = where_split(m->where, file, sizeof(file));
+		det_line = db->deterministic_line[i] ? db->deterministic_line[i] : line;
 		for (size_t j = 0; j < db->nmap && !mapped; j++)
 			mapped = !strcmp(db->map[j].model, m->id);
 		if (!mapped)
@@ -255,15 +265,15 @@ static void lint_models(struct lint *l)
 				len--;
 			if (len == 0 || len >= sizeof(ev)) {
 				finding(l, PMC_E_SYNTAX, file,
-					"%s: [%s] deterministic: %s item in \"%s\": list events separated by single commas",
-					file, m->id, len ? "an overlong" : "an empty", m->deterministic);
+					"%s:%d: [%s] deterministic: %s item in \"%s\": list events separated by single commas",
+					file, det_line, m->id, len ? "an overlong" : "an empty", m->deterministic);
 			} else {
 				memcpy(ev, p, len);
 				ev[len] = '\0';
 				char what[PMC_HWDB_KEY_MAX + 32];
 
 				pmc__snprintf(what, sizeof(what), "[%s] deterministic: ", m->id);
-				lint_event(l, file, line, ev, NULL, what);
+				lint_event(l, file, det_line, ev, NULL, what);
 			}
 			p += strcspn(p, ",");
 			p += *p == ',';

@@ -50,6 +50,13 @@ static bool line_is_budget(const char *line, size_t len, const char *region, con
 	const char *eq, *p, *bound;
 	size_t rlen;
 
+	/* Only "region = event bound" matters: a long comment after it (a
+	 * provenance naming many machines) must not hide the line. */
+	for (size_t i = 1; i < len; i++)
+		if (line[i] == ';' && (line[i - 1] == ' ' || line[i - 1] == '\t')) {
+			len = i;
+			break;
+		}
 	if (len >= sizeof(buf))
 		return false;
 	memcpy(buf, line, len);
@@ -57,7 +64,7 @@ static bool line_is_budget(const char *line, size_t len, const char *region, con
 	p = pmc__skip_blank(buf);
 	if (*p == ';' || *p == '#' || *p == '[')
 		return false;
-	eq = strpbrk(p, "=:");
+	eq = strchr(p, '=');
 	if (!eq)
 		return false;
 	rlen = (size_t)(eq - p);
@@ -78,7 +85,8 @@ int pmc_hwdb_write_budget(const char *dir, const char *key, const char *suite, c
 			  const char *region, const char *event, const char *bound,
 			  char *old_line, size_t old_size, struct pmc_error *err)
 {
-	char path[PATH_MAX], sect[256], newline[1024];
+	char path[PATH_MAX], sect[256], newline[8192];
+	const char *why;
 	struct pmc_budget check;
 	char *text = NULL, *out = NULL;
 	size_t len = 0, outlen = 0, cap;
@@ -88,8 +96,16 @@ int pmc_hwdb_write_budget(const char *dir, const char *key, const char *suite, c
 
 	if (old_line && old_size)
 		old_line[0] = '\0';
-	if (!name_ok(key) || !name_ok(suite) || !name_ok(test) || !name_ok(region) ||
-	    strchr(key, '/') || strchr(suite, '/') || !*event || strpbrk(event, " \t;\n"))
+	if ((why = pmc__budget_name_why(test)))
+		return pmc__fail(err, -EINVAL, test, -1,
+				 "cannot write a budget for test \"%s\": %s; rename the test (budget files name tests without blanks, control characters or any of = : ; # [ ])",
+				 test, why);
+	if ((why = pmc__budget_name_why(region)))
+		return pmc__fail(err, -EINVAL, region, -1,
+				 "cannot write a budget for region \"%s\" of test \"%s\": %s; rename the region (budget files name regions without blanks, control characters or any of = : ; # [ ])",
+				 region, test, why);
+	if (!name_ok(key) || !name_ok(suite) || strchr(key, '/') || strchr(suite, '/') || !*event ||
+	    strlen(event) >= PMC_HWDB_KEY_MAX * 2 || strpbrk(event, " \t;\n\r"))
 		return pmc__fail(err, -EINVAL, region, -1,
 				 "cannot write a budget for key \"%s\", suite \"%s\", test \"%s\", region \"%s\", event \"%s\": names in budget files must not contain blanks or any of = : ; # [ ] (and keys and suites no '/')",
 				 key, suite, test, region, event);

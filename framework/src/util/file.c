@@ -220,3 +220,35 @@ int pmc__find_on_path(const char *name, char *out, size_t size)
 	}
 	return -ENOENT;
 }
+
+char *pmc__escape_ctl(char *out, size_t size, const char *in)
+{
+	size_t used = 0;
+
+	if (!size)
+		return out;
+	for (; in && *in; in++) {
+		unsigned char c = (unsigned char)*in;
+		char piece[8];
+		size_t n;
+
+		if (c == '\n')
+			n = (size_t)snprintf(piece, sizeof(piece), "\\n");
+		else if (c == '\t')
+			n = (size_t)snprintf(piece, sizeof(piece), "\\t");
+		else if (c == '\r')
+			n = (size_t)snprintf(piece, sizeof(piece), "\\r");
+		else if (c == '\\')
+			n = (size_t)snprintf(piece, sizeof(piece), "\\\\");
+		else if (c < 0x20 || c == 0x7f)
+			n = (size_t)snprintf(piece, sizeof(piece), "\\x%02x", c);
+		else
+			piece[0] = (char)c, piece[1] = '\0', n = 1;
+		if (used + n >= size)
+			break;
+		memcpy(out + used, piece, n);
+		used += n;
+	}
+	out[used] = '\0';
+	return out;
+}

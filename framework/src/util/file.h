@@ -24,6 +24,14 @@ PMC_API int pmc__find_on_path(const char *name, char *out, size_t size);
 /* mkdir -p with mode 0755: 0 or -errno. */
 PMC_API int pmc__mkdir_p(const char *path);
 
+/*
+ * in, for a message: each control character (below 0x20, and 0x7f) as a C
+ * escape ("\n", "\x1b") and a backslash doubled, so that what a user typed
+ * or a file held cannot move the cursor or forge a line of output.  Cut to
+ * fit size (NUL-terminated, never in the middle of an escape); returns out.
+ */
+PMC_API char *pmc__escape_ctl(char *out, size_t size, const char *in);
+
 #ifdef __cplusplus
 }
 #endif

@@ -7,6 +7,8 @@
 #            fixture sysfs tree
 #   ring     the ring-buffer reader's arithmetic (data_head/data_tail, wraps)
 #   results  the results-file reader, and writing a case back
+#   args     the command line's string parsers (--tolerance specs, budget
+#            names), escaping for messages, the INI reader's keep-going mode
 # New inputs that increase coverage are not written back: add them to
 # framework/tests/fuzz/corpus/TARGET/ by hand when they are worth keeping
 # (the corpora replay as ctest cases fuzz.replay_TARGET in every build).
@@ -34,16 +36,16 @@ for path in "$src"/framework/src/harness/*.c; do
 		-c "$path" -o "$build/harness_${f%.c}.o"
 	hobjs+=("$build/harness_${f%.c}.o")
 done
-libs=(-lpfm -linih -lcpuid -ldl -lpthread -lm)
-for t in hwdb event ring results; do
+libs=(-lpfm -lcpuid -ldl -lpthread -lm)
+for t in hwdb event ring results args; do
 	extra=()
-	[ "$t" = results ] && extra=("${hobjs[@]}" $(pkg-config --libs jansson))
+	[ "$t" = results ] || [ "$t" = args ] && extra=("${hobjs[@]}" $(pkg-config --libs jansson))
 	clang $flags -fsanitize=fuzzer -std=gnu11 "${inc[@]}" "$src/framework/tests/fuzz/fuzz_$t.c" \
 		"${objs[@]}" "${extra[@]}" -o "$build/fuzz_$t" "${libs[@]}"
 done
 cd "$build"
 status=0
-for t in hwdb event ring results; do
+for t in hwdb event ring results args; do
 	rm -rf "corpus-$t" && cp -r "$src/framework/tests/fuzz/corpus/$t" "corpus-$t"
 	echo "== fuzz_$t: $seconds s"
 	if ! ./"fuzz_$t" -max_total_time="$seconds" -timeout=10 -max_len=4096 -print_final_stats=1 \

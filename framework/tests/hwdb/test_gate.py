@@ -149,7 +149,8 @@ def t_baseline():
 
 def doc(sig="AuthenticAMD-25-11-1", backend="perf", cases=None):
     return {"schema": "pmcheck-results/1", "program": "x", "command": [],
-            "environment": {"cpu": {"signature": sig}, "backend": backend},
+            "environment": {"cpu": {"signature": sig}, "backend": backend,
+                            "date": "2026-01-31T12:00:00Z", "git_commit": None},
             "summary": {}, "cases": cases or []}
 
 
@@ -430,6 +431,28 @@ def t_broken_results():
             ("event label missing", delp(event_rec0, "label"), "events[0].label"),
             ("checks an object", setp(case0, "checks", {}), "cases[0].checks"),
             ("check a string", setp(case0, "checks", ["x"]), "checks[0]"),
+            # What the history and the gates key and order runs by (issue 45).
+            ("no cpu", delp(lambda doc: doc["environment"], "cpu"), "environment.cpu: missing"),
+            ("no signature", delp(lambda doc: doc["environment"]["cpu"], "signature"),
+             "environment.cpu.signature: missing"),
+            ("signature empty", setp(lambda doc: doc["environment"]["cpu"], "signature", ""),
+             "environment.cpu.signature: \"\" is not a CPU signature"),
+            ("signature a number", setp(lambda doc: doc["environment"]["cpu"], "signature", 6),
+             "environment.cpu.signature: expected a CPU signature"),
+            ("commit a number", setp(lambda doc: doc["environment"], "git_commit", 12345),
+             "environment.git_commit: expected a commit"),
+            ("commit not hex", setp(lambda doc: doc["environment"], "git_commit", "main\x1b[2J"),
+             "environment.git_commit: \"main\\x1b[2J\" is not a commit"),
+            ("date missing", delp(lambda doc: doc["environment"], "date"), "environment.date: missing"),
+            ("date yesterday", setp(lambda doc: doc["environment"], "date", "yesterday"),
+             "environment.date: \"yesterday\" is not an RFC 3339 date-time"),
+            ("date month 13", setp(lambda doc: doc["environment"], "date", "2026-13-01T00:00:00Z"),
+             "environment.date"),
+            ("date no zone", setp(lambda doc: doc["environment"], "date", "2026-01-01T00:00:00"),
+             "environment.date"),
+            ("min above max", setp(ev0, "min", 10 ** 9), "min 1000000000 is above max 20"),
+            ("median above max", setp(ev0, "median", 10 ** 9), ".median: 1e+09 is outside min..max"),
+            ("n not the values", setp(ev0, "n", 99), ".n: 99, but values has"),
         ]
         tried = refused = 0
         for what, mutate, phrase in mutations:

@@ -109,6 +109,40 @@ with tempfile.TemporaryDirectory() as d:
     p = subprocess.run([CLI, "hwdb", "check", f"--hwdb={agree}"], capture_output=True, text=True)
     check(p.returncode == 0, f"the merged hwdb parses: {p.stdout}{p.stderr}")
 
+    # A fleet round trip: twelve machines with long host names (one with a
+    # newline, one in UTF-8) give one long provenance comment; hwdb check
+    # and the gate read it back, and merging again replaces the line.
+    fleet_files = []
+    for i in range(12):
+        host = f"ci-runner-{i:02d}.build-farm.eu-west-1.compute.internal.example.org"
+        host += "\nevil = x" if i == 3 else ("-\u00e9t\u00e9" if i == 4 else "")
+        with open(a) as f:
+            doc = json.load(f)
+        doc["environment"]["hostname"] = host
+        fleet_files.append(os.path.join(d, f"fleet{i}.json"))
+        with open(fleet_files[-1], "w") as f:
+            json.dump(doc, f)
+    fleet = os.path.join(d, "fleet")
+    for attempt in (1, 2):
+        p = merge(fleet, *fleet_files)
+        check(p.returncode == 0, f"fleet merge {attempt}: {p.returncode}\n{p.stdout}{p.stderr}")
+    text = open(os.path.join(fleet, "budgets", "any", "gate.ini")).read()
+    calls = [l for l in text.splitlines() if l.startswith("work = calls:gate_step")]
+    check(len(calls) == 1 and len(calls[0]) > 700 and "12 runs on 12 machines" in calls[0] and
+          "internal.example.org?evil = x" in calls[0] and "\nevil" not in text,
+          f"one long provenance line, the newline shown as '?': {calls}")
+    p = subprocess.run([CLI, "hwdb", "check", f"--hwdb={fleet}"], capture_output=True, text=True)
+    check(p.returncode == 0 and "too long" not in p.stdout + p.stderr,
+          f"hwdb check reads the fleet's lines back: {p.stdout}{p.stderr}")
+    out = os.path.join(d, "fleet-run.json")
+    p = subprocess.run([SUITE, "--filter=gate.budgeted", f"--hwdb={fleet}", f"--json={out}"],
+                       capture_output=True, text=True, timeout=120)
+    with open(out) as f:
+        chk = [c for c in json.load(f)["cases"][0]["checks"] if c["event"] == "calls:gate_step"]
+    check(chk and chk[0]["status"] == "pass" and
+          chk[0]["budget_source"].startswith(os.path.join(fleet, "budgets", "any", "gate.ini")),
+          f"the gate reads the fleet's budget: {chk}\n{p.stdout}{p.stderr}")
+
     split = os.path.join(d, "split")
     p = merge(split, a, b, odd)
     check(p.returncode == 1, f"a machine that disagrees fails the merge: {p.returncode}\n{p.stdout}")

@@ -1,0 +1,145 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""Hostile input through every door of the runner, `pmcheck stat`, `events`,
+`hwdb lookup/check/merge`, `results` and `compare` (issue 45), as a table of
+input class x door.  Each row asserts four things: the exit status; a
+message naming the input (its control characters escaped, a long one by
+its start); no file created or changed in the working directory or the
+hwdb target; no control character of the input on the terminal.
+
+usage: test_doors.py PMCHECK RUNNER"""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from checks import check, finish  # noqa: E402
+
+CLI, RUNNER = sys.argv[1:3]
+
+# Input classes: a value a user or a script could pass by mistake or malice.
+CLASSES = {
+    "control": b"a\x1b[2Jb",
+    "empty": b"",
+    "long": b"x" * 5000,
+    "nbsp": "a\u00a0b".encode(),
+    "bad-utf8": b"a\xffb",
+    "newline": b"a\nforged line",
+}
+# Paths, for the doors that read a file.
+PATHS = {
+    "missing": b"missing/none.json",
+    "directory": b"adir",
+    "control": b"no\x1bsuch.json",
+    "not-json": b"garbage.json",
+    "empty-file": b"empty.json",
+    "fifo-like": b"/dev/null",
+}
+
+
+def escaped(v):
+    """How a message quotes v: control characters as C escapes."""
+    out = []
+    for c in v.decode("utf-8", "replace"):
+        if c == "\n":
+            out.append("\\n")
+        elif ord(c) < 0x20 or ord(c) == 0x7f:
+            out.append("\\x%02x" % ord(c))
+        else:
+            out.append(c)
+    return "".join(out)
+
+
+def snapshot(top):
+    seen = {}
+    for root, dirs, files in os.walk(top):
+        for n in dirs + files:
+            p = os.path.join(root, n)
+            st = os.lstat(p)
+            seen[os.path.relpath(p, top)] = (st.st_size, st.st_mtime_ns)
+    return seen
+
+
+def named(err, value, option):
+    """The message names the input: all of it, its start, or (empty) the option."""
+    if not value:
+        return option in err or '""' in err
+    want = escaped(value[:40])
+    return want in err or want.replace("\ufffd", "") in err or (
+        b"\xff" in value and (escaped(value[:1]) in err and option in err))
+
+
+# Doors that take a string: (door, argv for value v, exit status, the option named).
+def string_doors(good):
+    return [
+        ("runner --repeat", lambda v: [RUNNER, b"--repeat=" + v], 64, "--repeat"),
+        ("runner --timeout", lambda v: [RUNNER, b"--timeout=" + v], 64, "--timeout"),
+        ("runner --backend", lambda v: [RUNNER, b"--backend=" + v], 64, "--backend"),
+        ("runner --color", lambda v: [RUNNER, b"--color=" + v], 64, "--color"),
+        ("runner --calibrate", lambda v: [RUNNER, b"--calibrate=" + v, b"--hwdb=h"], 64, "--calibrate"),
+        ("runner --tolerance=EVENT=", lambda v: [RUNNER, b"--baseline=" + good, b"--tolerance=" + v + b"=5"], 64,
+         "--tolerance"),
+        ("runner --tolerance", lambda v: [RUNNER, b"--baseline=" + good, b"--tolerance=" + v], 64, "--tolerance"),
+        ("stat -e", lambda v: [CLI, b"stat", b"-e", v, b"--", b"/bin/true"], 64, "-e"),
+        ("stat --repeat", lambda v: [CLI, b"stat", b"--repeat=" + v, b"--", b"/bin/true"], 64, "--repeat"),
+        ("stat --backend", lambda v: [CLI, b"stat", b"--backend=" + v, b"--", b"/bin/true"], 64, "--backend"),
+        ("events", lambda v: [CLI, b"events", v], 1, "event"),
+        ("hwdb lookup", lambda v: [CLI, b"hwdb", b"lookup", v], 64, "lookup"),
+        ("hwdb merge --tolerance", lambda v: [CLI, b"hwdb", b"merge", b"--hwdb=out", b"--tolerance=" + v, good], 64,
+         "--tolerance"),
+        ("compare --tolerance", lambda v: [CLI, b"compare", good, good, b"--tolerance=" + v], 64, "--tolerance"),
+    ]
+
+
+# Doors that read a file: (door, argv for path p, exit status).
+def file_doors(good):
+    return [
+        ("results", lambda p: [CLI, b"results", p], 2),
+        ("compare", lambda p: [CLI, b"compare", good, p], 2),
+        ("runner --baseline", lambda p: [RUNNER, b"--filter=gate.baseline_only", b"--baseline=" + p], 2),
+        ("hwdb merge FILE", lambda p: [CLI, b"hwdb", b"merge", b"--hwdb=out/new", p], 2),
+        ("hwdb merge FILE (existing target)", lambda p: [CLI, b"hwdb", b"merge", b"--hwdb=out", p], 2),
+        ("hwdb check --hwdb", lambda p: [CLI, b"hwdb", b"check", b"--hwdb=" + p], 2),
+    ]
+
+
+def run_row(d, what, argv, status, value, option):
+    before = snapshot(d)
+    p = subprocess.run(argv, cwd=d, capture_output=True, timeout=60)
+    after = snapshot(d)
+    out, err = p.stdout.decode("utf-8", "replace"), p.stderr.decode("utf-8", "replace")
+    ok = (p.returncode == status and named(err, value, option) and before == after and
+          b"\x1b" not in p.stdout + p.stderr and b"\nforged line" not in p.stdout + p.stderr)
+    check(ok, f"{what} {escaped(value[:60])!r}: exit {p.returncode} (want {status}); "
+              f"changed {sorted(set(after.items()) ^ set(before.items()))[:4]}; stderr: {err.strip()[:300]!r}"
+              f"{' stdout: ' + out.strip()[:200] if p.returncode != status else ''}")
+    return ok
+
+
+with tempfile.TemporaryDirectory() as d:
+    good = os.path.join(d, "good.json")
+    p = subprocess.run([RUNNER, "--filter=gate.baseline_only", f"--json={good}"], capture_output=True,
+                       timeout=60)
+    check(p.returncode == 0 and os.path.exists(good), f"a good results file: {p.stderr}")
+    os.mkdir(os.path.join(d, "adir"))
+    os.mkdir(os.path.join(d, "out"))
+    open(os.path.join(d, "garbage.json"), "w").write("{ \"schema\": ")
+    open(os.path.join(d, "empty.json"), "w").close()
+    rows = passed = 0
+    for door, argv, status, option in string_doors(good.encode()):
+        for cls, value in CLASSES.items():
+            rows += 1
+            passed += run_row(d, f"{door} [{cls}]", argv(value), status, value, option)
+    for door, argv, status in file_doors(good.encode()):
+        for cls, path in PATHS.items():
+            # An empty directory is an empty hwdb, and a directory of results
+            # files (`results DIR`) may hold none: not hostile here.
+            if cls == "directory" and door in ("hwdb check --hwdb", "results"):
+                continue
+            rows += 1
+            passed += run_row(d, f"{door} [{cls}]", argv(path), status, path, "")
+    print(f"{rows} hostile inputs through {len(string_doors(b'')) + len(file_doors(b''))} doors, "
+          f"{passed} refused as they should be")
+finish()
