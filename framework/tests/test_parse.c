@@ -307,6 +307,26 @@ static void drop_fixture(void)
 		fprintf(stderr, "could not remove %s\n", fixture);
 }
 
+/* The input as a message shows it: control characters and the backslash
+ * as C escapes, so that nothing raw reaches a terminal. */
+static void shown(char *out, size_t size, const char *in, size_t max)
+{
+	size_t used = 0;
+
+	for (size_t i = 0; i < max && in[i] && used + 5 < size; i++) {
+		unsigned char c = (unsigned char)in[i];
+
+		if (c == '\n' || c == '\t' || c == '\r' || c == '\\')
+			used += (size_t)snprintf(out + used, size - used, "\\%c",
+						 c == '\n' ? 'n' : c == '\t' ? 't' : c == '\r' ? 'r' : '\\');
+		else if (c < 0x20 || c == 0x7f)
+			used += (size_t)snprintf(out + used, size - used, "\\x%02x", c);
+		else
+			out[used++] = (char)c;
+	}
+	out[used] = '\0';
+}
+
 /*
  * Every malformed string in bad_events.inc is refused, and its message
  * quotes the input (its first 72 bytes when long), gives the position the
@@ -328,13 +348,14 @@ T_CASE(malformed_table)
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		struct pmc_event_spec specs[PMC_MAX_EVENTS];
 		struct pmc_error err;
-		char quoted[80], at[32];
+		char quoted[310], text[300], at[32];
 		size_t n;
 		int rc = bad[i].list ? pmc_event_parse_list(bad[i].text, specs, PMC_MAX_EVENTS, &n, &err)
 				     : pmc_event_parse(bad[i].text, specs, &err);
 		int ok = rc != 0;
 
-		snprintf(quoted, sizeof(quoted), "\"%.72s", bad[i].text);
+		shown(text, sizeof(text), bad[i].text, 72);
+		snprintf(quoted, sizeof(quoted), "\"%s", text);
 		snprintf(at, sizeof(at), "position %d", err.position);
 		ok = ok && strstr(err.message, quoted) != NULL;
 		ok = ok && err.position >= 0 && (size_t)err.position <= strlen(bad[i].text) &&

@@ -491,8 +491,6 @@ out:
 		close(resfd);
 }
 
-bool pmc__functions_rerun;
-
 /* One more run of d under callgrind, for the functions behind what the
  * tool counted: a cross-check, whose budgets counted by the tool are
  * judged as its own (record.c). */

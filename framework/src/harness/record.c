@@ -343,6 +343,8 @@ static int excuse_layout(struct pmc_test *t, struct pmc__result *r, struct pmc__
 	return cr->layout ? 1 : -1;
 }
 
+bool pmc__functions_rerun;
+
 static const char *sim_engine_words(const char *engine)
 {
 	return !strcmp(engine, "pmcheck") ? "pmcheck's valgrind tool" : engine;
