@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "tools.h"
@@ -179,7 +180,7 @@ static int merge_from_history(const struct hwdb_args *a, const struct pmc__merge
 			path, strerror(errno));
 		return PMC_EXIT_ERROR;
 	}
-	if ((rc = history_open(path, &hist)) != 0)
+	if ((rc = history_open(path, HDB_READ, &hist)) != 0)
 		return rc;
 	rc = history_merge(hist, m, a->commit, stdout);
 	hdb_close(hist);
@@ -208,6 +209,8 @@ int cmd_hwdb(int argc, char **argv)
 	struct pmc_error err;
 	char **op;
 	int nop, status = 0, c, rc;
+	struct stat dir_sb;
+	bool made_dir;
 
 	while ((c = cli_next("hwdb", argc, argv, "h", opts, &status)) != -1) {
 		switch (c) {
@@ -284,7 +287,9 @@ int cmd_hwdb(int argc, char **argv)
 		     d = strtok_r(NULL, ":", &save))
 			a.dirs[a.ndirs++] = d;
 	}
-	/* merge makes its target directory, as calibration does. */
+	/* merge makes its target directory, as calibration does (and removes
+	 * it again, empty, when the merge fails). */
+	made_dir = !strcmp(op[0], "merge") && stat(a.dirs[0], &dir_sb) != 0;
 	if (!strcmp(op[0], "merge") && (rc = pmc__mkdir_p(a.dirs[0])) != 0) {
 		fprintf(stderr, "pmcheck hwdb merge: cannot make %s: %s\n", a.dirs[0], strerror(-rc));
 		free(a.env_copy);
@@ -309,6 +314,8 @@ int cmd_hwdb(int argc, char **argv)
 	else
 		rc = check(db);
 	pmc_hwdb_free(db);
+	if (rc && made_dir)
+		rmdir(a.dirs[0]); /* only when still empty */
 	free(a.env_copy);
 	return rc;
 }

@@ -12,7 +12,8 @@
  *
  * A commit's place is its first run's (date, then id); a run without a
  * commit stands for itself.  A line is a CPU model (hwdb's map of the run's
- * signature; a signature no model matches stands for itself) and backend.
+ * signature; a signature no model matches stands for itself) and backend;
+ * on the sim backend, the sim profile and engine, pooling every host.
  */
 #define _GNU_SOURCE
 #include <math.h>
@@ -211,7 +212,7 @@ static int cmp_series(const void *a, const void *b)
 /* The runs: each one's commit and line. */
 static int load_runs(struct hdb *db, struct history_data *d, struct run **runs, size_t *nruns)
 {
-	struct hdb_stmt *st = hdb_prepare_stream(db, "SELECT id, git_commit, date, cpu_signature, backend FROM runs");
+	struct hdb_stmt *st = hdb_prepare_stream(db, "SELECT id, git_commit, date, cpu_signature, backend, sim_line FROM runs");
 	struct names commits = { 0 }, sigs = { 0 }, lines = { 0 };
 	struct pmc_hwdb *hw = open_hwdb();
 	char **sig_model = NULL;
@@ -220,7 +221,7 @@ static int load_runs(struct hdb *db, struct history_data *d, struct run **runs, 
 
 	while (rc == 0 && (row = hdb_step(st)) == 1) {
 		const char *commit = hdb_col_text(st, 1), *date = hdb_col_text(st, 2);
-		const char *sig = hdb_col_text(st, 3), *backend = hdb_col_text(st, 4);
+		const char *sig = hdb_col_text(st, 3), *backend = hdb_col_text(st, 4), *model;
 		int64_t id = hdb_col_int(st, 0);
 		char *key = NULL, *line = NULL;
 		size_t s, c, l;
@@ -257,7 +258,12 @@ static int load_runs(struct hdb *db, struct history_data *d, struct run **runs, 
 		}
 		if (added)
 			sig_model[nsig++] = model_of(hw, sig);
-		if (asprintf(&line, "%s\x1f%s", sig_model[s], backend ? backend : "?") < 0) {
+		/* Sim counts do not depend on the host: a sim run's line is its
+		 * profile and engine, whichever machine ran it. */
+		model = backend && !strcmp(backend, "sim")
+				? (hdb_col_text(st, 5) ? hdb_col_text(st, 5) : "sim (profile not recorded)")
+				: sig_model[s];
+		if (asprintf(&line, "%s\x1f%s", model, backend ? backend : "?") < 0) {
 			rc = -1;
 			break;
 		}
@@ -268,7 +274,7 @@ static int load_runs(struct hdb *db, struct history_data *d, struct run **runs, 
 			break;
 		}
 		if (added)
-			d->lines[d->nlines++] = (struct history_line){ .model = strdup(sig_model[s]),
+			d->lines[d->nlines++] = (struct history_line){ .model = strdup(model),
 								       .backend = strdup(backend ? backend : "?") };
 		if (grow(runs, &runcap, *nruns, sizeof(**runs))) {
 			rc = -1;

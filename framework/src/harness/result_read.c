@@ -7,6 +7,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <math.h>
@@ -14,6 +15,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "harness_int.h"
 
@@ -495,10 +498,26 @@ int pmc__result_from_json(json_t *o, struct pmc__result *r, const char *where, c
 int pmc__results_load(const char *path, struct pmc__results *rs, char *why, size_t size)
 {
 	json_error_t jerr;
-	json_t *doc = json_load_file(path, 0, &jerr);
-	int rc;
+	json_t *doc;
+	struct stat sb = { 0 };
+	int rc, fd;
 
 	memset(rs, 0, sizeof(*rs));
+	/* Only a regular file is read: opened without blocking (a FIFO's
+	 * open would wait for a writer), and refused unless fstat says so. */
+	fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0) {
+		snprintf(why, size, "%s: %s", path, strerror(errno));
+		return -errno;
+	}
+	if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
+		snprintf(why, size, "%s: not a regular file (%s): only regular files are read as results", path,
+			 S_ISFIFO(sb.st_mode) ? "a FIFO" : S_ISDIR(sb.st_mode) ? "a directory" : S_ISSOCK(sb.st_mode) ? "a socket" : "a device or other");
+		close(fd);
+		return -EINVAL;
+	}
+	doc = json_loadfd(fd, 0, &jerr);
+	close(fd);
 	if (!doc) {
 		snprintf(why, size, "%s:%d: not JSON: %s", path, jerr.line, jerr.text);
 		return -EINVAL;

@@ -53,7 +53,7 @@ with tempfile.TemporaryDirectory() as d:
     n = {t: con.execute(f"SELECT count(*) FROM {t}").fetchone()[0] for t in ("files", "runs", "figures")}
     check(n == {"files": 200, "runs": 200, "figures": 200 * figures}, f"nothing lost, nothing twice: {n}")
     check(con.execute("SELECT count(DISTINCT git_commit) FROM runs").fetchone()[0] == 200, "200 commits")
-    check(con.execute("PRAGMA user_version").fetchone()[0] == 2, "schema version 2")
+    check(con.execute("PRAGMA user_version").fetchone()[0] == 3, "schema version 3")
     con.close()
     p = run(f"--db={db}", "add", d)
     check(p.returncode == 0 and "1 results file(s) added, 200 already there" in p.stdout,

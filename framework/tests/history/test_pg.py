@@ -167,7 +167,7 @@ def main():
         bc = int(n.split("|")[3]) // total
         check(n == f"{total}|{total}|{2 * total}|{bc * total}" and bc >= 1,
               f"nothing lost, nothing twice: files|runs|figures|budget checks = {n}")
-        check(pg.psql("SELECT schema_version FROM pmcheck.meta") == "2", "schema version 2 in pmcheck.meta")
+        check(pg.psql("SELECT schema_version FROM pmcheck.meta") == "3", "schema version 3 in pmcheck.meta")
 
         # The same files in SQLite: the same answers.
         lite = os.path.join(d, "h.sqlite")
