@@ -65,7 +65,7 @@ with tempfile.TemporaryDirectory() as d:
     check(len(amd) == 100 and amd == sorted(amd), f"one series per CPU, oldest first: {amd[:3]}")
     check(all(r[6] == "100" for r in rows if r[4] == "hundred"), "the figures read back")
     p = run(f"--db={db}", "show", "no.such_case")
-    check(p.returncode == 1 and "no figures of case no.such_case" in p.stderr, p.stderr)
+    check(p.returncode == 1 and "no such series: case \"no.such_case\"" in p.stderr and "nearest" in p.stderr, p.stderr)
 
     # A database a newer pmcheck made, and one that is not a history.
     con = sqlite3.connect(db)
@@ -73,7 +73,7 @@ with tempfile.TemporaryDirectory() as d:
     con.commit()
     con.close()
     p = run(f"--db={db}", "show", "pass.two_regions")
-    check(p.returncode == 2 and "schema version 7, and this pmcheck knows 2" in p.stderr, p.stderr)
+    check(p.returncode == 2 and "schema version 7, and this pmcheck knows 3" in p.stderr, p.stderr)
     other = os.path.join(d, "other.sqlite")
     con = sqlite3.connect(other)
     con.execute("CREATE TABLE t (x)")
