@@ -245,6 +245,16 @@ static int open_to_read(struct hdb *db)
 				hdb_name(db));
 			return PMC_EXIT_ERROR;
 		}
+		{
+			char lacks[512];
+
+			missing_privileges(db, false, lacks, sizeof(lacks));
+			if (lacks[0]) {
+				fprintf(stderr, "pmcheck history: %s: cannot read the history: the role lacks %s (an owner of the database grants them with GRANT ... TO the role)\n",
+					hdb_name(db), lacks);
+				return PMC_EXIT_ERROR;
+			}
+		}
 	} else {
 		int rc = lite_check(db, false);
 
