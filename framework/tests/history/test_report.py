@@ -19,6 +19,10 @@ import tempfile
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..'))
 from checks import check, fail, finish, guarded  # noqa: E402,F401
 
+
+def page_css(dom):
+    return "".join(re.findall(r"<style[^>]*>(.*?)</style>", dom, re.S))
+
 CLI, INCLUDES, LIBDIR, MAIN_LIB = sys.argv[1:5]
 INCLUDE_FLAGS = ["-I" + d for d in INCLUDES.split(os.pathsep)]
 SHOT = os.environ.get("PMCHECK_REPORT_SCREENSHOT")
@@ -181,6 +185,10 @@ with tempfile.TemporaryDirectory() as d:
           f"the change points listed first, one row per line and commit: {len(rows)}, expected {2 * changes}")
     check(f"Change points ({2 * changes})" in dom, "the list's heading counts them")
     check(n_fail == 2 * fails, f"a line's point at a failing commit ringed: {n_fail}, expected {2 * fails}")
+    # The ring is a circle of its own: a failed regression keeps its red stroke.
+    n_ring = len(re.findall(r'<circle[^>]*class="ring"', dom))
+    check(n_ring == n_fail and ".point.fail{" not in page_css(dom),
+          f"each failing point has its own ring ({n_ring} of {n_fail}), no rule restrokes the point")
     check(n_budget == 2, f"the bound drawn once per series of the bounded case: {n_budget}")
     h2 = re.findall(r"<h2>([^<]*)</h2>", dom)
     check(h2 and h2[0].startswith("trend.loop") and "failing" in h2[0] and len(h2) == 2,
