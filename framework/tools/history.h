@@ -6,8 +6,8 @@
  * (history_changes.c) and `pmcheck hwdb merge --from-history` (cmd_hwdb.c).
  *
  * Schema 3: files (one row per results file, by content), runs (a file's
- * environment; a sim run's profile and engine), figures (every region and
- * event's statistics, for trends) and budget_checks (every budget
+ * environment), figures (every region and event's statistics, for trends;
+ * on sim, the case's profile and engine) and budget_checks (every budget
  * expectation's judged figure, with what decides its hwdb key, for
  * merging).  An older store is migrated when opened to write: from schema
  * 1, budget_checks is filled from each file still at its path with the

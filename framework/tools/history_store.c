@@ -57,11 +57,13 @@ static const char schema2_sql[] =
 	"  value DOUBLE PRECISION NOT NULL);"
 	"CREATE INDEX budget_checks_run ON budget_checks(run_id)";
 
-/* Schema 2 -> 3: a sim run's line, "PROFILE ENGINE" (sim counts do not
+/* Schema 2 -> 3: a sim figure's line, "PROFILE ENGINE" (sim counts do not
  * depend on the host, so a fleet's sim runs make one series per profile
- * and engine, not one per host CPU model); NULL on other backends, and on
- * sim runs added before schema 3 (one line of their own). */
-static const char schema3_sql[] = "ALTER TABLE runs ADD COLUMN sim_line TEXT";
+ * and engine, not one per host CPU model).  Kept per figure, not per run:
+ * one file holds cases of either engine (a failing case's callgrind
+ * re-run).  NULL on other backends, and on sim figures added before
+ * schema 3 (one line of their own). */
+static const char schema3_sql[] = "ALTER TABLE figures ADD COLUMN sim_line TEXT";
 
 /* PostgreSQL keeps the history in a schema of its own, so a database that
  * holds other tables (runs, files) can hold it too, and the version in a
@@ -404,7 +406,7 @@ static void now_utc(char *out, size_t size)
  * prepared once per store (hdb_prepare_cached).
  */
 #define BATCH_ROWS 64
-#define BATCH_COLUMNS 13
+#define BATCH_COLUMNS 14
 
 struct cell {
 	enum { CELL_NULL, CELL_INT, CELL_REAL, CELL_TEXT } type;
@@ -523,18 +525,29 @@ static int batch_finish(struct batch *b)
 	return rc;
 }
 
+/* A sim case's line: its sim profile and engine ("" off the sim backend). */
+static void sim_line_of(const struct pmc__result *c, char *out, size_t size)
+{
+	out[0] = '\0';
+	if (c->sim_profile && *c->sim_profile)
+		snprintf(out, size, "%s %s", c->sim_profile,
+			 c->sim_engine && *c->sim_engine ? c->sim_engine : "pmcheck");
+}
+
 /* A file's figures: every region and event of every case. */
 static int insert_figures(struct hdb *db, int64_t run_id, const struct pmc__results *rs)
 {
-	struct batch *bp = batch_new(db, 13, "INSERT INTO figures (run_id, case_name, verdict, region,"
+	struct batch *bp = batch_new(db, 14, "INSERT INTO figures (run_id, case_name, verdict, region,"
 					     " event, samples, min, median, max, mean, partial, budget_lo,"
-					     " budget_hi) VALUES");
+					     " budget_hi, sim_line) VALUES");
+	char line[512];
 
 	if (!bp)
 		return -1;
 	for (size_t i = 0; i < rs->n; i++) {
 		const struct pmc__result *c = &rs->cases[i];
 
+		sim_line_of(c, line, sizeof(line));
 		for (size_t g = 0; g < c->nregions; g++)
 			for (size_t e = 0; e < c->regions[g].nev; e++) {
 				const struct pmc__stat_rec *s = &c->regions[g].ev[e];
@@ -559,21 +572,11 @@ static int insert_figures(struct hdb *db, int64_t run_id, const struct pmc__resu
 				cell_int(bp, s->multiplexed || s->not_counted || s->other_threads);
 				cell_real(bp, lo);
 				cell_real(bp, hi);
+				cell_text(bp, line);
 				batch_row_done(bp);
 			}
 	}
 	return batch_finish(bp);
-}
-
-/* A sim run's line: its cases' sim profile and engine ("" when none). */
-static void sim_line_of(const struct pmc__results *rs, char *out, size_t size)
-{
-	out[0] = '\0';
-	for (size_t i = 0; i < rs->n && !out[0]; i++)
-		if (rs->cases[i].sim_profile && *rs->cases[i].sim_profile)
-			snprintf(out, size, "%s %s", rs->cases[i].sim_profile,
-				 rs->cases[i].sim_engine && *rs->cases[i].sim_engine ? rs->cases[i].sim_engine
-											: "pmcheck");
 }
 
 /* One results file RS (read from PATH, of bytes with DIGEST), in one
@@ -584,7 +587,7 @@ static void sim_line_of(const struct pmc__results *rs, char *out, size_t size)
  * killed before COMMIT leaves no row at all. */
 static int add_file(struct hdb *db, const char *path, const char *digest, struct pmc__results *rs)
 {
-	char now[32], line[512];
+	char now[32];
 	struct hdb_stmt *st = NULL;
 	int64_t file_id, run_id;
 	int got;
@@ -609,8 +612,8 @@ static int add_file(struct hdb *db, const char *path, const char *digest, struct
 	file_id = hdb_col_int(st, 0);
 	hdb_reset(st);
 	st = hdb_prepare_cached(db, "INSERT INTO runs (file_id, date, git_commit, cpu_signature, cpu_model,"
-				    " kernel, backend, compiler, hostname, pmcheck_version, sim_line)"
-				    " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) RETURNING id");
+				    " kernel, backend, compiler, hostname, pmcheck_version)"
+				    " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) RETURNING id");
 	if (!st)
 		goto fail;
 	hdb_bind_int(st, 1, file_id);
@@ -623,8 +626,6 @@ static int add_file(struct hdb *db, const char *path, const char *digest, struct
 	hdb_bind_text(st, 8, env_str(env, NULL, "compiler"));
 	hdb_bind_text(st, 9, env_str(env, NULL, "hostname"));
 	hdb_bind_text(st, 10, env_str(env, NULL, "pmcheck_version"));
-	sim_line_of(rs, line, sizeof(line));
-	hdb_bind_text(st, 11, line);
 	if (hdb_step(st) != 1)
 		goto fail;
 	run_id = hdb_col_int(st, 0);
