@@ -471,6 +471,30 @@ static double noise_sigma(const double *x, size_t n, const struct cp_change *c, 
 	return sigma;
 }
 
+static double mean_of(const double *x, size_t n)
+{
+	double sum = 0;
+
+	for (size_t i = 0; i < n; i++)
+		sum += x[i];
+	return n ? sum / (double)n : 0;
+}
+
+/* The standard deviation of x around the means of its levels. */
+static double spread_sigma(const double *x, size_t n, const struct cp_change *c, size_t k)
+{
+	double sum = 0;
+
+	for (size_t j = 0; j <= k; j++) {
+		size_t lo = j ? c[j - 1].index : 0, hi = j < k ? c[j].index : n;
+		double m = mean_of(x + lo, hi - lo);
+
+		for (size_t i = lo; i < hi; i++)
+			sum += (x[i] - m) * (x[i] - m);
+	}
+	return n ? sqrt(sum / (double)n) : 0;
+}
+
 size_t cp_min_change(const double *x, size_t n, struct cp_change *c, size_t k, double min_change)
 {
 	/* Drop the weakest change under the thresholds, then look again: its
@@ -478,13 +502,19 @@ size_t cp_min_change(const double *x, size_t n, struct cp_change *c, size_t k, d
 	for (;;) {
 		size_t weakest = k;
 		double weakest_step = INFINITY, sigma = k ? noise_sigma(x, n, c, k) : 0;
+		/* Medians of a count that takes a few values (5 or 6 at random)
+		 * jump by a whole count when the balance between them tips by
+		 * chance; the means move by the share that tipped.  So the means
+		 * must move by the spread of the values too. */
+		double spread = k ? spread_sigma(x, n, c, k) : 0;
 
 		for (size_t j = 0; j < k; j++) {
 			size_t lo = j ? c[j - 1].index : 0, at = c[j].index, hi = j + 1 < k ? c[j + 1].index : n;
 			double before = cp_median(x + lo, at - lo), after = cp_median(x + at, hi - at);
 			double step = fabs(after - before);
+			double mean_step = fabs(mean_of(x + at, hi - at) - mean_of(x + lo, at - lo));
 
-			if ((step < min_change * fabs(before) || step < sigma || step == 0) &&
+			if ((step < min_change * fabs(before) || step < sigma || step == 0 || mean_step < spread) &&
 			    step < weakest_step) {
 				weakest = j;
 				weakest_step = step;
@@ -495,4 +525,21 @@ size_t cp_min_change(const double *x, size_t n, struct cp_change *c, size_t k, d
 		memmove(c + weakest, c + weakest + 1, (k - weakest - 1) * sizeof(*c));
 		k--;
 	}
+}
+
+int cp_series_exact(const double *x, size_t n, size_t min_level)
+{
+	size_t start = 0;
+	bool first = true;
+
+	for (size_t i = 1; i <= n; i++) {
+		if (i < n && x[i] == x[i - 1])
+			continue;
+		/* The level x[start..i): a middle one must last. */
+		if (!first && i < n && i - start < min_level)
+			return 0;
+		first = false;
+		start = i;
+	}
+	return 1;
 }

@@ -34,6 +34,18 @@ struct cp_change {
 	double p_value; /* 0 for an exact series */
 };
 
+/*
+ * Whether x[0..n), one value per commit whose runs all agreed, is exact: a
+ * count that varies between runs of unchanged code is noise, whatever its
+ * counter kind, and shows as a level that does not last.  So x is exact
+ * when every level between its first and its newest (a run of equal
+ * values) lasts at least min_levels commits: a blip (5 5 6 5 5) or a count
+ * that takes one of two values at random makes it noisy, a step that holds
+ * does not.  The first and the newest level may be shorter (the store may
+ * start just before a step; the newest commit may be a new step).
+ */
+int cp_series_exact(const double *x, size_t n, size_t min_level);
+
 /* Every index i > 0 with x[i] != x[i-1], up to max; returns how many there
  * are (which may exceed max). */
 size_t cp_exact(const double *x, size_t n, struct cp_change *out, size_t max);

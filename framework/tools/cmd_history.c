@@ -12,6 +12,7 @@
 #define _GNU_SOURCE
 #include <math.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,10 +24,135 @@
 
 #include "history.h"
 
+/* The edit distance of A and B (Levenshtein), up to 64 characters of each. */
+static size_t distance(const char *a, const char *b)
+{
+	size_t la = strnlen(a, 64), lb = strnlen(b, 64), row[65];
+
+	for (size_t j = 0; j <= lb; j++)
+		row[j] = j;
+	for (size_t i = 1; i <= la; i++) {
+		size_t diag = row[0];
+
+		row[0] = i;
+		for (size_t j = 1; j <= lb; j++) {
+			size_t up = row[j], best = diag + (a[i - 1] != b[j - 1]);
+
+			if (up + 1 < best)
+				best = up + 1;
+			if (row[j - 1] + 1 < best)
+				best = row[j - 1] + 1;
+			row[j] = best;
+			diag = up;
+		}
+	}
+	return row[lb];
+}
+
+/*
+ * Nothing matched CASE [EVENT]: say so, with the three names of the store
+ * nearest to the one that matched nothing (the case's, or, when the case
+ * is there, its events); PMC_EXIT_FAIL, or PMC_EXIT_ERROR when the store
+ * cannot be read.
+ */
+static int no_such_series(struct hdb *db, const char *cmd, const char *name, const char *event)
+{
+	struct hdb_stmt *st;
+	const char *wanted;
+	char best[3][256] = { "", "", "" };
+	size_t dist[3] = { SIZE_MAX, SIZE_MAX, SIZE_MAX }, known = 0;
+	bool case_known = !name;
+	int row;
+
+	if (name) {
+		st = hdb_prepare(db, "SELECT count(*) FROM figures WHERE case_name = $1");
+		if (!st)
+			return history_fail(db, "cannot read the history");
+		hdb_bind_text(st, 1, name);
+		row = hdb_step(st);
+		case_known = row == 1 && hdb_col_int(st, 0) > 0;
+		hdb_finalize(st);
+		if (row != 1)
+			return history_fail(db, "cannot read the history");
+	}
+	wanted = case_known ? event : name;
+	st = hdb_prepare(db, case_known ? "SELECT DISTINCT event FROM figures WHERE ($1 IS NULL OR case_name = $1)"
+					: "SELECT DISTINCT case_name FROM figures");
+	if (!st)
+		return history_fail(db, "cannot read the history");
+	if (case_known)
+		hdb_bind_text(st, 1, name);
+	while ((row = hdb_step(st)) == 1) {
+		const char *have = hdb_col_text(st, 0);
+		size_t d = have ? distance(wanted ? wanted : "", have) : SIZE_MAX;
+
+		known++;
+		for (int k = 0; k < 3; k++)
+			if (d < dist[k]) {
+				for (int m = 2; m > k; m--) {
+					dist[m] = dist[m - 1];
+					memcpy(best[m], best[m - 1], sizeof(best[m]));
+				}
+				dist[k] = d;
+				snprintf(best[k], sizeof(best[k]), "%s", have);
+				break;
+			}
+	}
+	hdb_finalize(st);
+	if (row < 0)
+		return history_fail(db, "cannot read the history");
+	if (!wanted) {
+		fprintf(stderr, "pmcheck history %s: %s: the history holds no series; pmcheck history add results files first\n",
+			cmd, hdb_name(db));
+		return PMC_EXIT_FAIL;
+	}
+	fprintf(stderr, "pmcheck history %s: %s: no such series: %s \"%s\"%s%s%s", cmd, hdb_name(db),
+		case_known ? "event" : "case", wanted, case_known && name ? " of case \"" : "",
+		case_known && name ? name : "", case_known && name ? "\"" : "");
+	if (!known)
+		fprintf(stderr, "; the history holds no %s\n", case_known ? "events of it" : "cases");
+	else {
+		fprintf(stderr, "; nearest of the %zu %s: ", known, case_known ? "event(s)" : "case(s)");
+		for (int k = 0; k < 3 && best[k][0]; k++)
+			fprintf(stderr, "%s\"%s\"", k ? ", " : "", best[k]);
+		fputs("\n", stderr);
+	}
+	return PMC_EXIT_FAIL;
+}
+
+/* A CASE or EVENT operand that cannot name a series is a usage error: a
+ * case name is not empty and holds no control character; an event parses
+ * (the parser's syntax, not this machine's PMUs: a series of another
+ * machine may count what this one cannot). */
+static int check_selection(const char *cmd, const char *name, const char *event)
+{
+	struct pmc_event_spec spec[2];
+	struct pmc_error err;
+	size_t n = 0;
+
+	if (name) {
+		if (!*name)
+			return cli_usage("history", "%s: the case name is empty: give one, as history show lists them", cmd);
+		for (const unsigned char *p = (const unsigned char *)name; *p; p++)
+			if (*p < 0x20 || *p == 0x7f)
+				return cli_usage("history", "%s: the case name holds a control character (\\x%02x at position %zu): give the case's name as the suite prints it",
+						 cmd, *p, (size_t)(p - (const unsigned char *)name));
+	}
+	if (event) {
+		int rc = pmc_event_parse_list_flags(event, PMC_PARSE_DEFER_SYMBOLS, spec, 2, &n, &err);
+
+		if (rc == PMC_E_SYNTAX)
+			return cli_usage("history", "%s: %s", cmd, err.message);
+		if (rc == 0 && n != 1)
+			return cli_usage("history", "%s: one event, not a list: give the events one at a time", cmd);
+	}
+	return 0;
+}
+
 static int show(struct hdb *db, const char *name, const char *event)
 {
 	struct hdb_stmt *st;
-	int rows = 0;
+	int rows = 0, row;
 
 	st = hdb_prepare(db, "SELECT r.date, r.git_commit, r.cpu_signature, r.backend, f.region, f.event,"
 			     " f.min, f.median, f.max, f.verdict, f.partial, f.budget_lo, f.budget_hi"
@@ -37,7 +163,7 @@ static int show(struct hdb *db, const char *name, const char *event)
 		return history_fail(db, "cannot read the history");
 	hdb_bind_text(st, 1, name);
 	hdb_bind_text(st, 2, event);
-	while (hdb_step(st) == 1) {
+	while ((row = hdb_step(st)) == 1) {
 		const char *commit = hdb_col_text(st, 1);
 		char bounds[64] = "";
 		bool has_lo = !hdb_col_null(st, 11), has_hi = !hdb_col_null(st, 12);
@@ -63,12 +189,15 @@ static int show(struct hdb *db, const char *name, const char *event)
 		       (long long)hdb_col_int(st, 8), hdb_col_text(st, 9), bounds,
 		       hdb_col_int(st, 10) ? " (partial)" : "");
 	}
-	hdb_finalize(st);
-	if (!rows) {
-		fprintf(stderr, "pmcheck history: %s: no figures of case %s%s%s\n", hdb_name(db), name,
-			event ? ", event " : "", event ? event : "");
-		return PMC_EXIT_FAIL;
+	if (row < 0) {
+		/* A damaged page or a lost server: what was printed is partial. */
+		history_fail(db, "cannot read the history (the rows above are partial)");
+		hdb_finalize(st);
+		return PMC_EXIT_ERROR;
 	}
+	hdb_finalize(st);
+	if (!rows)
+		return no_such_series(db, "show", name, event);
 	return 0;
 }
 
@@ -127,6 +256,11 @@ static int changes(struct hdb *db, const struct changes_args *a)
 	if ((rc = history_load(db, &a->o.filter, &d)) != 0) {
 		free(since_full);
 		return rc;
+	}
+	if (!d.nseries) {
+		history_data_release(&d);
+		free(since_full);
+		return no_such_series(db, "changes", a->o.filter.case_name, a->o.filter.event);
 	}
 	for (size_t i = 0; since_full && i < d.ncommits; i++)
 		if (d.commits[i].has_commit && !strcmp(d.commits[i].name, since_full))
@@ -294,23 +428,10 @@ int cmd_history(int argc, char **argv)
 		goto out;
 	}
 	if (!strcmp(sub, "add")) {
-		size_t added = 0, present = 0;
-		int rc = 0;
-
-		if (nops < 2) {
+		if (nops < 2)
 			status = cli_usage("history", "add needs results files or directories");
-			goto out;
-		}
-		if ((status = history_open(dbpath, &db)) != 0)
-			goto out;
-		for (int i = 1; i < nops; i++) {
-			int r = history_add_path(db, ops[i], &added, &present);
-
-			rc = rc ? rc : r;
-		}
-		printf("%s: %zu results file(s) added, %zu already there\n", hdb_name(db), added, present);
-		hdb_close(db);
-		status = rc;
+		else
+			status = history_add(dbpath, ops + 1, (size_t)nops - 1);
 		goto out;
 	}
 	if (!strcmp(sub, "show")) {
@@ -318,7 +439,8 @@ int cmd_history(int argc, char **argv)
 			status = cli_usage("history", "show takes a case name and, optionally, an event");
 			goto out;
 		}
-		if ((status = history_open(dbpath, &db)) != 0)
+		if ((status = check_selection("show", ops[1], nops > 2 ? ops[2] : NULL)) ||
+		    (status = history_open(dbpath, HDB_READ, &db)) != 0)
 			goto out;
 		status = show(db, ops[1], nops > 2 ? ops[2] : NULL);
 		hdb_close(db);
@@ -331,7 +453,8 @@ int cmd_history(int argc, char **argv)
 		}
 		ca.o.filter.case_name = nops > 1 ? ops[1] : NULL;
 		ca.o.filter.event = nops > 2 ? ops[2] : NULL;
-		if ((status = history_open(dbpath, &db)) != 0)
+		if ((status = check_selection("changes", ca.o.filter.case_name, ca.o.filter.event)) ||
+		    (status = history_open(dbpath, HDB_READ, &db)) != 0)
 			goto out;
 		status = changes(db, &ca);
 		hdb_close(db);
@@ -342,7 +465,7 @@ int cmd_history(int argc, char **argv)
 			status = cli_usage("history", "report needs --html=DIR");
 		else if (nops != 1)
 			status = cli_usage("history", "report takes no operands");
-		else if ((status = history_open(dbpath, &db)) == 0) {
+		else if ((status = history_open(dbpath, HDB_READ, &db)) == 0) {
 			status = history_report(db, html);
 			hdb_close(db);
 		}

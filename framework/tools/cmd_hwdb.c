@@ -168,19 +168,13 @@ static int merge_from_history(const struct hwdb_args *a, const struct pmc__merge
 #if PMCHECK_HAVE_SQLITE
 	const char *path = a->history;
 	struct hdb *hist;
-	struct stat sb;
 	int rc;
 
 	if (!path || !*path)
 		path = getenv("PMCHECK_HISTORY_DB");
 	if (!path || !*path)
 		path = HISTORY_DEFAULT;
-	if (!hdb_target_is_pg(path) && stat(path, &sb) != 0) {
-		fprintf(stderr, "pmcheck hwdb merge: --from-history: %s: %s (give the store with --from-history=DB or PMCHECK_HISTORY_DB)\n",
-			path, strerror(errno));
-		return PMC_EXIT_ERROR;
-	}
-	if ((rc = history_open(path, &hist)) != 0)
+	if ((rc = history_open(path, HDB_READ, &hist)) != 0)
 		return rc;
 	rc = history_merge(hist, m, a->commit, stdout);
 	hdb_close(hist);

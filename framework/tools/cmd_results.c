@@ -92,6 +92,7 @@ static int load_dir(const char *dir, struct pmc__results *rs, size_t *files)
 {
 	DIR *d = opendir(dir);
 	struct dirent *e;
+	struct stat sb;
 	char **names = NULL;
 	size_t n = 0, i;
 	int rc = 0;
@@ -106,6 +107,16 @@ static int load_dir(const char *dir, struct pmc__results *rs, size_t *files)
 
 		if (len < 6 || strcmp(e->d_name + len - 5, ".json"))
 			continue;
+		/* Only regular files: a FIFO named *.json would block the read. */
+		if (fstatat(dirfd(d), e->d_name, &sb, 0) != 0) {
+			fprintf(stderr, "pmcheck results: %s/%s: skipped: %s\n", dir, e->d_name, strerror(errno));
+			continue;
+		}
+		if (!S_ISREG(sb.st_mode)) {
+			fprintf(stderr, "pmcheck results: %s/%s: skipped: %s, not a results file (only regular files are read)\n",
+				dir, e->d_name, S_ISFIFO(sb.st_mode) ? "a FIFO" : S_ISDIR(sb.st_mode) ? "a directory" : "not a regular file");
+			continue;
+		}
 		p = realloc(names, (n + 1) * sizeof(*names));
 		if (!p)
 			break;

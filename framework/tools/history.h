@@ -5,12 +5,13 @@
  * changes), its page (history_report.c), its change points
  * (history_changes.c) and `pmcheck hwdb merge --from-history` (cmd_hwdb.c).
  *
- * Schema 2: files (one row per results file, by content), runs (a file's
- * environment), figures (every region and event's statistics, for trends)
- * and budget_checks (every budget expectation's judged figure, with what
- * decides its hwdb key, for merging).  A schema-1 store is migrated when
- * opened: budget_checks is filled from each file still at its path with
- * the same bytes.
+ * Schema 3: files (one row per results file, by content), runs (a file's
+ * environment), figures (every region and event's statistics, for trends;
+ * on sim, the case's profile and engine) and budget_checks (every budget
+ * expectation's judged figure, with what decides its hwdb key, for
+ * merging).  An older store is migrated when opened to write: from schema
+ * 1, budget_checks is filled from each file still at its path with the
+ * same bytes.
  */
 #ifndef PMCHECK_TOOLS_HISTORY_H
 #define PMCHECK_TOOLS_HISTORY_H
@@ -26,14 +27,22 @@
 
 struct pmc__merge;
 
-/* Open TARGET (an SQLite file, or a postgresql:// URI), creating the store
- * when new and migrating it when older, and check its schema version; 0,
- * or an exit status with the reason printed. */
-int history_open(const char *target, struct hdb **out);
+/* Open TARGET (an SQLite file, or a PostgreSQL connection string) and check
+ * its schema version; 0, or an exit status with the reason printed.  To
+ * read (HDB_READ), the store must exist, be pmcheck's, of this schema and
+ * whole (SQLite: quick_check); it is never made or changed.  To write
+ * (HDB_WRITE), it is made when new and migrated when older, and an SQLite
+ * store must pass integrity_check first. */
+int history_open(const char *target, enum hdb_mode mode, struct hdb **out);
 /* Print "pmcheck history: STORE: WHAT: the engine's words"; PMC_EXIT_ERROR. */
 int history_fail(struct hdb *db, const char *what);
-/* Add FILE, or every *.json of DIR (sorted), each once by content. */
-int history_add_path(struct hdb *db, const char *path, size_t *added, size_t *present);
+/* Add every results file of PATHS (a file, or a directory's regular *.json
+ * files, sorted), each once by content, to the store TARGET, opened (and
+ * made) at the first file that reads.  A file that does not read is named
+ * and skipped (exit 2 at the end); a store that fails (a lost server, a
+ * full disk) stops the add at once with one message (exit 2); every file
+ * is added whole or not at all.  No results file at all: exit 1. */
+int history_add(const char *target, char *const *paths, size_t npaths);
 /* How many commits of the store start with PREFIX; -1 on error. */
 int history_commits_matching(struct hdb *db, const char *prefix);
 /* The static page (DIR/index.html). */

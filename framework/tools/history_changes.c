@@ -5,10 +5,11 @@
  * and backend, a point per commit in the store's order, the median of that
  * commit's runs (their minimum figure, as the gates judge).
  *
- * A series is exact when every commit's runs agree and it is from the sim
- * backend or holds its value from one commit to the next at least half the
- * time (software counts, calls:); each change of an exact series is a change
- * point at its commit.  Any other series is noisy: E-divisive with a
+ * A series is exact when every commit's runs agree and every level between
+ * its first and its newest lasts at least --min-size commits
+ * (cp_series_exact), whatever the counter kind or backend: a count that
+ * blips, or takes one of two values at random, is noise.  Each change of an
+ * exact series is a change point at its commit.  Any other series is noisy: E-divisive with a
  * permutation test (changepoint.h) finds its change points, and one is
  * reported when the medians on either side differ by at least the smallest
  * change worth reporting and by the series' noise (cp_min_change).  Points
@@ -58,17 +59,10 @@ struct job {
 	int status;
 };
 
-static bool series_exact(const struct job *j)
+/* Exact: every commit's runs agreed, and every level held (cp_series_exact). */
+static bool series_exact(const struct job *j, const struct history_changes_options *o)
 {
-	size_t held = 0;
-
-	if (!j->s->agree)
-		return false;
-	if (!strcmp(j->d->lines[j->s->line].backend, "sim"))
-		return true;
-	for (size_t i = 1; i < j->n; i++)
-		held += j->value[i] == j->value[i - 1];
-	return j->n > 1 && 2 * held >= j->n - 1;
+	return j->s->agree && j->n > 1 && cp_series_exact(j->value, j->n, o->cp.min_size);
 }
 
 static int add_change(struct job *j, size_t at, double before, double after, double p, bool exact)
@@ -123,7 +117,7 @@ static int analyse(struct job *j, const struct history_changes_options *o)
 		free(cps);
 		return 0;
 	}
-	if (series_exact(j)) {
+	if (series_exact(j, o)) {
 		k = cp_exact(j->value, j->n, cps, j->n);
 		for (size_t i = 0; i < k && rc == 0; i++)
 			rc = add_change(j, cps[i].index, j->value[cps[i].index - 1], j->value[cps[i].index],

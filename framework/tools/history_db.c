@@ -17,6 +17,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
+#include <errno.h>
+#include <sys/stat.h>
 
 #include <sqlite3.h>
 #if PMCHECK_HAVE_LIBPQ
@@ -33,8 +36,11 @@ struct hdb {
 	PGconn *pg;
 	unsigned next_name; /* server-side prepared statements: s1, s2, ... */
 #endif
-	char *name;
+	char *name;   /* the target as it may be printed */
+	char *secrets[8]; /* passwords of the connection string, never printed */
+	size_t nsecrets;
 	char err[512];
+	char sqlstate[6]; /* PostgreSQL's code of the last error, or "" */
 	/* Statements prepared once and kept until the store is closed. */
 	struct cached {
 		char *sql;
@@ -63,42 +69,234 @@ struct hdb_stmt {
 
 #define STREAM_ROWS 20000
 
-bool hdb_target_is_pg(const char *target)
+/* The scheme of a connection URI, in any case (RFC 3986: schemes are
+ * case-insensitive); its length, or 0. */
+static size_t uri_scheme(const char *target)
 {
-	return !strncmp(target, "postgresql://", 13) || !strncmp(target, "postgres://", 11);
+	if (!strncasecmp(target, "postgresql://", 13))
+		return 13;
+	if (!strncasecmp(target, "postgres://", 11))
+		return 11;
+	return 0;
 }
 
-/* The URI without its password: user:secret@ loses ":secret", and a
- * password=... parameter is dropped. */
-static char *redact(const char *uri)
+/* A libpq keyword string starts with a keyword and "=" ("host=... dbname=..."). */
+static bool keyword_form(const char *target)
 {
-	const char *scheme_end = strstr(uri, "://");
-	char *out = strdup(uri), *p, *at, *colon, *q;
+	const char *p = target;
 
-	if (!out || !scheme_end)
-		return out;
-	p = out + (scheme_end - uri) + 3;
-	at = strpbrk(p, "@/?");
-	if (at && *at == '@') {
-		colon = memchr(p, ':', (size_t)(at - p));
-		if (colon)
-			memmove(colon, at, strlen(at) + 1);
+	while (*p == ' ' || *p == '\t')
+		p++;
+	if (!isalpha((unsigned char)*p))
+		return false;
+	while (isalnum((unsigned char)*p) || *p == '_')
+		p++;
+	while (*p == ' ' || *p == '\t')
+		p++;
+	return *p == '=';
+}
+
+bool hdb_target_is_pg(const char *target)
+{
+	return uri_scheme(target) || keyword_form(target);
+}
+
+static bool secret_key(const char *key, size_t n)
+{
+	return (n == 8 && !strncmp(key, "password", 8)) || (n == 11 && !strncmp(key, "sslpassword", 11));
+}
+
+static int hexval(int c)
+{
+	return isdigit(c) ? c - '0' : isxdigit(c) ? (tolower(c) - 'a' + 10) : -1;
+}
+
+/* %XX decoded, as libpq decodes a URI's parts; a malformed escape is kept. */
+static char *pct_decode(const char *s, size_t n)
+{
+	char *out = malloc(n + 1), *o = out;
+
+	if (!out)
+		return NULL;
+	for (size_t i = 0; i < n; i++) {
+		if (s[i] == '%' && i + 2 < n && hexval((unsigned char)s[i + 1]) >= 0 &&
+		    hexval((unsigned char)s[i + 2]) >= 0) {
+			*o++ = (char)(hexval((unsigned char)s[i + 1]) * 16 + hexval((unsigned char)s[i + 2]));
+			i += 2;
+		} else {
+			*o++ = s[i];
+		}
 	}
-	/* Query parameters: drop password=... wherever it stands. */
-	q = strchr(out, '?');
-	while (q) {
-		char *key = q + 1, *next = strchr(key, '&');
+	*o = '\0';
+	return out;
+}
 
-		if (!strncmp(key, "password=", 9)) {
-			if (next)
-				memmove(key, next + 1, strlen(next + 1) + 1);
+/* A secret of the connection string, as written and as decoded. */
+static void add_secret(struct hdb *db, const char *s, size_t n)
+{
+	char *raw, *decoded;
+
+	if (!n || db->nsecrets + 2 > sizeof(db->secrets) / sizeof(db->secrets[0]))
+		return;
+	raw = strndup(s, n);
+	decoded = pct_decode(s, n);
+	if (raw)
+		db->secrets[db->nsecrets++] = raw;
+	if (decoded && raw && strcmp(decoded, raw))
+		db->secrets[db->nsecrets++] = decoded;
+	else
+		free(decoded);
+}
+
+/*
+ * A URI as libpq is to read it (*conn: the scheme in lower case, the only
+ * spelling libpq knows; in another it would take the URI for keywords and
+ * quote it whole in its error) and as it may be printed (*shown: the user
+ * without the password, the query without password= and sslpassword=).
+ * The user information ends at the last '@'; a '/', '?', '#' or '@' before
+ * it makes the URI ambiguous (libpq would take part of the password for the
+ * host and print it), so it is refused: -1, nothing of it printed.
+ */
+static int parse_uri(struct hdb *db, const char *uri, char **conn, char **shown)
+{
+	size_t scheme = uri_scheme(uri);
+	const char *rest = uri + scheme, *at = strrchr(rest, '@'), *q;
+	char *out = malloc(strlen(uri) + 16), *o;
+	size_t n;
+
+	*conn = strdup(uri);
+	if (!*conn || !out) {
+		free(out);
+		return -2;
+	}
+	for (size_t i = 0; i < scheme; i++)
+		(*conn)[i] = (char)tolower((unsigned char)(*conn)[i]);
+	o = stpcpy(out, scheme == 13 ? "postgresql://" : "postgres://");
+	if (at) {
+		const char *colon = memchr(rest, ':', (size_t)(at - rest));
+
+		if (strcspn(rest, "/?#@") < (size_t)(at - rest)) {
+			free(out);
+			return -1;
+		}
+		if (colon)
+			add_secret(db, colon + 1, (size_t)(at - colon - 1));
+		o = stpncpy(o, rest, (size_t)((colon ? colon : at) - rest));
+		*o++ = '@';
+		rest = at + 1;
+	}
+	q = strchr(rest, '?');
+	n = q ? (size_t)(q - rest) : strlen(rest);
+	memcpy(o, rest, n);
+	o += n;
+	/* Query parameters: all but the secrets (keys decoded, as libpq does). */
+	for (bool first = true; q && *q;) {
+		const char *key = q + 1, *end = key + strcspn(key, "&");
+		const char *eq = memchr(key, '=', (size_t)(end - key));
+		char *name = pct_decode(key, (size_t)((eq ? eq : end) - key));
+
+		if (name && secret_key(name, strlen(name))) {
+			if (eq)
+				add_secret(db, eq + 1, (size_t)(end - eq - 1));
+		} else if (end > key) {
+			*o++ = first ? '?' : '&';
+			o = stpncpy(o, key, (size_t)(end - key));
+			first = false;
+		}
+		free(name);
+		q = *end ? end : NULL;
+	}
+	*o = '\0';
+	*shown = out;
+	return 0;
+}
+
+/*
+ * A keyword string (libpq's "keyword = value ...", a value bare or in single
+ * quotes with backslash escapes) as it may be printed: every keyword but
+ * the secrets.  -1 when it does not parse; nothing of it is printed then.
+ */
+static int parse_keywords(struct hdb *db, const char *s, char **shown)
+{
+	char *out = malloc(strlen(s) + 1), *o = out;
+	const char *p = s;
+
+	if (!out)
+		return -2;
+	*o = '\0';
+	for (;;) {
+		const char *key, *val;
+		size_t klen;
+
+		while (isspace((unsigned char)*p))
+			p++;
+		if (!*p)
+			break;
+		key = p;
+		while (isalnum((unsigned char)*p) || *p == '_')
+			p++;
+		klen = (size_t)(p - key);
+		while (isspace((unsigned char)*p))
+			p++;
+		if (!klen || *p != '=') {
+			free(out);
+			return -1;
+		}
+		p++;
+		while (isspace((unsigned char)*p))
+			p++;
+		val = p;
+		if (*p == '\'') {
+			for (p++; *p && *p != '\''; p++)
+				if (*p == '\\' && p[1])
+					p++;
+			if (*p != '\'') {
+				free(out);
+				return -1;
+			}
+			p++;
+		} else {
+			while (*p && !isspace((unsigned char)*p))
+				p++;
+		}
+		if (secret_key(key, klen)) {
+			size_t n = (size_t)(p - val);
+
+			if (n >= 2 && *val == '\'')
+				add_secret(db, val + 1, n - 2);
 			else
-				*(key[-1] == '?' || key[-1] == '&' ? key - 1 : key) = '\0';
+				add_secret(db, val, n);
 			continue;
 		}
-		q = next;
+		if (o != out)
+			*o++ = ' ';
+		o = stpncpy(o, key, (size_t)(p - key));
+		*o = '\0';
 	}
-	return out;
+	*shown = out;
+	return 0;
+}
+
+/* MSG (of SIZE bytes) with every secret of the connection string replaced
+ * by "***". */
+static void scrub(const struct hdb *db, char *msg, size_t size)
+{
+	for (size_t i = 0; i < db->nsecrets; i++) {
+		char out[1024], *o = out;
+		const char *p = msg, *hit;
+		size_t n = strlen(db->secrets[i]);
+
+		if (!n || !strstr(msg, db->secrets[i]))
+			continue;
+		while ((hit = strstr(p, db->secrets[i])) && o + (hit - p) + 4 < out + sizeof(out)) {
+			memcpy(o, p, (size_t)(hit - p));
+			o = stpcpy(o + (hit - p), "***");
+			p = hit + n;
+		}
+		snprintf(o, sizeof(out) - (size_t)(o - out), "%s", hit ? "***" : p);
+		out[size - 1 < sizeof(out) - 1 ? size - 1 : sizeof(out) - 1] = '\0';
+		memcpy(msg, out, strlen(out) + 1);
+	}
 }
 
 /* One line, without libpq's trailing newline and "ERROR:  " noise. */
@@ -106,7 +304,8 @@ static void set_err(struct hdb *db, const char *msg)
 {
 	size_t n;
 
-	snprintf(db->err, sizeof(db->err), "%s", msg ? msg : "unknown error");
+	snprintf(db->err, sizeof(db->err), "%s", msg && *msg ? msg : "unknown error");
+	scrub(db, db->err, sizeof(db->err));
 	for (char *p = db->err; *p; p++)
 		if (*p == '\n' || *p == '\t')
 			*p = ' ';
@@ -123,7 +322,7 @@ static void set_err(struct hdb *db, const char *msg)
 	X(PQclear) X(PQconnectdbParams) X(PQerrorMessage) X(PQexec) X(PQexecParams)          \
 	X(PQexecPrepared) X(PQfinish) X(PQgetisnull) X(PQgetvalue) X(PQntuples) X(PQprepare) \
 	X(PQresultErrorMessage) X(PQresultStatus) X(PQsetNoticeProcessor) X(PQstatus)        \
-	X(PQtransactionStatus)
+	X(PQtransactionStatus) X(PQresultErrorField)
 static struct {
 #define PQ_MEMBER(name) __typeof__(name) *name;
 	PQ_FUNCTIONS(PQ_MEMBER)
@@ -146,6 +345,25 @@ static struct {
 #define PQsetNoticeProcessor(...) pq.PQsetNoticeProcessor(__VA_ARGS__)
 #define PQstatus(...) pq.PQstatus(__VA_ARGS__)
 #define PQtransactionStatus(...) pq.PQtransactionStatus(__VA_ARGS__)
+#define PQresultErrorField(...) pq.PQresultErrorField(__VA_ARGS__)
+
+/* The error of R (or of the connection, when R has none), its SQLSTATE, and
+ * whether the connection was lost: a lost server gives an empty result
+ * message and says why on the connection. */
+static void pg_err(struct hdb *db, const PGresult *r)
+{
+	const char *msg = r ? PQresultErrorMessage(r) : NULL, *state = r ? PQresultErrorField(r, PG_DIAG_SQLSTATE) : NULL;
+	char lost[600];
+
+	if (!msg || !*msg)
+		msg = PQerrorMessage(db->pg);
+	snprintf(db->sqlstate, sizeof(db->sqlstate), "%s", state ? state : "");
+	if (PQstatus(db->pg) == CONNECTION_BAD) {
+		snprintf(lost, sizeof(lost), "the connection to the server was lost: %s", msg && *msg ? msg : "no reason given");
+		msg = lost;
+	}
+	set_err(db, msg);
+}
 
 /* 0, or an error naming the library and the package that brings it. */
 static int pq_load(struct hdb *db)
@@ -196,7 +414,7 @@ static int pg_connect(struct hdb *db, const char *target)
 	db->pg = PQconnectdbParams(keys, vals, 1);
 	if (!db->pg || PQstatus(db->pg) != CONNECTION_OK) {
 		set_err(db, db->pg ? PQerrorMessage(db->pg) : "out of memory");
-		fprintf(stderr, "pmcheck history: %s: cannot connect to the PostgreSQL server: %s (check the URI, that the server runs, and its password: ~/.pgpass or PGPASSWORD)\n",
+		fprintf(stderr, "pmcheck history: %s: cannot connect to the PostgreSQL server: %s (check the connection string, that the server runs, and its password: ~/.pgpass or PGPASSWORD)\n",
 			db->name, db->err);
 		return PMC_EXIT_ERROR;
 	}
@@ -205,31 +423,95 @@ static int pg_connect(struct hdb *db, const char *target)
 }
 #endif
 
-int hdb_connect(const char *target, struct hdb **out)
+/* A file name as it may be printed: control characters as \xNN. */
+static char *shown_path(const char *path)
+{
+	char *out = malloc(4 * strlen(path) + 1), *o = out;
+
+	for (const unsigned char *p = (const unsigned char *)path; out && *p; p++)
+		o += *p < 0x20 || *p == 0x7f ? sprintf(o, "\\x%02x", *p) : sprintf(o, "%c", *p);
+	if (out)
+		*o = '\0';
+	return out;
+}
+
+/* An SQLite store to read must be there, a regular file, and not empty: a
+ * reading command never makes one (a mistyped --db would pass a CI step). */
+static int lite_check_exists(const char *target, const char *name)
+{
+	struct stat sb;
+
+	if (stat(target, &sb) != 0) {
+		fprintf(stderr, "pmcheck history: %s: no such history store: %s (history add makes one; check --db or PMCHECK_HISTORY_DB)\n",
+			name, strerror(errno));
+		return PMC_EXIT_ERROR;
+	}
+	if (!S_ISREG(sb.st_mode)) {
+		fprintf(stderr, "pmcheck history: %s: not a history store: not a regular file; give the SQLite file history add made\n",
+			name);
+		return PMC_EXIT_ERROR;
+	}
+	if (sb.st_size == 0) {
+		fprintf(stderr, "pmcheck history: %s: not a history store: an empty file; give the SQLite file history add made\n",
+			name);
+		return PMC_EXIT_ERROR;
+	}
+	return 0;
+}
+
+int hdb_connect(const char *target, enum hdb_mode mode, struct hdb **out)
 {
 	struct hdb *db = calloc(1, sizeof(*db));
+	char *conn = NULL;
+	int rc = 0;
 
 	*out = NULL;
 	if (!db)
 		return PMC_EXIT_ERROR;
-	db->name = hdb_target_is_pg(target) ? redact(target) : strdup(target);
-	if (!db->name) {
+	if (!*target) {
 		free(db);
+		return cli_usage("history", "--db= is empty: give an SQLite file or a postgresql:// URI");
+	}
+	if (uri_scheme(target))
+		rc = parse_uri(db, target, &conn, &db->name);
+	else if (keyword_form(target))
+		rc = parse_keywords(db, target, &db->name);
+	else
+		db->name = shown_path(target);
+	if (rc == -1) {
+		fprintf(stderr, "pmcheck history: --db: a PostgreSQL connection %s that pmcheck cannot read safely: %s; it is not shown, as it may hold a password\n",
+			uri_scheme(target) ? "URI" : "string",
+			uri_scheme(target) ? "its user name or password holds a reserved character ('@', '/', '?', '#'): percent-encode it (%40, %2F, %3F, %23), or give the password in PGPASSWORD or ~/.pgpass"
+					   : "write it as keyword=value pairs separated by spaces, a value with spaces in single quotes");
+		hdb_close(db);
+		free(conn);
+		return PMC_EXIT_USAGE;
+	}
+	if (rc || !db->name) {
+		hdb_close(db);
+		free(conn);
 		return PMC_EXIT_ERROR;
 	}
 	if (hdb_target_is_pg(target)) {
 #if PMCHECK_HAVE_LIBPQ
-		if (pg_connect(db, target)) {
+		rc = pg_connect(db, conn ? conn : target);
+		free(conn);
+		if (rc) {
 			hdb_close(db);
 			return PMC_EXIT_ERROR;
 		}
 #else
+		free(conn);
 		fprintf(stderr, "pmcheck history: %s: this pmcheck was built without libpq (libpq-dev), so it cannot use PostgreSQL; install it and rebuild, or give an SQLite file\n",
 			db->name);
 		hdb_close(db);
 		return PMC_EXIT_ERROR;
 #endif
-	} else if (sqlite3_open_v2(target, &db->lite, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE,
+	} else if (mode == HDB_READ && (rc = lite_check_exists(target, db->name)) != 0) {
+		hdb_close(db);
+		return rc;
+	} else if (sqlite3_open_v2(target, &db->lite,
+				   SQLITE_OPEN_READWRITE | (mode == HDB_WRITE ? SQLITE_OPEN_CREATE : 0),
 				   NULL) != SQLITE_OK) {
 		fprintf(stderr, "pmcheck history: %s: cannot open the history database: %s\n", db->name,
 			db->lite ? sqlite3_errmsg(db->lite) : "out of memory");
@@ -257,6 +539,8 @@ void hdb_close(struct hdb *db)
 	if (db->pg)
 		PQfinish(db->pg);
 #endif
+	for (size_t i = 0; i < db->nsecrets; i++)
+		free(db->secrets[i]);
 	free(db->name);
 	free(db);
 }
@@ -269,6 +553,21 @@ bool hdb_is_pg(const struct hdb *db)
 const char *hdb_name(const struct hdb *db)
 {
 	return db->name;
+}
+
+const char *hdb_sqlstate(const struct hdb *db)
+{
+	return db->sqlstate;
+}
+
+bool hdb_lost(const struct hdb *db)
+{
+#if PMCHECK_HAVE_LIBPQ
+	if (db->pg)
+		return PQstatus(db->pg) == CONNECTION_BAD;
+#endif
+	(void)db;
+	return false;
 }
 
 const char *hdb_errmsg(struct hdb *db)
@@ -288,7 +587,7 @@ int hdb_exec(struct hdb *db, const char *sql)
 		int ok = PQresultStatus(r) == PGRES_COMMAND_OK || PQresultStatus(r) == PGRES_TUPLES_OK;
 
 		if (!ok)
-			set_err(db, PQresultErrorMessage(r));
+			pg_err(db, r);
 		PQclear(r);
 		return ok ? 0 : -1;
 	}
@@ -514,7 +813,7 @@ static int pg_run(struct hdb_stmt *st)
 		st->rows = s == PGRES_TUPLES_OK ? PQntuples(st->res) : 0;
 		return 0;
 	}
-	set_err(db, PQresultErrorMessage(st->res));
+	pg_err(db, st->res);
 	PQclear(st->res);
 	st->res = NULL;
 	return -1;
@@ -548,7 +847,7 @@ static int pg_stream_step(struct hdb_stmt *st)
 		snprintf(fetch, sizeof(fetch), "FETCH %d FROM %s", STREAM_ROWS, st->cursor);
 		st->res = PQexec(db->pg, fetch);
 		if (PQresultStatus(st->res) != PGRES_TUPLES_OK) {
-			set_err(db, PQresultErrorMessage(st->res));
+			pg_err(db, st->res);
 			PQclear(st->res);
 			st->res = NULL;
 			return -1;

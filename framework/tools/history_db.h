@@ -18,10 +18,17 @@
 struct hdb;
 struct hdb_stmt;
 
-/* A TARGET that starts postgresql:// or postgres:// is a libpq connection
- * URI; anything else is an SQLite file.  0, or an exit status with the
- * reason printed (the URI shown without its password). */
-int hdb_connect(const char *target, struct hdb **out);
+/* How a store is opened: to read (an SQLite file must exist and is never
+ * made) or to write (made when missing). */
+enum hdb_mode { HDB_READ, HDB_WRITE };
+
+/* A TARGET is a PostgreSQL connection string by its form: a URI whose
+ * scheme is postgresql:// or postgres:// in any case, or a libpq keyword
+ * string ("host=... dbname=..."); anything else is an SQLite file.  0, or
+ * an exit status with the reason printed: PMC_EXIT_USAGE for an empty
+ * TARGET or a connection string that cannot be read safely.  No password
+ * of the string is ever printed, nor kept in hdb_name() or hdb_errmsg(). */
+int hdb_connect(const char *target, enum hdb_mode mode, struct hdb **out);
 bool hdb_target_is_pg(const char *target);
 void hdb_close(struct hdb *db);
 bool hdb_is_pg(const struct hdb *db);
@@ -29,6 +36,10 @@ bool hdb_is_pg(const struct hdb *db);
 const char *hdb_name(const struct hdb *db);
 /* The last error's words, one line. */
 const char *hdb_errmsg(struct hdb *db);
+/* PostgreSQL's SQLSTATE of the last error ("42501": a permission), or "". */
+const char *hdb_sqlstate(const struct hdb *db);
+/* The connection to the server is gone (nothing more can be done). */
+bool hdb_lost(const struct hdb *db);
 /* Statements without parameters or rows (several, separated by ';'). */
 int hdb_exec(struct hdb *db, const char *sql);
 /* A writer's transaction: SQLite takes its write lock at once (IMMEDIATE). */

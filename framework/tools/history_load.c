@@ -12,7 +12,11 @@
  *
  * A commit's place is its first run's (date, then id); a run without a
  * commit stands for itself.  A line is a CPU model (hwdb's map of the run's
- * signature; a signature no model matches stands for itself) and backend.
+ * signature; a signature no model matches stands for itself) and backend;
+ * on the sim backend, the figure's sim profile and engine, pooling every
+ * host.  The pmcheck tool and callgrind are separate lines: the issue's
+ * "one series per sim profile and engine" (a failing case's callgrind
+ * re-run is filed under callgrind, its file's other cases under the tool).
  */
 #define _GNU_SOURCE
 #include <math.h>
@@ -154,8 +158,40 @@ static struct pmc_hwdb *open_hwdb(void)
 
 struct run {
 	int64_t id;
-	size_t commit, line;
+	size_t commit, line; /* line: SIZE_MAX on sim, where each figure has its own */
 };
+
+/* The lines met so far, by "MODEL\x1fBACKEND". */
+struct line_names {
+	struct names names;
+	size_t cap;
+};
+
+/* The index of MODEL on BACKEND in d->lines, added when new; -1 when out of
+ * memory. */
+static size_t line_index(struct history_data *d, struct line_names *t, const char *model,
+			 const char *backend)
+{
+	char *key = NULL;
+	size_t l;
+	bool added;
+
+	if (asprintf(&key, "%s\x1f%s", model, backend) < 0)
+		return (size_t)-1;
+	l = names_get(&t->names, key, d->nlines, &added);
+	free(key);
+	if (l == (size_t)-1 || !added)
+		return l;
+	if (grow(&d->lines, &t->cap, d->nlines, sizeof(*d->lines)))
+		return (size_t)-1;
+	d->lines[d->nlines] = (struct history_line){ .model = strdup(model), .backend = strdup(backend) };
+	if (!d->lines[d->nlines].model || !d->lines[d->nlines].backend) {
+		free(d->lines[d->nlines].model);
+		free(d->lines[d->nlines].backend);
+		return (size_t)-1;
+	}
+	return d->nlines++;
+}
 
 struct raw { /* one figure, before the series are sorted */
 	size_t commit; /* the commit's rank */
@@ -209,20 +245,21 @@ static int cmp_series(const void *a, const void *b)
 }
 
 /* The runs: each one's commit and line. */
-static int load_runs(struct hdb *db, struct history_data *d, struct run **runs, size_t *nruns)
+static int load_runs(struct hdb *db, struct history_data *d, struct line_names *lines, struct run **runs,
+		     size_t *nruns)
 {
 	struct hdb_stmt *st = hdb_prepare_stream(db, "SELECT id, git_commit, date, cpu_signature, backend FROM runs");
-	struct names commits = { 0 }, sigs = { 0 }, lines = { 0 };
+	struct names commits = { 0 }, sigs = { 0 };
 	struct pmc_hwdb *hw = open_hwdb();
 	char **sig_model = NULL;
-	size_t runcap = 0, sigcap = 0, nsig = 0, commitcap = 0, linecap = 0;
+	size_t runcap = 0, sigcap = 0, nsig = 0, commitcap = 0;
 	int rc = st ? 0 : -1, row;
 
 	while (rc == 0 && (row = hdb_step(st)) == 1) {
 		const char *commit = hdb_col_text(st, 1), *date = hdb_col_text(st, 2);
 		const char *sig = hdb_col_text(st, 3), *backend = hdb_col_text(st, 4);
 		int64_t id = hdb_col_int(st, 0);
-		char *key = NULL, *line = NULL;
+		char *key = NULL;
 		size_t s, c, l;
 		bool added;
 
@@ -257,19 +294,14 @@ static int load_runs(struct hdb *db, struct history_data *d, struct run **runs, 
 		}
 		if (added)
 			sig_model[nsig++] = model_of(hw, sig);
-		if (asprintf(&line, "%s\x1f%s", sig_model[s], backend ? backend : "?") < 0) {
+		/* Sim counts do not depend on the host: a sim figure's line is
+		 * its case's profile and engine (history_load). */
+		if (backend && !strcmp(backend, "sim")) {
+			l = SIZE_MAX;
+		} else if ((l = line_index(d, lines, sig_model[s], backend ? backend : "?")) == (size_t)-1) {
 			rc = -1;
 			break;
 		}
-		l = names_get(&lines, line, d->nlines, &added);
-		free(line);
-		if (l == (size_t)-1 || (added && grow(&d->lines, &linecap, d->nlines, sizeof(*d->lines)))) {
-			rc = -1;
-			break;
-		}
-		if (added)
-			d->lines[d->nlines++] = (struct history_line){ .model = strdup(sig_model[s]),
-								       .backend = strdup(backend ? backend : "?") };
 		if (grow(runs, &runcap, *nruns, sizeof(**runs))) {
 			rc = -1;
 			break;
@@ -284,7 +316,6 @@ static int load_runs(struct hdb *db, struct history_data *d, struct run **runs, 
 	free(sig_model);
 	names_release(&commits);
 	names_release(&sigs);
-	names_release(&lines);
 	pmc_hwdb_free(hw);
 	if (rc == 0)
 		qsort(*runs, *nruns, sizeof(**runs), cmp_run);
@@ -359,18 +390,20 @@ int history_load(struct hdb *db, const struct history_filter *f, struct history_
 	size_t nruns = 0, seriescap = 0, bcap = 0;
 	struct building *b = NULL;
 	struct names series = { 0 };
+	struct line_names lines = { 0 };
 	struct hdb_stmt *st = NULL;
 	int rc, row = 0;
 
 	memset(d, 0, sizeof(*d));
-	if (load_runs(db, d, &runs, &nruns) || rank_commits(d)) {
+	if (load_runs(db, d, &lines, &runs, &nruns) || rank_commits(d)) {
 		free(runs);
+		names_release(&lines.names);
 		history_data_release(d);
 		return history_fail(db, "cannot read the history");
 	}
 	st = hdb_prepare_stream(db,
-		"SELECT run_id, case_name, region, event, min, verdict, budget_lo, budget_hi, partial"
-		" FROM figures WHERE min IS NOT NULL"
+		"SELECT run_id, case_name, region, event, min, verdict, budget_lo, budget_hi, partial,"
+		" sim_line FROM figures WHERE min IS NOT NULL"
 		" AND ($1 IS NULL OR case_name = $1) AND ($2 IS NULL OR event = $2)");
 	rc = st ? 0 : -1;
 	if (st) {
@@ -381,13 +414,16 @@ int history_load(struct hdb *db, const struct history_filter *f, struct history_
 		struct run key = { .id = hdb_col_int(st, 0) }, *r;
 		const char *c = hdb_col_text(st, 1), *reg = hdb_col_text(st, 2), *ev = hdb_col_text(st, 3);
 		char *skey = NULL;
-		size_t i;
+		size_t i, line;
 		bool added;
 
 		r = bsearch(&key, runs, nruns, sizeof(*runs), cmp_run);
 		if (!r || !c || !reg || !ev)
 			continue; /* a figure of no run: the foreign key forbids it */
-		if (asprintf(&skey, "%s\x1f%s\x1f%s\x1f%zu", c, reg, ev, r->line) < 0) {
+		line = r->line != SIZE_MAX ? r->line
+		       : line_index(d, &lines, hdb_col_text(st, 9) ? hdb_col_text(st, 9) : "sim (profile not recorded)",
+				    "sim");
+		if (line == (size_t)-1 || asprintf(&skey, "%s\x1f%s\x1f%s\x1f%zu", c, reg, ev, line) < 0) {
 			rc = -1;
 			break;
 		}
@@ -405,7 +441,7 @@ int history_load(struct hdb *db, const struct history_filter *f, struct history_
 			}
 			d->series[d->nseries] = (struct history_series){
 				.case_name = strdup(c), .region = strdup(reg), .event = strdup(ev),
-				.line = r->line, .lo = NAN, .hi = NAN,
+				.line = line, .lo = NAN, .hi = NAN,
 			};
 			b[d->nseries] = (struct building){ 0 };
 			d->nseries++;
@@ -434,6 +470,7 @@ int history_load(struct hdb *db, const struct history_filter *f, struct history_
 	free(b);
 	free(runs);
 	names_release(&series);
+	names_release(&lines.names);
 	if (rc) {
 		history_data_release(d);
 		return history_fail(db, "cannot read the history");

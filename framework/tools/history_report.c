@@ -50,6 +50,7 @@ static const char report_js[] =
 	"   var d=s.points.map(function(q,k){return (k?'L':'M')+X(q[0]).toFixed(1)+' '+Y(q[1]).toFixed(1);}).join(' ');\n"
 	"   el('path',{d:d,stroke:col,'class':'series'},svg);\n"
 	"   s.points.forEach(function(q){var mark=MARKS[q[4]],cl='point'+(mark?' '+mark:'')+(q[3]?' fail':'');\n"
+	"    if(q[3])el('circle',{cx:X(q[0]),cy:Y(q[1]),r:8,'class':'ring'},svg);\n"
 	"    var pt=el('circle',{cx:X(q[0]),cy:Y(q[1]),r:mark||q[3]?5:3,fill:col,'class':cl},svg);\n"
 	"    var cm=data.commits[q[0]];\n"
 	"    var ti=el('title',{},pt);ti.textContent=cm[0]+' '+cm[1].slice(0,12)+' '+s.label+': '+q[1]+(q[2]>1?' (median of '+q[2]+' runs)':'')+(q[3]?' FAIL':'')+(mark?' ('+mark+')':'');});\n"
@@ -68,7 +69,9 @@ static const char report_css[] =
 	".axis{stroke:#888}.tick{font-size:11px;fill:#555}.legend{font-size:12px}"
 	".series{fill:none;stroke-width:1.6}.budget{stroke-dasharray:5 4;stroke-width:1}"
 	".point.regression{stroke:#b00;stroke-width:2}.point.improvement{stroke:#080;stroke-width:2}"
-	".point.fail{stroke:#000;stroke-width:2}"
+	/* A failed run's ring is a circle of its own around the point, so a
+	 * point both failed and a regression keeps its red stroke. */
+	".ring{fill:none;stroke:#000;stroke-width:1.5}"
 	"table.changes{border-collapse:collapse;margin:6px 0 18px}table.changes td,table.changes th{padding:2px 10px;text-align:left;white-space:nowrap}"
 	"tr.regression td:last-child{color:#b00}tr.improvement td:last-child{color:#080}";
 

@@ -27,7 +27,7 @@
 #include "tools.h"
 #include "history.h"
 
-#define HISTORY_SCHEMA 2
+#define HISTORY_SCHEMA 3
 
 /*
  * The tables, in SQL both engines take: BIGINT and DOUBLE PRECISION have
@@ -57,6 +57,14 @@ static const char schema2_sql[] =
 	"  value DOUBLE PRECISION NOT NULL);"
 	"CREATE INDEX budget_checks_run ON budget_checks(run_id)";
 
+/* Schema 2 -> 3: a sim figure's line, "PROFILE ENGINE" (sim counts do not
+ * depend on the host, so a fleet's sim runs make one series per profile
+ * and engine, not one per host CPU model).  Kept per figure, not per run:
+ * one file holds cases of either engine (a failing case's callgrind
+ * re-run).  NULL on other backends, and on sim figures added before
+ * schema 3 (one line of their own). */
+static const char schema3_sql[] = "ALTER TABLE figures ADD COLUMN sim_line TEXT";
+
 /* PostgreSQL keeps the history in a schema of its own, so a database that
  * holds other tables (runs, files) can hold it too, and the version in a
  * one-row table (SQLite's is PRAGMA user_version). */
@@ -69,10 +77,67 @@ static int insert_budget_checks(struct hdb *db, int64_t run_id, const struct pmc
 				const char *path);
 static int migrate_1_to_2(struct hdb *db);
 
+/* The privileges a PostgreSQL role lacks for what failed, as GRANTs would
+ * name them ("USAGE on schema pmcheck, INSERT on table pmcheck.files"), or
+ * "" when none is found missing.  Asked after the failed transaction is
+ * rolled back. */
+static void missing_privileges(struct hdb *db, bool write, char *out, size_t size)
+{
+	static const char *const tables[] = { "meta", "files", "runs", "figures", "budget_checks" };
+	static const char *const sequences[] = { "files_id_seq", "runs_id_seq" };
+	char sql[256];
+	size_t used = 0;
+
+	out[0] = '\0';
+	hdb_rollback(db);
+	if (hdb_scalar(db, "SELECT count(*) FROM pg_namespace WHERE nspname = '" PG_SCHEMA "'", 1) == 0) {
+		if (hdb_scalar(db, "SELECT has_database_privilege(current_database(), 'CREATE')::int", 1) == 0)
+			snprintf(out, size, "CREATE on the database (to make the schema " PG_SCHEMA ")");
+		return;
+	}
+	if (hdb_scalar(db, "SELECT has_schema_privilege('" PG_SCHEMA "', 'USAGE')::int", 1) == 0) {
+		snprintf(out, size, "USAGE on schema " PG_SCHEMA);
+		return;
+	}
+	for (size_t i = 0; i < sizeof(tables) / sizeof(tables[0]); i++)
+		for (int w = 0; w < (write ? 2 : 1); w++) {
+			const char *priv = w ? "INSERT" : "SELECT";
+
+			snprintf(sql, sizeof(sql),
+				 "SELECT has_table_privilege('" PG_SCHEMA ".%s', '%s')::int", tables[i], priv);
+			if (hdb_scalar(db, sql, 1) == 0 && used + 1 < size)
+				used += (size_t)snprintf(out + used, size - used, "%s%s on table " PG_SCHEMA ".%s",
+							 used ? ", " : "", priv, tables[i]);
+		}
+	for (size_t i = 0; write && i < sizeof(sequences) / sizeof(sequences[0]); i++) {
+		snprintf(sql, sizeof(sql), "SELECT has_sequence_privilege('" PG_SCHEMA ".%s', 'USAGE')::int",
+			 sequences[i]);
+		if (hdb_scalar(db, sql, 1) == 0 && used + 1 < size)
+			used += (size_t)snprintf(out + used, size - used, "%sUSAGE on sequence " PG_SCHEMA ".%s",
+						 used ? ", " : "", sequences[i]);
+	}
+}
+
+static int store_fail(struct hdb *db, const char *what, bool write)
+{
+	char lacks[512] = "";
+
+	fprintf(stderr, "pmcheck history: %s: %s: %s", hdb_name(db), what, hdb_errmsg(db));
+	if (hdb_is_pg(db) && !strcmp(hdb_sqlstate(db), "42501")) {
+		missing_privileges(db, write, lacks, sizeof(lacks));
+		if (lacks[0])
+			fprintf(stderr, "; the role lacks %s (an owner of the database grants %s)", lacks,
+				"them with GRANT ... TO the role");
+		else
+			fprintf(stderr, "; a permission is missing (the server's words above name it)");
+	}
+	fputs("\n", stderr);
+	return PMC_EXIT_ERROR;
+}
+
 int history_fail(struct hdb *db, const char *what)
 {
-	fprintf(stderr, "pmcheck history: %s: %s: %s\n", hdb_name(db), what, hdb_errmsg(db));
-	return PMC_EXIT_ERROR;
+	return store_fail(db, what, false);
 }
 
 /* DDL with the engine's id column. */
@@ -141,36 +206,126 @@ static int create_store(struct hdb *db)
 	     hdb_exec(db, "CREATE SCHEMA IF NOT EXISTS " PG_SCHEMA ";"
 			  "CREATE TABLE meta (schema_version INTEGER NOT NULL);"
 			  "INSERT INTO meta VALUES (0)")) ||
-	    create(db, schema1_sql) || create(db, schema2_sql) ||
+	    create(db, schema1_sql) || create(db, schema2_sql) || create(db, schema3_sql) ||
 	    set_schema_version(db, HISTORY_SCHEMA))
-		return history_fail(db, "cannot create the history tables");
+		return store_fail(db, "cannot create the history tables", true);
 	return 0;
 }
 
-/* Open (creating when new, migrating when older) and check the schema
- * version, the same way on both engines. */
-int history_open(const char *target, struct hdb **out)
+/* An SQLite store's pages and indexes are whole: 0, or an exit status with
+ * the first damage printed.  A writer checks the indexes against the tables
+ * too (integrity_check): a damaged digest index would add a file twice. */
+static int lite_check(struct hdb *db, bool write)
+{
+	struct hdb_stmt *st = hdb_prepare(db, write ? "PRAGMA integrity_check(1)" : "PRAGMA quick_check(1)");
+	const char *verdict = NULL;
+	int rc = 0, row = st ? hdb_step(st) : -1;
+
+	if (row == 1)
+		verdict = hdb_col_text(st, 0);
+	if (row != 1 || !verdict || strcmp(verdict, "ok")) {
+		fprintf(stderr, "pmcheck history: %s: the SQLite file is damaged: %s; %srestore it from a copy (sqlite3's .recover saves what is left)\n",
+			hdb_name(db), verdict ? verdict : hdb_errmsg(db),
+			write ? "nothing was added; " : "");
+		rc = PMC_EXIT_ERROR;
+	}
+	hdb_finalize(st);
+	return rc;
+}
+
+/* A store to read: it must hold a pmcheck history of this schema; it is
+ * never made, migrated or written. */
+static int open_to_read(struct hdb *db)
+{
+	int64_t version;
+
+	if (hdb_is_pg(db)) {
+		if (hdb_exec(db, "SET search_path TO " PG_SCHEMA))
+			return history_fail(db, "cannot read the history");
+		if (hdb_scalar(db, "SELECT count(*) FROM pg_namespace WHERE nspname = '" PG_SCHEMA "'", -1) == 0) {
+			fprintf(stderr, "pmcheck history: %s: the database holds no pmcheck history (no schema \"" PG_SCHEMA "\"); history add makes one, or give the database that holds it\n",
+				hdb_name(db));
+			return PMC_EXIT_ERROR;
+		}
+		{
+			char lacks[512];
+
+			missing_privileges(db, false, lacks, sizeof(lacks));
+			if (lacks[0]) {
+				fprintf(stderr, "pmcheck history: %s: cannot read the history: the role lacks %s (an owner of the database grants them with GRANT ... TO the role)\n",
+					hdb_name(db), lacks);
+				return PMC_EXIT_ERROR;
+			}
+		}
+	} else {
+		int rc = lite_check(db, false);
+
+		if (rc)
+			return rc;
+	}
+	version = schema_version(db);
+	if (version < 0 || (hdb_is_pg(db) && !strcmp(hdb_sqlstate(db), "42501")))
+		return history_fail(db, "cannot read the history's schema version");
+	if (version == HISTORY_SCHEMA)
+		return 0;
+	if (version == 0)
+		fprintf(stderr, hdb_is_pg(db)
+					? "pmcheck history: %s: the database's schema \"" PG_SCHEMA "\" is not a pmcheck history (no schema version); give the database that holds it\n"
+				: hdb_scalar(db, "SELECT count(*) FROM sqlite_master", 1) == 0
+					? "pmcheck history: %s: an empty SQLite database, not a pmcheck history; give the file history add made\n"
+					: "pmcheck history: %s: an SQLite database, but not a pmcheck history (no schema version); give the file history add made\n",
+			hdb_name(db));
+	else if (version < HISTORY_SCHEMA)
+		fprintf(stderr, "pmcheck history: %s: schema version %lld, older than this pmcheck's %d; reading commands never change a store: pmcheck history add (of any file) migrates it\n",
+			hdb_name(db), (long long)version, HISTORY_SCHEMA);
+	else
+		fprintf(stderr, "pmcheck history: %s: schema version %lld, and this pmcheck knows %d: a newer pmcheck made it; use that one\n",
+			hdb_name(db), (long long)version, HISTORY_SCHEMA);
+	return PMC_EXIT_ERROR;
+}
+
+/* Open and check the schema version, the same way on both engines; to
+ * write, make the store when new and migrate it when older. */
+int history_open(const char *target, enum hdb_mode mode, struct hdb **out)
 {
 	struct hdb *db = NULL;
 	int64_t version;
 	int rc;
 
 	*out = NULL;
-	if ((rc = hdb_connect(target, &db)) != 0)
+	if ((rc = hdb_connect(target, mode, &db)) != 0)
 		return rc;
+	if (mode == HDB_READ) {
+		if ((rc = open_to_read(db)) != 0) {
+			hdb_close(db);
+			return rc;
+		}
+		*out = db;
+		return 0;
+	}
+	if (!hdb_is_pg(db) && hdb_scalar(db, "SELECT count(*) FROM sqlite_master", -1) > 0 &&
+	    (rc = lite_check(db, true)) != 0) {
+		hdb_close(db);
+		return rc;
+	}
 	if (hdb_is_pg(db))
 		hdb_exec(db, "SET search_path TO " PG_SCHEMA);
 	else /* WAL: readers do not block the writer; set once, kept in the file. */
 		hdb_exec(db, "PRAGMA journal_mode = WAL");
 	if (hdb_begin(db) || (hdb_is_pg(db) && hdb_exec(db, PG_SCHEMA_LOCK))) {
-		rc = history_fail(db, "cannot lock the history database");
+		rc = store_fail(db, "cannot lock the history database", true);
 		goto out;
 	}
 	version = schema_version(db);
-	if (version == 0) {
+	if (version < 0) {
+		rc = store_fail(db, "cannot read the history's schema version", true);
+	} else if (version == 0) {
 		rc = create_store(db);
-	} else if (version == 1) {
-		rc = migrate_1_to_2(db);
+	} else if (version < HISTORY_SCHEMA && version > 0) {
+		if (version == 1)
+			rc = migrate_1_to_2(db);
+		if (rc == 0 && (create(db, schema3_sql) || set_schema_version(db, 3)))
+			rc = store_fail(db, "cannot migrate the history to schema 3", true);
 	} else if (version != HISTORY_SCHEMA) {
 		fprintf(stderr, "pmcheck history: %s: schema version %lld, and this pmcheck knows %d: %s\n",
 			hdb_name(db), (long long)version, HISTORY_SCHEMA,
@@ -179,7 +334,7 @@ int history_open(const char *target, struct hdb **out)
 		rc = PMC_EXIT_ERROR;
 	}
 	if (rc == 0 && hdb_commit(db))
-		rc = history_fail(db, "cannot create the history tables");
+		rc = store_fail(db, "cannot create the history tables", true);
 out:
 	if (rc) {
 		hdb_rollback(db);
@@ -251,7 +406,7 @@ static void now_utc(char *out, size_t size)
  * prepared once per store (hdb_prepare_cached).
  */
 #define BATCH_ROWS 64
-#define BATCH_COLUMNS 13
+#define BATCH_COLUMNS 14
 
 struct cell {
 	enum { CELL_NULL, CELL_INT, CELL_REAL, CELL_TEXT } type;
@@ -370,18 +525,29 @@ static int batch_finish(struct batch *b)
 	return rc;
 }
 
+/* A sim case's line: its sim profile and engine ("" off the sim backend). */
+static void sim_line_of(const struct pmc__result *c, char *out, size_t size)
+{
+	out[0] = '\0';
+	if (c->sim_profile && *c->sim_profile)
+		snprintf(out, size, "%s %s", c->sim_profile,
+			 c->sim_engine && *c->sim_engine ? c->sim_engine : "pmcheck");
+}
+
 /* A file's figures: every region and event of every case. */
 static int insert_figures(struct hdb *db, int64_t run_id, const struct pmc__results *rs)
 {
-	struct batch *bp = batch_new(db, 13, "INSERT INTO figures (run_id, case_name, verdict, region,"
+	struct batch *bp = batch_new(db, 14, "INSERT INTO figures (run_id, case_name, verdict, region,"
 					     " event, samples, min, median, max, mean, partial, budget_lo,"
-					     " budget_hi) VALUES");
+					     " budget_hi, sim_line) VALUES");
+	char line[512];
 
 	if (!bp)
 		return -1;
 	for (size_t i = 0; i < rs->n; i++) {
 		const struct pmc__result *c = &rs->cases[i];
 
+		sim_line_of(c, line, sizeof(line));
 		for (size_t g = 0; g < c->nregions; g++)
 			for (size_t e = 0; e < c->regions[g].nev; e++) {
 				const struct pmc__stat_rec *s = &c->regions[g].ev[e];
@@ -406,42 +572,29 @@ static int insert_figures(struct hdb *db, int64_t run_id, const struct pmc__resu
 				cell_int(bp, s->multiplexed || s->not_counted || s->other_threads);
 				cell_real(bp, lo);
 				cell_real(bp, hi);
+				cell_text(bp, line);
 				batch_row_done(bp);
 			}
 	}
 	return batch_finish(bp);
 }
 
-/* One results file, in one transaction: 1 added, 0 already there, or an
- * exit status.  The file's row is claimed first (ON CONFLICT DO NOTHING on
- * its digest): a second writer of the same bytes waits for the first's
- * transaction and then finds it, and a writer killed before COMMIT leaves
- * no row at all. */
-static int add_file(struct hdb *db, const char *path)
+/* One results file RS (read from PATH, of bytes with DIGEST), in one
+ * transaction: 1 added, 0 already there, or -1 when the store failed (the
+ * transaction rolled back; hdb_errmsg says why).  The file's row is claimed
+ * first (ON CONFLICT DO NOTHING on its digest): a second writer of the same
+ * bytes waits for the first's transaction and then finds it, and a writer
+ * killed before COMMIT leaves no row at all. */
+static int add_file(struct hdb *db, const char *path, const char *digest, struct pmc__results *rs)
 {
-	struct pmc__results rs;
-	char *text = NULL, digest[64], why[1024], now[32];
-	size_t len = 0;
+	char now[32];
 	struct hdb_stmt *st = NULL;
 	int64_t file_id, run_id;
-	int rc = pmc__read_file(path, &text, &len), status = PMC_EXIT_ERROR, got;
-	json_t *env;
+	int got;
+	json_t *env = rs->environment;
 
-	if (rc) {
-		fprintf(stderr, "pmcheck history: %s: %s\n", path, strerror(-rc));
-		return PMC_EXIT_ERROR;
-	}
-	digest_of(text, len, digest, sizeof(digest));
-	free(text);
-	if (pmc__results_load(path, &rs, why, sizeof(why))) {
-		fprintf(stderr, "pmcheck history: %s\n", why);
-		return PMC_EXIT_ERROR;
-	}
-	env = rs.environment;
-	if (hdb_begin(db)) {
-		pmc__results_release(&rs);
-		return history_fail(db, "cannot lock the history database");
-	}
+	if (hdb_begin(db))
+		return -1;
 	now_utc(now, sizeof(now));
 	st = hdb_prepare_cached(db, "INSERT INTO files (digest, path, added) VALUES ($1, $2, $3)"
 				    " ON CONFLICT (digest) DO NOTHING RETURNING id");
@@ -454,9 +607,7 @@ static int add_file(struct hdb *db, const char *path)
 		goto fail;
 	if (got == 0) {
 		hdb_reset(st);
-		hdb_commit(db);
-		pmc__results_release(&rs);
-		return 0;
+		return hdb_commit(db) ? -1 : 0;
 	}
 	file_id = hdb_col_int(st, 0);
 	hdb_reset(st);
@@ -468,10 +619,10 @@ static int add_file(struct hdb *db, const char *path)
 	hdb_bind_int(st, 1, file_id);
 	hdb_bind_text(st, 2, env_str(env, NULL, "date"));
 	hdb_bind_text(st, 3, env_str(env, NULL, "git_commit"));
-	hdb_bind_text(st, 4, pmc__results_signature(&rs));
+	hdb_bind_text(st, 4, pmc__results_signature(rs));
 	hdb_bind_text(st, 5, env_str(env, "cpu", "brand"));
 	hdb_bind_text(st, 6, env_str(env, "kernel", "release"));
-	hdb_bind_text(st, 7, pmc__results_backend(&rs));
+	hdb_bind_text(st, 7, pmc__results_backend(rs));
 	hdb_bind_text(st, 8, env_str(env, NULL, "compiler"));
 	hdb_bind_text(st, 9, env_str(env, NULL, "hostname"));
 	hdb_bind_text(st, 10, env_str(env, NULL, "pmcheck_version"));
@@ -480,22 +631,52 @@ static int add_file(struct hdb *db, const char *path)
 	run_id = hdb_col_int(st, 0);
 	hdb_reset(st);
 	st = NULL;
-	if (insert_figures(db, run_id, &rs) || insert_budget_checks(db, run_id, &rs, path) ||
+	if (insert_figures(db, run_id, rs) || insert_budget_checks(db, run_id, rs, path) ||
 	    hdb_commit(db))
 		goto fail;
-	pmc__results_release(&rs);
 	return 1;
 fail:
-	status = history_fail(db, path);
 	if (st)
 		hdb_reset(st);
 	hdb_rollback(db);
-	pmc__results_release(&rs);
-	return status;
+	return -1;
 }
 
-/* FILE, or every *.json of DIR (sorted). */
-int history_add_path(struct hdb *db, const char *path, size_t *added, size_t *present)
+/* What a directory entry or an operand is, when it is not a regular file. */
+static const char *file_kind(mode_t mode)
+{
+	return S_ISFIFO(mode) ? "a FIFO" : S_ISSOCK(mode) ? "a socket" : S_ISCHR(mode) ? "a character device"
+	       : S_ISBLK(mode) ? "a block device" : S_ISDIR(mode) ? "a directory" : "not a regular file";
+}
+
+struct file_list {
+	char **path;
+	size_t n, cap;
+};
+
+static int list_push(struct file_list *l, char *path)
+{
+	if (!path)
+		return -1;
+	if (l->n == l->cap) {
+		size_t cap = l->cap ? 2 * l->cap : 64;
+		char **p = realloc(l->path, cap * sizeof(*p));
+
+		if (!p) {
+			free(path);
+			return -1;
+		}
+		l->path = p;
+		l->cap = cap;
+	}
+	l->path[l->n++] = path;
+	return 0;
+}
+
+/* PATH, or the regular *.json files of the directory PATH (sorted): only
+ * regular files are read, anything else is skipped with a message, never
+ * opened (a FIFO would block the reader).  0, or an exit status. */
+static int collect(const char *path, struct file_list *l, size_t *skipped)
 {
 	struct stat sb;
 	struct dirent **names;
@@ -506,32 +687,131 @@ int history_add_path(struct hdb *db, const char *path, size_t *added, size_t *pr
 		return PMC_EXIT_ERROR;
 	}
 	if (!S_ISDIR(sb.st_mode)) {
-		rc = add_file(db, path);
-		if (rc == 1)
-			(*added)++;
-		else if (rc == 0)
-			(*present)++;
-		return rc > 1 ? rc : 0;
+		if (!S_ISREG(sb.st_mode)) {
+			fprintf(stderr, "pmcheck history: %s: %s, not a results file: only regular files are read\n",
+				path, file_kind(sb.st_mode));
+			return PMC_EXIT_ERROR;
+		}
+		return list_push(l, strdup(path)) ? PMC_EXIT_ERROR : 0;
 	}
 	n = scandir(path, &names, NULL, alphasort);
+	if (n < 0) {
+		fprintf(stderr, "pmcheck history: %s: %s\n", path, strerror(errno));
+		return PMC_EXIT_ERROR;
+	}
 	for (int i = 0; i < n; i++) {
 		size_t len = strlen(names[i]->d_name);
 		char *full = NULL;
 
 		if (len > 5 && !strcmp(names[i]->d_name + len - 5, ".json") &&
 		    asprintf(&full, "%s/%s", path, names[i]->d_name) >= 0) {
-			int r = history_add_path(db, full, added, present);
-
-			rc = rc ? rc : r;
+			if (stat(full, &sb) == 0 && S_ISREG(sb.st_mode)) {
+				if (list_push(l, full))
+					rc = PMC_EXIT_ERROR;
+				full = NULL;
+			} else {
+				fprintf(stderr, "pmcheck history: %s: skipped: %s, not a results file\n", full,
+					stat(full, &sb) == 0 ? file_kind(sb.st_mode) : strerror(errno));
+				(*skipped)++;
+			}
 			free(full);
 		}
 		free(names[i]);
 	}
-	if (n >= 0)
-		free(names);
+	free(names);
 	return rc;
 }
 
+/* A results file read whole, its digest, and what it holds; 0, or an exit
+ * status with the reason printed. */
+static int read_results(const char *path, char *digest, size_t size, struct pmc__results *rs)
+{
+	char *text = NULL, why[1024];
+	size_t len = 0;
+	int rc;
+
+	/* pmc__results_load refuses anything but a regular file, unopened. */
+	if (pmc__results_load(path, rs, why, sizeof(why))) {
+		fprintf(stderr, "pmcheck history: %s\n", why);
+		return PMC_EXIT_ERROR;
+	}
+	if ((rc = pmc__read_file(path, &text, &len)) != 0) {
+		fprintf(stderr, "pmcheck history: %s: %s\n", path, strerror(-rc));
+		pmc__results_release(rs);
+		return PMC_EXIT_ERROR;
+	}
+	digest_of(text, len, digest, size);
+	free(text);
+	return 0;
+}
+
+int history_add(const char *target, char *const *paths, size_t npaths)
+{
+	struct file_list l = { 0 };
+	struct hdb *db = NULL;
+	size_t added = 0, present = 0, skipped = 0, i;
+	int rc = 0;
+
+	for (i = 0; i < npaths; i++) {
+		int r = collect(paths[i], &l, &skipped);
+
+		rc = rc ? rc : r;
+	}
+	if (!l.n) {
+		if (!rc) {
+			fprintf(stderr, "pmcheck history add: no results files (*.json, regular files) in ");
+			for (i = 0; i < npaths; i++)
+				fprintf(stderr, "%s%s", i ? ", " : "", paths[i]);
+			fprintf(stderr, "%s; nothing added, no store opened\n",
+				skipped ? " (the ones there are skipped above)" : "");
+			rc = PMC_EXIT_FAIL;
+		}
+		goto out;
+	}
+	for (i = 0; i < l.n; i++) {
+		struct pmc__results rs;
+		char digest[64];
+		int r;
+
+		if (read_results(l.path[i], digest, sizeof(digest), &rs)) {
+			rc = PMC_EXIT_ERROR;
+			continue;
+		}
+		/* The store is opened (and made) at the first file worth adding. */
+		if (!db && (r = history_open(target, HDB_WRITE, &db)) != 0) {
+			pmc__results_release(&rs);
+			rc = r;
+			goto out;
+		}
+		r = add_file(db, l.path[i], digest, &rs);
+		pmc__results_release(&rs);
+		if (r < 0) {
+			/* A lost server or a full disk fails every file after it
+			 * alike: one message, and a stop. */
+			char what[1200];
+
+			snprintf(what, sizeof(what), "cannot add %s (it was not added; %zu added before it, %zu already there, %zu not tried: run the same add again when the store is back)",
+				 l.path[i], added, present, l.n - i - 1);
+			store_fail(db, what, true);
+			rc = PMC_EXIT_ERROR;
+			goto out;
+		}
+		added += r == 1;
+		present += r == 0;
+	}
+	if (db)
+		printf("%s: %zu results file(s) added, %zu already there%s\n", hdb_name(db), added, present,
+		       rc ? "; the files above could not be read" : "");
+	else
+		fprintf(stderr, "pmcheck history add: none of the %zu results file(s) could be read; no store opened\n",
+			l.n);
+out:
+	hdb_close(db);
+	for (i = 0; i < l.n; i++)
+		free(l.path[i]);
+	free(l.path);
+	return rc;
+}
 
 /* Every budget check of a file's cases that has a figure to pool. */
 static int insert_budget_checks(struct hdb *db, int64_t run_id, const struct pmc__results *rs,

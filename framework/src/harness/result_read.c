@@ -8,6 +8,7 @@
 #define _GNU_SOURCE
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <math.h>
@@ -16,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "harness_int.h"
 
@@ -603,20 +605,32 @@ static int check_environment(json_t *env, const char *path, char *why, size_t si
 int pmc__results_load(const char *path, struct pmc__results *rs, char *why, size_t size)
 {
 	json_error_t jerr;
-	json_t *doc = json_load_file(path, 0, &jerr);
+	json_t *doc;
 	char shown[PATH_MAX + 64];
-	struct stat st;
-	int rc;
+	struct stat sb = { 0 };
+	int rc, fd;
 
 	/* The path as messages quote it, control characters escaped. */
 	pmc__escape_ctl(shown, sizeof(shown), path);
 	memset(rs, 0, sizeof(*rs));
+	/* Only a regular file is read: opened without blocking (a FIFO's
+	 * open would wait for a writer), and refused unless fstat says so. */
+	fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0) {
+		rc = -errno;
+		snprintf(why, size, "cannot read %s: %s", shown, strerror(-rc));
+		return rc;
+	}
+	if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
+		snprintf(why, size, "%s: %s, not a results file: only regular files are read as results", shown,
+			 S_ISFIFO(sb.st_mode) ? "a FIFO" : S_ISDIR(sb.st_mode) ? "a directory" : S_ISSOCK(sb.st_mode) ? "a socket" : "a device or other");
+		close(fd);
+		return -EINVAL;
+	}
+	doc = json_loadfd(fd, 0, &jerr);
+	close(fd);
 	if (!doc) {
-		if (stat(path, &st) != 0)
-			snprintf(why, size, "cannot read %s: %s", shown, strerror(errno));
-		else if (S_ISDIR(st.st_mode))
-			snprintf(why, size, "%s: a directory, not a results file", shown);
-		else if (jerr.line < 1)
+		if (jerr.line < 1)
 			snprintf(why, size, "cannot read %s: %s", shown, jerr.text);
 		else
 			snprintf(why, size, "%s:%d: not JSON: %s", shown, jerr.line, jerr.text);

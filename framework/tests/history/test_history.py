@@ -53,7 +53,7 @@ with tempfile.TemporaryDirectory() as d:
     n = {t: con.execute(f"SELECT count(*) FROM {t}").fetchone()[0] for t in ("files", "runs", "figures")}
     check(n == {"files": 200, "runs": 200, "figures": 200 * figures}, f"nothing lost, nothing twice: {n}")
     check(con.execute("SELECT count(DISTINCT git_commit) FROM runs").fetchone()[0] == 200, "200 commits")
-    check(con.execute("PRAGMA user_version").fetchone()[0] == 2, "schema version 2")
+    check(con.execute("PRAGMA user_version").fetchone()[0] == 3, "schema version 3")
     con.close()
     p = run(f"--db={db}", "add", d)
     check(p.returncode == 0 and "1 results file(s) added, 200 already there" in p.stdout,
@@ -65,7 +65,7 @@ with tempfile.TemporaryDirectory() as d:
     check(len(amd) == 100 and amd == sorted(amd), f"one series per CPU, oldest first: {amd[:3]}")
     check(all(r[6] == "100" for r in rows if r[4] == "hundred"), "the figures read back")
     p = run(f"--db={db}", "show", "no.such_case")
-    check(p.returncode == 1 and "no figures of case no.such_case" in p.stderr, p.stderr)
+    check(p.returncode == 1 and "no such series: case \"no.such_case\"" in p.stderr and "nearest" in p.stderr, p.stderr)
 
     # A database a newer pmcheck made, and one that is not a history.
     con = sqlite3.connect(db)
@@ -73,7 +73,7 @@ with tempfile.TemporaryDirectory() as d:
     con.commit()
     con.close()
     p = run(f"--db={db}", "show", "pass.two_regions")
-    check(p.returncode == 2 and "schema version 7, and this pmcheck knows 2" in p.stderr, p.stderr)
+    check(p.returncode == 2 and "schema version 7, and this pmcheck knows 3" in p.stderr, p.stderr)
     other = os.path.join(d, "other.sqlite")
     con = sqlite3.connect(other)
     con.execute("CREATE TABLE t (x)")

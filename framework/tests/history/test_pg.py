@@ -174,7 +174,7 @@ def main():
         bc = int(n.split("|")[3]) // total
         check(n == f"{total}|{total}|{2 * total}|{bc * total}" and bc >= 1,
               f"nothing lost, nothing twice: files|runs|figures|budget checks = {n}")
-        check(pg.psql("SELECT schema_version FROM pmcheck.meta") == "2", "schema version 2 in pmcheck.meta")
+        check(pg.psql("SELECT schema_version FROM pmcheck.meta") == "3", "schema version 3 in pmcheck.meta")
 
         # The same files in SQLite: the same answers.
         lite = os.path.join(d, "h.sqlite")
@@ -250,8 +250,9 @@ def main():
             check(p.returncode == 2 and "needs libpq, which cannot be loaded" in p.stderr and
                   "apt-get install libpq5" in p.stderr and "libpq.so.5" in p.stderr,
                   f"libpq that cannot be loaded: {p.returncode} {p.stderr}")
+            # (a missing SQLite store is exit 2, and no libpq is loaded for it)
             p = hist(os.path.join(d, "lite.db"), "show", "x", env=env)
-            check(p.returncode in (0, 1) and "libpq" not in p.stderr,
+            check(p.returncode == 2 and "no such history store" in p.stderr and "libpq" not in p.stderr,
                   f"SQLite without a loadable libpq: {p.returncode} {p.stderr}")
         p = hist("postgresql://pmcheck@/pmcheck?host=/nonexistent-pmcheck-dir", "show", "x")
         check(p.returncode == 2 and "cannot connect" in p.stderr and "nonexistent-pmcheck-dir" in p.stderr,
@@ -271,7 +272,7 @@ def main():
               f"the right password: added, and never printed: {p.stdout}{p.stderr} {q.returncode} {q.stderr}")
         pg.psql("UPDATE pmcheck.meta SET schema_version = 9", db="secretdb")
         p = hist(good, "show", "gate.budgeted")
-        check(p.returncode == 2 and "schema version 9, and this pmcheck knows 2" in p.stderr and
+        check(p.returncode == 2 and "schema version 9, and this pmcheck knows 3" in p.stderr and
               pgcluster.PASSWORD not in p.stderr, f"a newer schema: {p.returncode} {p.stderr}")
         pg.psql("CREATE DATABASE other", db="postgres")
         pg.psql("CREATE SCHEMA pmcheck; CREATE TABLE pmcheck.t (x int)", db="other")

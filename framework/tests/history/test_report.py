@@ -19,6 +19,10 @@ import tempfile
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..'))
 from checks import check, fail, finish, guarded  # noqa: E402,F401
 
+
+def page_css(dom):
+    return "".join(re.findall(r"<style[^>]*>(.*?)</style>", dom, re.S))
+
 CLI, INCLUDES, LIBDIR, MAIN_LIB = sys.argv[1:5]
 INCLUDE_FLAGS = ["-I" + d for d in INCLUDES.split(os.pathsep)]
 SHOT = os.environ.get("PMCHECK_REPORT_SCREENSHOT")
@@ -33,9 +37,10 @@ if not browser:
     sys.exit(77)
 
 # Iterations of the loop at each commit: steps up (regressions) and down
-# (improvements); the last three exceed the bound (FAIL).
-SIZES = [1000] * 4 + [1100] * 4 + [1000] * 3 + [1000, 1200, 1200, 1200, 900, 900, 900, 950,
-                                                 1500, 1500, 1500]
+# (improvements); the last three exceed the bound (FAIL).  Every level but
+# the first and the newest lasts --min-size commits (5), so the series is
+# exact and each step is a change point (docs/history.md).
+SIZES = [1000] * 5 + [1100] * 5 + [1000] * 5 + [1200] * 5 + [900] * 2 + [1500] * 3
 BOUND = 12000
 SOURCE = """/* revision %d */
 #include <pmcheck/harness.h>
@@ -86,6 +91,9 @@ with tempfile.TemporaryDirectory() as d:
     os.makedirs(res)
     git("init", "-q", cwd=proj)
     values = []
+    # Per commit and case: (instructions, engine); the profile of the runs.
+    figures = {"trend.loop": [], "trend.steady": []}
+    profiles = set()
     for i, n in enumerate(SIZES):
         with open(os.path.join(proj, "work.c"), "w") as f:
             f.write(SOURCE % (i, n, BOUND))
@@ -106,6 +114,9 @@ with tempfile.TemporaryDirectory() as d:
             doc = json.load(f)
         case = [c for c in doc["cases"] if c["name"] == "trend.loop"][0]
         values.append(case["regions"][0]["events"]["instructions:u"]["min"])
+        for c in doc["cases"]:
+            figures[c["name"]].append((c["regions"][0]["events"]["instructions:u"]["min"], c.get("sim_engine")))
+            profiles.add(c.get("sim_profile"))
         check(re.fullmatch(r"[0-9a-f]{40}", doc["environment"]["git_commit"] or ""),
               f"commit {i}: the project's commit recorded: {doc['environment']['git_commit']}")
         # The same figures as three machines: two of one model (zen4, the
@@ -133,20 +144,30 @@ with tempfile.TemporaryDirectory() as d:
     check("http://" not in text.replace("http://www.w3.org/2000/svg", "") and "https://" not in text
           and "<script src" not in text and "<link" not in text, "everything inline, no network")
 
-    # What the page must show, from the figures themselves.  A point is a
-    # line's runs at one commit (zen4: "run" at every commit, zen4b at even
-    # ones; cascadelake-x: "intel").  The sim series are exact: every change
-    # is a change point at its commit, marked once per line.
-    def marks(vals):
-        up = down = 0
-        for a, b in zip(vals, vals[1:]):
-            up += 2 * (b > a)
-            down += 2 * (b < a)
-        return up, down
-    up, down = marks(values)
-    changes = sum(a != b for a, b in zip(values, values[1:]))
+    # What the page must show, from the figures themselves.  Sim counts do
+    # not depend on the host: a line is a sim profile and engine, pooling
+    # all three machines, so a point is every machine's run at one commit
+    # ("run" and "intel" at every commit, zen4b at even ones).  The pmcheck
+    # tool and callgrind are separate lines (one series per sim profile and
+    # engine): a failing case's re-run under callgrind is the one reported,
+    # so the failing commits of trend.loop are callgrind's line, and
+    # trend.steady, in the same files, stays on the tool's.  Each line is
+    # exact: every change is a change point at its commit, marked once.
+    engines = {name: {e for _, e in f} for name, f in figures.items()}
+    check(engines == {"trend.loop": {"pmcheck", "callgrind"}, "trend.steady": {"pmcheck"}}
+          and [e for _, e in figures["trend.loop"]][-3:] == ["callgrind"] * 3,
+          f"the failing commits counted by callgrind, the rest by the tool: {engines}")
+    check(len(profiles) == 1 and None not in profiles, f"one sim profile: {profiles}")
+    profile = sorted(p or "" for p in profiles)[0]
+    up = down = changes = 0
+    for f in figures.values():
+        for e in {e for _, e in f}:
+            line = [v for v, en in f if en == e]
+            up += sum(b > a for a, b in zip(line, line[1:]))
+            down += sum(b < a for a, b in zip(line, line[1:]))
+            changes += sum(a != b for a, b in zip(line, line[1:]))
     fails = sum(v > BOUND for v in values)
-    check(up >= 6 and down >= 4 and fails == 3, f"the project has regressions, improvements, failures: {up} {down} {fails}")
+    check(up >= 2 and down >= 2 and fails == 3, f"the project has regressions, improvements, failures: {up} {down} {fails}")
 
     p = subprocess.run([browser, "--headless", "--no-sandbox", "--disable-gpu", "--dump-dom",
                         "file://" + page], capture_output=True, text=True, timeout=120)
@@ -162,13 +183,17 @@ with tempfile.TemporaryDirectory() as d:
     print(f"DOM: {n_plots} plots, {n_series} series, {n_points} points, {n_up} regressions, "
           f"{n_down} improvements, {n_fail} failing, {n_budget} budget lines")
     check(n_plots == 2, f"a plot per case and event: {n_plots}")
-    check(n_series == 4, f"a line per CPU model and backend in each plot: {n_series}")
+    n_lines = sum(len(e) for e in engines.values())
+    check(n_series == n_lines, f"a line per sim engine in each plot, the machines pooled: {n_series}, expected {n_lines}")
     legends = sorted(set(re.findall(r'class="legend"[^>]*>([^<]+)<', dom)))
-    check(legends == ["cascadelake-x \u00b7 sim", "zen4 \u00b7 sim"], f"lines named by hwdb model: {legends}")
-    check(n_points == 2 * 2 * len(SIZES), f"a point per plot, line and commit: {n_points}")
+    expected = sorted(f"{profile} {e} \u00b7 sim" for e in ("pmcheck", "callgrind"))
+    check(legends == expected, f"lines named by sim profile and engine, no CPU model: {legends}, expected {expected}")
+    check(n_points == 2 * len(SIZES), f"a point per plot and commit, on one line: {n_points}")
     medians = re.findall(r"\(median of (\d+) runs\)", dom)
-    check(len(medians) == 2 * ((len(SIZES) + 1) // 2) and set(medians) == {"2"},
-          f"zen4's points at even commits are the median of its 2 runs: {len(medians)} {set(medians)}")
+    even = (len(SIZES) + 1) // 2
+    check(sorted(medians) == sorted(["3"] * 2 * even + ["2"] * 2 * (len(SIZES) - even)),
+          f"a point is the median of every machine's runs (3 at even commits, 2 at odd): "
+          f"{len(medians)} {sorted(set(medians))}")
     # Both machines' runs of one commit share an x position.
     xs = {}
     for m in re.finditer(r'<circle cx="([0-9.]+)"[^>]*>\s*<title>[^ ]+ ([0-9a-f]{12})', dom):
@@ -177,11 +202,16 @@ with tempfile.TemporaryDirectory() as d:
           f"one x position per commit: {len(xs)} commits, {sorted(len(v) for v in xs.values())[-3:]}")
     check(n_up == up and n_down == down, f"change points marked at their commits: {n_up}/{up} up, {n_down}/{down} down")
     rows = re.findall(r'<tr class="(regression|improvement)"><td><code title="([0-9a-f]{40})">[0-9a-f]{12}</code>', dom)
-    check(len(rows) == 2 * changes and len({c for _, c in rows}) == changes,
-          f"the change points listed first, one row per line and commit: {len(rows)}, expected {2 * changes}")
-    check(f"Change points ({2 * changes})" in dom, "the list's heading counts them")
-    check(n_fail == 2 * fails, f"a line's point at a failing commit ringed: {n_fail}, expected {2 * fails}")
-    check(n_budget == 2, f"the bound drawn once per series of the bounded case: {n_budget}")
+    check(len(rows) == changes and len({c for _, c in rows}) == changes,
+          f"the change points listed first, one row per line and commit: {len(rows)}, expected {changes}")
+    check(f"Change points ({changes})" in dom, "the list's heading counts them")
+    check(n_fail == fails, f"a line's point at a failing commit ringed: {n_fail}, expected {fails}")
+    # The ring is a circle of its own: a failed regression keeps its red stroke.
+    n_ring = len(re.findall(r'<circle[^>]*class="ring"', dom))
+    check(n_ring == n_fail and ".point.fail{" not in page_css(dom),
+          f"each failing point has its own ring ({n_ring} of {n_fail}), no rule restrokes the point")
+    check(n_budget == len(engines["trend.loop"]),
+          f"the bound drawn once per series of the bounded case: {n_budget}, expected {len(engines['trend.loop'])}")
     h2 = re.findall(r"<h2>([^<]*)</h2>", dom)
     check(h2 and h2[0].startswith("trend.loop") and "failing" in h2[0] and len(h2) == 2,
           f"the failing case first: {h2}")
