@@ -235,7 +235,6 @@ static int run(const char *noise, double k, double outliers, bool exact, struct 
 	memset(t, 0, sizeof(*t));
 	for (int s = 0; s < SERIES; s++) {
 		int nsteps = s % 4, pos[3];
-		bool matched[3] = { false, false, false };
 		size_t n;
 
 		for (int j = 0; j < nsteps; j++) {
@@ -266,22 +265,7 @@ static int run(const char *noise, double k, double outliers, bool exact, struct 
 		/* As pmcheck history changes reports them (--min-change). */
 		if (!exact)
 			n = cp_min_change(x, POINTS, ch, n, MIN_CHANGE);
-		t->steps += (size_t)nsteps;
-		t->reported += n;
-		if (!nsteps) {
-			t->stationary++;
-			t->stationary_flagged += n > 0;
-		}
-		for (size_t c = 0; c < n; c++)
-			for (int j = 0; j < nsteps; j++) {
-				long d = (long)ch[c].index - pos[j];
-
-				if (!matched[j] && (exact ? d == 0 : labs(d) <= 1)) {
-					matched[j] = true;
-					t->found++;
-					break;
-				}
-			}
+		score(t, ch, n, pos, nsteps, exact);
 	}
 	printf("| %-28s | %5.1f | %5zu | %5zu | %9.1f%% | %6.1f%% | %zu of %zu |\n", noise, k, t->steps,
 	       t->found, t->reported ? 100.0 * (double)t->found / (double)t->reported : 100.0,
