@@ -276,7 +276,8 @@ static int changes(struct hdb *db, const struct changes_args *a)
 		for (size_t k = 0; k < d.series[i].npoints; k++)
 			partial += d.series[i].points[k].partial;
 	history_data_release(&d);
-	qsort(ch, n, sizeof(*ch), by_order);
+	if (n > 1) /* qsort's array may be NULL when empty */
+		qsort(ch, n, sizeof(*ch), by_order);
 	if (a->json) {
 		json_t *list = json_array(), *doc;
 

@@ -317,7 +317,7 @@ static int load_runs(struct hdb *db, struct history_data *d, struct line_names *
 	names_release(&commits);
 	names_release(&sigs);
 	pmc_hwdb_free(hw);
-	if (rc == 0)
+	if (rc == 0 && *nruns > 1) /* qsort's array may be NULL when empty */
 		qsort(*runs, *nruns, sizeof(**runs), cmp_run);
 	return rc;
 }
@@ -332,7 +332,8 @@ static int rank_commits(struct history_data *d)
 	for (size_t i = 0; i < d->ncommits; i++)
 		order[i] = i;
 	sort_data = d;
-	qsort(order, d->ncommits, sizeof(*order), cmp_commit_order);
+	if (d->ncommits > 1) /* qsort's array may be NULL when empty */
+		qsort(order, d->ncommits, sizeof(*order), cmp_commit_order);
 	for (size_t r = 0; r < d->ncommits; r++)
 		d->commits[order[r]].rank = r;
 	free(order);
@@ -345,7 +346,8 @@ static int make_points(struct history_series *s, struct building *b)
 {
 	double *v = malloc((b->nraw + 1) * sizeof(*v));
 
-	qsort(b->raw, b->nraw, sizeof(*b->raw), cmp_raw);
+	if (b->nraw > 1) /* qsort's array may be NULL when empty */
+		qsort(b->raw, b->nraw, sizeof(*b->raw), cmp_raw);
 	s->points = calloc(b->nraw + 1, sizeof(*s->points));
 	if (!s->points || !v) {
 		free(v);
@@ -489,7 +491,8 @@ int history_load(struct hdb *db, const struct history_filter *f, struct history_
 		d->commits = by_rank;
 	}
 	sort_data = d;
-	qsort(d->series, d->nseries, sizeof(*d->series), cmp_series);
+	if (d->nseries > 1) /* qsort's array may be NULL when empty */
+		qsort(d->series, d->nseries, sizeof(*d->series), cmp_series);
 	return 0;
 }
 

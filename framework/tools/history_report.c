@@ -150,7 +150,8 @@ static int by_newest(const void *a, const void *b)
 
 static void put_changes(FILE *f, struct history_change *ch, size_t n)
 {
-	qsort(ch, n, sizeof(*ch), by_newest);
+	if (n > 1) /* qsort's array may be NULL when empty */
+		qsort(ch, n, sizeof(*ch), by_newest);
 	fprintf(f, "<h2 id=\"changes\">Change points (%zu)</h2>\n", n);
 	if (!n) {
 		fputs("<p>No series moved.</p>\n", f);
@@ -214,7 +215,8 @@ static char **change_keys(const struct history_change *ch, size_t n)
 			keys[i] = strdup("");
 	}
 	if (keys)
-		qsort(keys, n, sizeof(*keys), cmp_str);
+		if (n > 1) /* qsort's array may be NULL when empty */
+			qsort(keys, n, sizeof(*keys), cmp_str);
 	return keys;
 }
 
@@ -313,7 +315,8 @@ int history_report(struct hdb *db, const char *dir)
 	for (size_t i = 0; order && i < n; i++)
 		order[i] = json_array_get(cases, i);
 	if (order)
-		qsort(order, n, sizeof(*order), by_failing);
+		if (n > 1) /* qsort's array may be NULL when empty */
+			qsort(order, n, sizeof(*order), by_failing);
 	for (size_t i = 0; order && i < n; i++)
 		json_array_append(sorted, order[i]);
 	free(order);
