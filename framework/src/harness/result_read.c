@@ -178,7 +178,7 @@ static void read_stats(struct reader *rd, json_t *st, const char *path, struct p
 		fail(rd, "%s.median: %g is outside min..max %" PRIu64 "..%" PRIu64
 			 " (expected min <= median <= max)",
 		     path, s->median, s->min, s->max);
-	vals = field(rd, st, path, "values", JSON_ARRAY, true);
+	vals = field(rd, st, path, "values", JSON_ARRAY, false);
 	if (!vals || rd->failed)
 		return;
 	s->values = calloc(json_array_size(vals) + 1, sizeof(*s->values));
