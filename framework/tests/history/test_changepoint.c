@@ -237,16 +237,7 @@ static int run(const char *noise, double k, double outliers, bool exact, struct 
 		int nsteps = s % 4, pos[3];
 		size_t n;
 
-		for (int j = 0; j < nsteps; j++) {
-			bool ok;
-
-			do {
-				pos[j] = GAP + (int)(uniform() * (POINTS - 2 * GAP));
-				ok = true;
-				for (int q = 0; q < j; q++)
-					ok = ok && abs(pos[q] - pos[j]) >= GAP;
-			} while (!ok);
-		}
+		place_steps(nsteps, pos);
 		for (int i = 0; i < POINTS; i++) {
 			double level = 1e6;
 
