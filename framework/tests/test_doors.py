@@ -134,12 +134,19 @@ with tempfile.TemporaryDirectory() as d:
             passed += run_row(d, f"{door} [{cls}]", argv(value), status, value, option)
     for door, argv, status in file_doors(good.encode()):
         for cls, path in PATHS.items():
-            # An empty directory is an empty hwdb, and a directory of results
-            # files (`results DIR`) may hold none: not hostile here.
-            if cls == "directory" and door in ("hwdb check --hwdb", "results"):
+            # An empty directory is an empty hwdb: not hostile here.  (A
+            # results directory with no file in it is an error: exit 2.)
+            if cls == "directory" and door == "hwdb check --hwdb":
                 continue
             rows += 1
             passed += run_row(d, f"{door} [{cls}]", argv(path), status, path, "")
+    # A sim-only flag without --backend=sim would do nothing: refused.
+    for flag in ("--sim-full", "--sim-engine=pmcheck", "--exact-layout"):
+        rows += 1
+        passed += run_row(d, f"runner {flag} without --backend=sim", [RUNNER, flag.encode()], 64,
+                          flag.split("=")[0].encode(), "")
+        p = subprocess.run([RUNNER, "--backend=sim", flag, "--list"], cwd=d, capture_output=True, timeout=60)
+        check(p.returncode == 0, f"{flag} with --backend=sim is taken: {p.returncode} {p.stderr[-300:]}")
     print(f"{rows} hostile inputs through {len(string_doors(b'')) + len(file_doors(b''))} doors, "
           f"{passed} refused as they should be")
 finish()

@@ -540,6 +540,16 @@ int cmd_results(int argc, char **argv)
 			files++;
 		}
 	}
+	if (!rc && files == 0 && !require_measured) {
+		/* A summary of nothing reads as a clean run: say it (the guard,
+		 * --require-measured, fails it below as nothing measured). */
+		if (optind == argc)
+			fprintf(stderr, "pmcheck results: no results given: name result files or the directory PMCHECK_RESULTS_DIR pointed to\n");
+		else
+			fprintf(stderr, "pmcheck results: no result files (*.json) in %s%s: did the tests run with PMCHECK_RESULTS_DIR set to it?\n",
+				argv[optind], argc - optind > 1 ? " and the others given" : "");
+		return PMC_EXIT_ERROR;
+	}
 	if (rc) {
 		/* A summary without the unreadable files would be partial. */
 		fprintf(stderr, "pmcheck results: no summary: a results file above could not be read (fix or remove it)\n");

@@ -104,7 +104,7 @@ static const char *quoted(const char *arg)
 
 static int parse_args(struct runner *r, int argc, char **argv)
 {
-	bool margin_set = false, cal_tolerance_set = false;
+	bool margin_set = false, cal_tolerance_set = false, exact_layout = false;
 	enum { O_LIST = 256, O_FILTER, O_REPEAT, O_TIMEOUT, O_BACKEND, O_STRICT, O_EXACT_LAYOUT, O_SIM_FULL, O_SIM_ENGINE, O_NOFORK,
 	       O_TAP, O_JSON, O_JUNIT, O_RESDIR, O_CTEST, O_COLOR, O_HELP, O_HWDB, O_CALIBRATE,
 	       O_MARGIN, O_CALKEY, O_SAVEBASE, O_BASELINE, O_TOLERANCE, O_REPORTMD, O_CASE,
@@ -199,6 +199,7 @@ static int parse_args(struct runner *r, int argc, char **argv)
 			break;
 		case O_EXACT_LAYOUT:
 			pmc__layout_per_call = 0;
+			exact_layout = true;
 			break;
 		case O_SIM_FULL:
 			r->sim_full = true;
@@ -345,6 +346,9 @@ static int parse_args(struct runner *r, int argc, char **argv)
 		} else if (!r->calibrate && (margin_set || cal_tolerance_set || r->calibrate_key)) {
 			alone = margin_set ? "--calibrate-margin" : cal_tolerance_set ? "--calibrate-tolerance" : "--calibrate-key";
 			needs = "--calibrate, whose budgets it shapes";
+		} else if (r->backend != PMC_BACKEND_SIM && (r->sim_full || r->sim_engine || exact_layout)) {
+			alone = r->sim_full ? "--sim-full" : r->sim_engine ? "--sim-engine" : "--exact-layout";
+			needs = "--backend=sim, the backend it tunes";
 		}
 		if (alone) {
 			fprintf(stderr, "%s: %s does nothing without %s: add it, or drop %s\n", r->prog,

@@ -417,6 +417,13 @@ def t_results():
         check(p.returncode == 0 and os.path.isdir(res), "results --clear creates the dir")
         p = cli("--require-measured", res)
         check(p.returncode == 1 and "no result files" in p.stderr, f"empty dir: {p.stderr}")
+        # Without the guard, a summary of no files is an error, never a
+        # clean "0 cases" with exit 0.
+        p = cli(res)
+        check(p.returncode == 2 and "no result files" in p.stderr and res in p.stderr,
+              f"results of an empty dir: {p.returncode} {p.stdout} {p.stderr}")
+        p = cli()
+        check(p.returncode == 2 and "no results given" in p.stderr, f"results with nothing: {p.returncode} {p.stderr}")
         for name in ("skip.explicit", "skip.sim_only"):
             run("--filter=" + name, env={"PMCHECK_RESULTS_DIR": res})
         check(sorted(os.listdir(res)) == ["skip.explicit.json", "skip.sim_only.json"],
