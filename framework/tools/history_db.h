@@ -29,7 +29,6 @@ enum hdb_mode { HDB_READ, HDB_WRITE };
  * TARGET or a connection string that cannot be read safely.  No password
  * of the string is ever printed, nor kept in hdb_name() or hdb_errmsg(). */
 int hdb_connect(const char *target, enum hdb_mode mode, struct hdb **out);
-bool hdb_target_is_pg(const char *target);
 void hdb_close(struct hdb *db);
 bool hdb_is_pg(const struct hdb *db);
 /* The target as it may be printed: a URI's password is left out. */

@@ -9,6 +9,8 @@
 #   results  the results-file reader, and writing a case back
 #   args     the command line's string parsers (--tolerance specs, budget
 #            names), escaping for messages, the INI reader's keep-going mode
+#   history  `history --db=`: PostgreSQL URIs and keyword strings, what of
+#            them may be printed, and passwords scrubbed from messages
 # New inputs that increase coverage are not written back: add them to
 # framework/tests/fuzz/corpus/TARGET/ by hand when they are worth keeping
 # (the corpora replay as ctest cases fuzz.replay_TARGET in every build).
@@ -43,9 +45,11 @@ for t in hwdb event ring results args; do
 	clang $flags -fsanitize=fuzzer -std=gnu11 "${inc[@]}" "$src/framework/tests/fuzz/fuzz_$t.c" \
 		"${objs[@]}" "${extra[@]}" -o "$build/fuzz_$t" "${libs[@]}"
 done
+clang $flags -fsanitize=fuzzer -std=gnu11 "$src/framework/tests/fuzz/fuzz_history.c" \
+	"$src/framework/tools/history_target.c" -o "$build/fuzz_history"
 cd "$build"
 status=0
-for t in hwdb event ring results args; do
+for t in hwdb event ring results args history; do
 	rm -rf "corpus-$t" && cp -r "$src/framework/tests/fuzz/corpus/$t" "corpus-$t"
 	echo "== fuzz_$t: $seconds s"
 	if ! ./"fuzz_$t" -max_total_time="$seconds" -timeout=10 -max_len=4096 -print_final_stats=1 \
