@@ -86,7 +86,7 @@ static void add_secret(struct hdb_target *db, const char *s, size_t n)
 	decoded = pct_decode(s, n);
 	if (raw)
 		db->secrets[db->nsecrets++] = raw;
-	if (decoded && raw && strcmp(decoded, raw))
+	if (decoded && raw && *decoded && strcmp(decoded, raw))
 		db->secrets[db->nsecrets++] = decoded;
 	else
 		free(decoded);
@@ -162,7 +162,9 @@ static int parse_uri(struct hdb_target *db, const char *uri, char **conn, char *
  */
 static int parse_keywords(struct hdb_target *db, const char *s, char **shown)
 {
-	char *out = malloc(strlen(s) + 1), *o = out;
+	/* A quoted value may end a pair with no space before the next one
+	 * ("host='a'port=5", as libpq reads it): a space each is added. */
+	char *out = malloc(2 * strlen(s) + 1), *o = out;
 	const char *p = s;
 
 	if (!out)
