@@ -182,6 +182,29 @@ def sqlite_half(d, good):
     # add refuses a damaged store, and writes nothing to it.
     row("SQLite: a damaged store: add", ["history", f"--db={damaged}", "add", good], 2,
         ["damaged.sqlite", "damaged", "nothing was added"], work)
+    # A digest index out of step with its rows (every page whole, so
+    # quick_check passes) would let add file the same results twice: add
+    # refuses it; reading it is still allowed (reads never use the index
+    # to decide what to write).
+    index = os.path.join(work, "index.sqlite")
+    shutil.copy(store, index)
+    con = sqlite3.connect(index)
+    con.execute("CREATE TABLE spare (digest TEXT)")
+    con.execute("CREATE INDEX spare_digest ON spare (digest)")
+    con.commit()
+    a = con.execute("SELECT rootpage FROM sqlite_master WHERE name = 'sqlite_autoindex_files_1'").fetchone()[0]
+    b = con.execute("SELECT rootpage FROM sqlite_master WHERE name = 'spare_digest'").fetchone()[0]
+    con.execute("PRAGMA writable_schema = ON")
+    con.execute("UPDATE sqlite_master SET rootpage = ? WHERE name = 'sqlite_autoindex_files_1'", (b,))
+    con.execute("UPDATE sqlite_master SET rootpage = ? WHERE name = 'spare_digest'", (a,))
+    con.commit()
+    con.close()
+    con = sqlite3.connect(index)
+    quick = con.execute("PRAGMA quick_check").fetchone()[0]
+    con.close()
+    check(quick == "ok", f"the index damage is one quick_check cannot see: {quick}")
+    row("SQLite: a damaged digest index: add", ["history", f"--db={index}", "add", good], 2,
+        ["index.sqlite", "damaged", "sqlite_autoindex_files_1", "nothing was added"], work)
     selections(store, work, "SQLite")
     # Files: only regular files are read, never waited on; an empty input says so.
     inputs = os.path.join(d, "inputs")
