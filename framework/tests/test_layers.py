@@ -24,7 +24,7 @@ import sys
 
 # The command's own headers (framework/tools) and the probes' (a library of
 # its own, probes/).
-TOOLS_LOCAL = {"cli.h", "history.h", "history_db.h", "changepoint.h", "export.h", "probe.h"}
+TOOLS_LOCAL = {"cli.h", "history.h", "history_db.h", "history_target.h", "changepoint.h", "export.h", "probe.h"}
 TOOLS_INTERFACE = ("framework/src/harness/tools.h", "framework/src/util/child.h",
                    "framework/src/util/file.h", "probes/probe.h")
 
