@@ -22,7 +22,7 @@
 #if PMCHECK_HAVE_SQLITE
 #include <jansson.h>
 
-#include "history.h"
+#include "history/history.h"
 
 /* The edit distance of A and B (Levenshtein), up to 64 characters of each. */
 static size_t distance(const char *a, const char *b)

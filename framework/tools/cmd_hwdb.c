@@ -12,7 +12,7 @@
 #include "cli.h"
 #include "tools.h"
 #if PMCHECK_HAVE_SQLITE
-#include "history.h"
+#include "history/history.h"
 #endif
 
 struct hwdb_args {

@@ -23,7 +23,7 @@
 #include <sys/stat.h>
 #include <time.h>
 
-#include "cli.h"
+#include "../cli.h"
 #include "tools.h"
 #include "history.h"
 

@@ -21,7 +21,7 @@
 #include <stdio.h>
 
 #include "changepoint.h"
-#include "history_db.h"
+#include "db.h"
 
 #define HISTORY_DEFAULT "pmcheck-history.sqlite"
 

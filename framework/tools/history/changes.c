@@ -24,7 +24,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cli.h"
+#include "../cli.h"
 #include "tools.h"
 #include "changepoint.h"
 #include "history.h"

@@ -11,7 +11,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "history_target.h"
+#include "target.h"
 
 /* The scheme of a connection URI, in any case (RFC 3986: schemes are
  * case-insensitive); its length, or 0. */

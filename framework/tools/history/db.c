@@ -27,9 +27,9 @@
 #include <libpq-fe.h>
 #endif
 
-#include "cli.h"
-#include "history_db.h"
-#include "history_target.h"
+#include "../cli.h"
+#include "db.h"
+#include "target.h"
 
 struct hdb {
 	sqlite3 *lite;
