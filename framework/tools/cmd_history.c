@@ -17,11 +17,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli.h"
-
-#if PMCHECK_HAVE_SQLITE
 #include <jansson.h>
 
+#include "cli.h"
 #include "history/history.h"
 
 /* The edit distance of A and B (Levenshtein), up to 64 characters of each. */
@@ -478,15 +476,3 @@ out:
 	return status;
 }
 
-
-#else
-
-int cmd_history(int argc, char **argv)
-{
-	(void)argc;
-	(void)argv;
-	fprintf(stderr, "pmcheck history: this pmcheck was built without SQLite (libsqlite3-dev); install it and rebuild\n");
-	return PMC_EXIT_ERROR;
-}
-
-#endif

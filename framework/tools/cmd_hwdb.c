@@ -11,9 +11,7 @@
 
 #include "cli.h"
 #include "tools.h"
-#if PMCHECK_HAVE_SQLITE
 #include "history/history.h"
-#endif
 
 struct hwdb_args {
 	const char *dirs[PMC_HWDB_MAX_DIRS];
@@ -165,7 +163,6 @@ static int check(struct pmc_hwdb *db)
 /* merge --from-history: the store must exist (merging never creates one). */
 static int merge_from_history(const struct hwdb_args *a, const struct pmc__merge *m)
 {
-#if PMCHECK_HAVE_SQLITE
 	const char *path = a->history;
 	struct hdb *hist;
 	int rc;
@@ -179,11 +176,6 @@ static int merge_from_history(const struct hwdb_args *a, const struct pmc__merge
 	rc = history_merge(hist, m, a->commit, stdout);
 	hdb_close(hist);
 	return rc;
-#else
-	(void)a;
-	(void)m;
-	return PMC_EXIT_ERROR;
-#endif
 }
 
 /* A CPU signature as hwdb keys name it: printable ASCII without blanks or
@@ -274,12 +266,6 @@ int cmd_hwdb(int argc, char **argv)
 	if (a.commit && !a.from_history)
 		return cli_usage("hwdb", "--commit=%s picks runs of the history store: add --from-history",
 				 a.commit);
-#if !PMCHECK_HAVE_SQLITE
-	if (a.from_history) {
-		fprintf(stderr, "pmcheck hwdb merge: --from-history: this pmcheck was built without SQLite (libsqlite3-dev); install it and rebuild\n");
-		return PMC_EXIT_ERROR;
-	}
-#endif
 	if (!strcmp(op[0], "merge") && a.ndirs == 0)
 		return cli_usage("hwdb", "merge writes into the first --hwdb=DIR: give one");
 	if (a.tolerance_set && strcmp(op[0], "merge"))

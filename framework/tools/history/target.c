@@ -243,7 +243,19 @@ void hdb_target_scrub(const struct hdb_target *db, char *msg, size_t size)
 	}
 }
 
-/* One line, without libpq's trailing newline and "ERROR:  " noise. */
+void hdb_target_message(const struct hdb_target *t, const char *msg, char *out, size_t size)
+{
+	size_t n;
+
+	snprintf(out, size, "%s", msg && *msg ? msg : "unknown error");
+	hdb_target_scrub(t, out, size);
+	for (char *p = out; *p; p++)
+		if (*p == '\n' || *p == '\t')
+			*p = ' ';
+	n = strlen(out);
+	while (n && out[n - 1] == ' ')
+		out[--n] = '\0';
+}
 
 int hdb_target_parse(const char *target, struct hdb_target *t)
 {

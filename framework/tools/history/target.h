@@ -27,6 +27,10 @@ bool hdb_target_is_pg(const char *target);
 int hdb_target_parse(const char *target, struct hdb_target *t);
 /* MSG (of SIZE bytes) with every secret of T replaced by "***". */
 void hdb_target_scrub(const struct hdb_target *t, char *msg, size_t size);
+/* An engine's message MSG as the store shows it, in OUT (of SIZE bytes):
+ * scrubbed, on one line (libpq's newlines and tabs as spaces, no trailing
+ * blank); "unknown error" for none. */
+void hdb_target_message(const struct hdb_target *t, const char *msg, char *out, size_t size);
 void hdb_target_release(struct hdb_target *t);
 
 #endif
