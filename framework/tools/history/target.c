@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * A history store's TARGET read as libpq is to read it and as it may be
- * printed (history_target.h): no connection is made here, so the fuzzer
+ * printed (target.h): no connection is made here, so the fuzzer
  * (framework/tests/fuzz/fuzz_history.c) reaches all of it.
  */
 #define _GNU_SOURCE

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * A history store's TARGET as libpq is to read it and as it may be printed,
- * apart from any connection (history_target.c).  A TARGET is a PostgreSQL
+ * apart from any connection (target.c).  A TARGET is a PostgreSQL
  * connection string by its form: a URI whose scheme is postgresql:// or
  * postgres:// in any case, or a libpq keyword string ("host=... dbname=...");
  * anything else is an SQLite file.
