@@ -40,7 +40,7 @@ cases = [
     (["results", "--clear"], "--clear"),
     (["compare", "one.json"], "two result files"),
     (["compare", "a.json", "b.json", "--tolerance=x"], "x"),
-    (["hwdb"], "lookup, budget or check"),
+    (["hwdb"], "lookup [SIG], budget SUITE.TEST REGION EVENT, check or merge"),
     (["hwdb", "budget", "nodot", "r", "instructions"], "SUITE.TEST"),
     (["hwdb", "lookup", "--backend=sim"], "budget"),
     (["hwdb", "budget", "a.b", "r", "instructions", "--backend=gpu"], "--backend=gpu"),

@@ -22,9 +22,11 @@ import re
 import subprocess
 import sys
 
-# The command's own headers (framework/tools) and the probes' (a library of
-# its own, probes/).
-TOOLS_LOCAL = {"cli.h", "history.h", "history_db.h", "history_target.h", "changepoint.h", "export.h", "probe.h"}
+# Headers the command finds through its include path: the tools' interface
+# and the probes' (a library of its own, probes/).  Its own headers, under
+# framework/tools (the history store's in framework/tools/history), it
+# includes by their path from the file that includes them.
+TOOLS_INCLUDED = {"tools.h", "probe.h"}
 TOOLS_INTERFACE = ("framework/src/harness/tools.h", "framework/src/util/child.h",
                    "framework/src/util/file.h", "probes/probe.h")
 
@@ -81,15 +83,16 @@ def cycles(graph):
 
 def file_name(obj):
     """src/core/counters.c for the library's objects, probes/probe.c and
-    tools/pmcheck.c for the probes' and the command's."""
+    tools/pmcheck.c for the probes' and the command's (tools/history/db.c
+    for a file of its history folder)."""
     parts = obj.replace("\\", "/").split("/")
     base = re.sub(r"\.o$", "", parts[-1])
     if "src" in parts:
         return "/".join(parts[parts.index("src"):])[:-len(".o")]
-    for d in reversed(parts[:-1]):
-        if d.endswith(".dir"):
-            owner = {"pmcheck_probes.dir": "probes", "pmcheck_cli.dir": "tools"}.get(d, d[:-4])
-            return "%s/%s" % (owner, base)
+    for i in range(len(parts) - 2, -1, -1):
+        if parts[i].endswith(".dir"):
+            owner = {"pmcheck_probes.dir": "probes", "pmcheck_cli.dir": "tools"}.get(parts[i], parts[i][:-4])
+            return "/".join([owner] + parts[i + 1:-1] + [base])
     return base
 
 
@@ -182,12 +185,17 @@ def library(objs):
 
 def tools(src, objdir):
     failures = 0
-    sources = sorted(glob.glob(os.path.join(src, "framework/tools/*.[ch]")))
+    tools_dir = os.path.join(src, "framework/tools")
+    sources = sorted(glob.glob(os.path.join(tools_dir, "**", "*.[ch]"), recursive=True))
     for path in sources:
         with open(path, encoding="utf-8") as f:
             for no, line in enumerate(f, 1):
                 m = re.match(r'\s*#\s*include\s+"([^"]+)"', line)
-                if m and os.path.basename(m.group(1)) not in TOOLS_LOCAL | {"tools.h"}:
+                if not m:
+                    continue
+                local = os.path.realpath(os.path.join(os.path.dirname(path), m.group(1)))
+                own = os.path.isfile(local) and local.startswith(os.path.realpath(tools_dir) + os.sep)
+                if not own and m.group(1) not in TOOLS_INCLUDED:
                     print('FAIL: %s:%d: includes "%s": the command uses the public headers and '
                           'tools.h, not the library\'s insides' % (os.path.relpath(path, src), no,
                                                                    m.group(1)))

@@ -20,13 +20,44 @@
 #define CLI_PRINTF(a, b)
 #endif
 
+struct cli_subcommand;
+
 struct cli_command {
 	const char *name;
-	const char *synopsis; /* the command line, after "pmcheck " */
+	const char *synopsis; /* the command line, after "pmcheck " (before the subcommands) */
 	const char *summary;  /* what it does, for `pmcheck help` */
 	const char *help;     /* the rest of `pmcheck NAME --help`: options, exit status */
 	int (*run)(int argc, char **argv);
+	const struct cli_subcommand *subcommands; /* its table (ended by a NULL name), or NULL */
 };
+
+/*
+ * A subcommand (`pmcheck history show`, `pmcheck hwdb lookup`) is one row
+ * of its command's table and one function: its name is written here only.
+ * The command's usage line, its help and `pmcheck help`, and the usage
+ * errors that list the subcommands are made from the rows.
+ */
+struct cli_subcommand {
+	const char *name;
+	const char *operands; /* after the name in the usage line ("CASE [EVENT]"), or "" */
+	const char *summary;  /* what it does, for the help (wrapped there) */
+	const char *options;  /* the command's long options that belong to it alone,
+				 separated by spaces ("since json"), or NULL */
+	int min, max;         /* how many operands it takes; max -1: any number */
+	/* ARGS: the command's options, as it parsed them; OPERANDS: those after
+	 * the subcommand's name.  Returns the exit status. */
+	int (*run)(void *args, char **operands, int n);
+};
+
+/*
+ * The subcommand of COMMAND that OPERANDS[0] names, once COMMAND has parsed
+ * its options with cli_next: NULL with *status set (the usage error
+ * printed) when there is none, when it is not in the table, when an option
+ * given belongs to another subcommand, or when the number of operands after
+ * the name is not one it takes.
+ */
+const struct cli_subcommand *cli_subcommand(const char *command, char **operands, int n,
+					    int *status);
 
 /* main's command table, for cli_find and the help (cli.c). */
 void cli_commands(const struct cli_command *table, size_t n);
@@ -39,7 +70,8 @@ int cli_print_help(const struct cli_command *c);
 /*
  * The next option of a command's argv (getopt_long, GNU permutation unless
  * shortopts starts with '+'; longopts must hold { "help", ..., 'h' }).
- * Returns the option's value, or -1 at the end (optind: the first operand).
+ * Returns the option's value, or -1 at the end (optind: the first operand);
+ * the long option is noted for cli_subcommand.
  * On --help, or on an unknown option or a missing argument, it prints the
  * help or the error itself and returns -2 with *status set (0 or
  * PMC_EXIT_USAGE): the command returns *status.
@@ -61,10 +93,12 @@ void cli_caret(const char *text, int position);
 
 int cmd_probe(int argc, char **argv);
 int cmd_history(int argc, char **argv);
+extern const struct cli_subcommand cmd_history_subcommands[];
 int cmd_events(int argc, char **argv);
 int cmd_results(int argc, char **argv);
 int cmd_compare(int argc, char **argv);
 int cmd_hwdb(int argc, char **argv);
+extern const struct cli_subcommand cmd_hwdb_subcommands[];
 int cmd_validate(int argc, char **argv);
 int cmd_sim(int argc, char **argv);
 int cmd_stat(int argc, char **argv);

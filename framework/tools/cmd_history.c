@@ -1,13 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * pmcheck history: results files across commits and machines, in an
- * SQLite file or a PostgreSQL database (history_store.c, history_db.c).
- *
- *   history add [--db=STORE] FILE|DIR...      each results file once (by content)
- *   history show [--db=STORE] CASE [EVENT]    the series of a case, oldest first
- *   history changes [CASE [EVENT]] [--since=REV] [--json]
- *                                             where each series moved (history_changes.c)
- *   history report [--db=STORE] --html=DIR    one static page (history_report.c)
+ * SQLite file or a PostgreSQL database.  The command: its options, its
+ * subcommands' table (cmd_history_subcommands, one row and one function
+ * each) and what they print; the store beneath them is history/ (its
+ * interface history/history.h).
  */
 #define _GNU_SOURCE
 #include <math.h>
@@ -17,12 +14,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli.h"
-
-#if PMCHECK_HAVE_SQLITE
 #include <jansson.h>
 
-#include "history.h"
+#include "cli.h"
+#include "history/history.h"
 
 /* The edit distance of A and B (Levenshtein), up to 64 characters of each. */
 static size_t distance(const char *a, const char *b)
@@ -342,6 +337,85 @@ static int number_arg(const char *option, const char *arg, double lo, double hi,
 	return 0;
 }
 
+/* The command's options, wherever they stood, for its subcommands. */
+struct history_args {
+	const char *db, *html;
+	struct changes_args changes;
+};
+
+static int run_add(void *args, char **op, int n)
+{
+	const struct history_args *a = args;
+
+	return history_add(a->db, op, (size_t)n);
+}
+
+static int run_show(void *args, char **op, int n)
+{
+	const struct history_args *a = args;
+	struct hdb *db;
+	int status;
+
+	if ((status = check_selection("show", op[0], n > 1 ? op[1] : NULL)) ||
+	    (status = history_open(a->db, HDB_READ, &db)) != 0)
+		return status;
+	status = show(db, op[0], n > 1 ? op[1] : NULL);
+	hdb_close(db);
+	return status;
+}
+
+static int run_changes(void *args, char **op, int n)
+{
+	struct history_args *a = args;
+	struct hdb *db;
+	int status;
+
+	a->changes.o.filter.case_name = n > 0 ? op[0] : NULL;
+	a->changes.o.filter.event = n > 1 ? op[1] : NULL;
+	if ((status = check_selection("changes", a->changes.o.filter.case_name,
+				      a->changes.o.filter.event)) ||
+	    (status = history_open(a->db, HDB_READ, &db)) != 0)
+		return status;
+	status = changes(db, &a->changes);
+	hdb_close(db);
+	return status;
+}
+
+static int run_report(void *args, char **op, int n)
+{
+	const struct history_args *a = args;
+	struct hdb *db;
+	int status;
+
+	(void)op;
+	(void)n;
+	if (!a->html)
+		return cli_usage("history", "report needs --html=DIR");
+	if ((status = history_open(a->db, HDB_READ, &db)) != 0)
+		return status;
+	status = history_report(db, a->html);
+	hdb_close(db);
+	return status;
+}
+
+const struct cli_subcommand cmd_history_subcommands[] = {
+	{ "add", "FILE|DIR...", "results files, each once, by content, each in one transaction",
+	  NULL, 1, -1, run_add },
+	{ "show", "CASE [EVENT]", "a case's series, oldest first, per CPU and backend",
+	  NULL, 1, 2, run_show },
+	{ "changes", "[CASE [EVENT]]",
+	  "the commits where each series moved (case, region, event, CPU "
+	  "model, backend): every change of an exact series, E-divisive change points "
+	  "with a permutation test in a noisy one",
+	  "since json significance min-change permutations min-size", 0, 2, run_changes },
+	{ "report", "--html=DIR",
+	  "a static page (DIR/index.html, everything inline), the change "
+	  "points listed first and marked on a plot per case and event, a line per CPU "
+	  "model and backend, budgets dashed, failing cases first",
+	  NULL, 0, 0, run_report },
+	{ NULL },
+};
+
 int cmd_history(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -356,58 +430,52 @@ int cmd_history(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
-	const char *dbpath = getenv("PMCHECK_HISTORY_DB"), *sub = NULL, *html = NULL;
-	struct changes_args ca = {
-		.o = { .cp = { CP_DEFAULT_SIGNIFICANCE, CP_DEFAULT_PERMUTATIONS, CP_DEFAULT_MIN_SIZE, 1 },
-		       .min_change = HISTORY_DEFAULT_MIN_CHANGE },
+	struct history_args a = {
+		.db = getenv("PMCHECK_HISTORY_DB"),
+		.changes.o = { .cp = { CP_DEFAULT_SIGNIFICANCE, CP_DEFAULT_PERMUTATIONS,
+				       CP_DEFAULT_MIN_SIZE, 1 },
+			       .min_change = HISTORY_DEFAULT_MIN_CHANGE },
 	};
-	bool changes_only = false;
+	const struct cli_subcommand *sub;
 	int c, status = 0, nops = 0;
-	struct hdb *db;
 	char **ops;
 
-	if (!dbpath || !*dbpath)
-		dbpath = HISTORY_DEFAULT;
-	/* Options may stand before the subcommand or after it. */
+	if (!a.db || !*a.db)
+		a.db = HISTORY_DEFAULT;
 	/* Options stand anywhere: before the subcommand, between operands, after them. */
 	ops = calloc((size_t)argc + 1, sizeof(*ops));
 	if (!ops)
 		return PMC_EXIT_ERROR;
 	while (optind < argc) {
 		while ((c = cli_next("history", argc, argv, "+h", opts, &status)) != -1) {
+			struct changes_args *ca = &a.changes;
 			double v;
 
-			if (c == -2) {
-				free(ops);
-				return status;
-			}
+			if (c == -2)
+				goto out;
 			switch (c) {
-			case 'd': dbpath = optarg; break;
-			case 'H': html = optarg; break;
-			case 's': ca.since = optarg; changes_only = true; break;
-			case 'j': ca.json = true; changes_only = true; break;
+			case 'd': a.db = optarg; break;
+			case 'H': a.html = optarg; break;
+			case 's': ca->since = optarg; break;
+			case 'j': ca->json = true; break;
 			case 'S':
-				if ((status = number_arg("significance", optarg, 0, 1, &ca.o.cp.significance)))
+				if ((status = number_arg("significance", optarg, 0, 1, &ca->o.cp.significance)))
 					goto out;
-				changes_only = true;
 				break;
 			case 'c':
 				if ((status = number_arg("min-change", optarg, 0, 1e6, &v)))
 					goto out;
-				ca.o.min_change = v / 100;
-				changes_only = true;
+				ca->o.min_change = v / 100;
 				break;
 			case 'p':
 				if ((status = number_arg("permutations", optarg, 1, 1e6, &v)))
 					goto out;
-				ca.o.cp.permutations = (unsigned)v;
-				changes_only = true;
+				ca->o.cp.permutations = (unsigned)v;
 				break;
 			case 'm':
 				if ((status = number_arg("min-size", optarg, 2, 1e6, &v)))
 					goto out;
-				ca.o.cp.min_size = (unsigned)v;
-				changes_only = true;
+				ca->o.cp.min_size = (unsigned)v;
 				break;
 			}
 		}
@@ -419,74 +487,9 @@ int cmd_history(int argc, char **argv)
 		if (optind < argc)
 			ops[nops++] = argv[optind++];
 	}
-	if (!nops) {
-		free(ops);
-		return cli_usage("history", "say what to do: add FILE|DIR..., show CASE [EVENT], changes or report --html=DIR");
-	}
-	sub = ops[0];
-	if (changes_only && strcmp(sub, "changes")) {
-		status = cli_usage("history", "--since, --json, --significance, --min-change, --permutations and --min-size are options of changes");
-		goto out;
-	}
-	if (!strcmp(sub, "add")) {
-		if (nops < 2)
-			status = cli_usage("history", "add needs results files or directories");
-		else
-			status = history_add(dbpath, ops + 1, (size_t)nops - 1);
-		goto out;
-	}
-	if (!strcmp(sub, "show")) {
-		if (nops < 2 || nops > 3) {
-			status = cli_usage("history", "show takes a case name and, optionally, an event");
-			goto out;
-		}
-		if ((status = check_selection("show", ops[1], nops > 2 ? ops[2] : NULL)) ||
-		    (status = history_open(dbpath, HDB_READ, &db)) != 0)
-			goto out;
-		status = show(db, ops[1], nops > 2 ? ops[2] : NULL);
-		hdb_close(db);
-		goto out;
-	}
-	if (!strcmp(sub, "changes")) {
-		if (nops > 3) {
-			status = cli_usage("history", "changes takes at most a case name and an event");
-			goto out;
-		}
-		ca.o.filter.case_name = nops > 1 ? ops[1] : NULL;
-		ca.o.filter.event = nops > 2 ? ops[2] : NULL;
-		if ((status = check_selection("changes", ca.o.filter.case_name, ca.o.filter.event)) ||
-		    (status = history_open(dbpath, HDB_READ, &db)) != 0)
-			goto out;
-		status = changes(db, &ca);
-		hdb_close(db);
-		goto out;
-	}
-	if (!strcmp(sub, "report")) {
-		if (!html)
-			status = cli_usage("history", "report needs --html=DIR");
-		else if (nops != 1)
-			status = cli_usage("history", "report takes no operands");
-		else if ((status = history_open(dbpath, HDB_READ, &db)) == 0) {
-			status = history_report(db, html);
-			hdb_close(db);
-		}
-		goto out;
-	}
-	status = cli_usage("history", "unknown subcommand \"%s\" (add, show, changes, report)", sub);
+	if ((sub = cli_subcommand("history", ops, nops, &status)) != NULL)
+		status = sub->run(&a, ops + 1, nops - 1);
 out:
 	free(ops);
 	return status;
 }
-
-
-#else
-
-int cmd_history(int argc, char **argv)
-{
-	(void)argc;
-	(void)argv;
-	fprintf(stderr, "pmcheck history: this pmcheck was built without SQLite (libsqlite3-dev); install it and rebuild\n");
-	return PMC_EXIT_ERROR;
-}
-
-#endif

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* `pmcheck hwdb lookup | budget | check | merge`: the hardware database by hand. */
+/* `pmcheck hwdb`: the hardware database by hand, a subcommand per row of
+ * cmd_hwdb_subcommands. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <stdbool.h>
@@ -11,9 +12,7 @@
 
 #include "cli.h"
 #include "tools.h"
-#if PMCHECK_HAVE_SQLITE
-#include "history.h"
-#endif
+#include "history/history.h"
 
 struct hwdb_args {
 	const char *dirs[PMC_HWDB_MAX_DIRS];
@@ -24,6 +23,8 @@ struct hwdb_args {
 	bool from_history;
 	const char *history, *commit; /* merge --from-history[=DB] --commit=REV */
 	char *env_copy; /* PMCHECK_HWDB, split in place */
+	const char *sub;     /* the subcommand's name, for messages */
+	struct pmc_hwdb *db; /* open_hwdb's */
 };
 
 static void print_finding(void *user, const struct pmc_error *f)
@@ -165,7 +166,6 @@ static int check(struct pmc_hwdb *db)
 /* merge --from-history: the store must exist (merging never creates one). */
 static int merge_from_history(const struct hwdb_args *a, const struct pmc__merge *m)
 {
-#if PMCHECK_HAVE_SQLITE
 	const char *path = a->history;
 	struct hdb *hist;
 	int rc;
@@ -179,11 +179,6 @@ static int merge_from_history(const struct hwdb_args *a, const struct pmc__merge
 	rc = history_merge(hist, m, a->commit, stdout);
 	hdb_close(hist);
 	return rc;
-#else
-	(void)a;
-	(void)m;
-	return PMC_EXIT_ERROR;
-#endif
 }
 
 /* A CPU signature as hwdb keys name it: printable ASCII without blanks or
@@ -200,6 +195,119 @@ static bool signature_ok(const char *s)
 	return true;
 }
 
+/* The databases of --hwdb and PMCHECK_HWDB, opened into a->db (without the
+ * first --hwdb when FRESH: a merge's target that does not exist yet); 0, or
+ * an exit status with the reason printed. */
+static int open_hwdb(struct hwdb_args *a, bool fresh)
+{
+	struct pmc_error err;
+
+	a->env_copy = getenv("PMCHECK_HWDB") ? strdup(getenv("PMCHECK_HWDB")) : NULL;
+	if (a->env_copy) {
+		char *save = NULL, *d;
+
+		for (d = strtok_r(a->env_copy, ":", &save); d && a->ndirs < PMC_HWDB_MAX_DIRS;
+		     d = strtok_r(NULL, ":", &save))
+			a->dirs[a->ndirs++] = d;
+	}
+	if (pmc_hwdb_open(&a->db, a->dirs + fresh, a->ndirs - fresh, &err)) {
+		fprintf(stderr, "pmcheck hwdb: %s\n", err.message);
+		return PMC_EXIT_ERROR;
+	}
+	if (pmc_hwdb_ndirs(a->db) == 0) {
+		/* Nothing to look up or check: not an empty success. */
+		fprintf(stderr,
+			"pmcheck hwdb %s: no hwdb directory: the built-in hwdb (share/pmcheck/hwdb of the prefix pmcheck is installed in) is missing; reinstall it, or give --hwdb=DIR or PMCHECK_HWDB\n",
+			a->sub);
+		return PMC_EXIT_ERROR;
+	}
+	return 0;
+}
+
+static int run_lookup(void *args, char **op, int n)
+{
+	struct hwdb_args *a = args;
+	int rc;
+
+	if (n > 0 && !signature_ok(op[0]))
+		return cli_usage("hwdb", "lookup \"%s\": not a CPU signature (printable ASCII without blanks or '/', under 128 bytes; e.g. GenuineIntel-6-55-7)",
+				 op[0]);
+	if ((rc = open_hwdb(a, false)) != 0)
+		return rc;
+	return lookup(a->db, n > 0 ? op[0] : NULL);
+}
+
+static int run_budget(void *args, char **op, int n)
+{
+	struct hwdb_args *a = args;
+	int rc;
+
+	(void)n;
+	if ((rc = open_hwdb(a, false)) != 0)
+		return rc;
+	return budget(a->db, a, op);
+}
+
+static int run_check(void *args, char **op, int n)
+{
+	struct hwdb_args *a = args;
+	int rc;
+
+	(void)op;
+	(void)n;
+	if ((rc = open_hwdb(a, false)) != 0)
+		return rc;
+	return check(a->db);
+}
+
+static int run_merge(void *args, char **op, int n)
+{
+	struct hwdb_args *a = args;
+	struct pmc__merge m;
+	bool fresh;
+	int rc;
+
+	if (a->from_history && n > 0)
+		return cli_usage("hwdb", "merge --from-history takes no results files: merge them without it, or history add them and merge the store");
+	if (!a->from_history && n == 0)
+		return cli_usage("hwdb", "merge needs results files, or --from-history[=DB]");
+	if (a->commit && !a->from_history)
+		return cli_usage("hwdb", "--commit=%s picks runs of the history store: add --from-history",
+				 a->commit);
+	if (a->ndirs == 0)
+		return cli_usage("hwdb", "merge writes into the first --hwdb=DIR: give one");
+	/* merge writes into its target, which the writer makes with the first
+	 * budget: a target that does not exist yet is not opened (it holds no
+	 * map or models), so a merge that fails leaves nothing behind. */
+	fresh = access(a->dirs[0], F_OK) != 0;
+	if ((rc = open_hwdb(a, fresh)) != 0)
+		return rc;
+	m = (struct pmc__merge){ a->dirs[0], a->db, a->tolerance_set ? a->tolerance : 10.0 };
+	if (a->from_history)
+		return merge_from_history(a, &m);
+	return pmc__hwdb_merge(&m, op, (size_t)n, stdout);
+}
+
+const struct cli_subcommand cmd_hwdb_subcommands[] = {
+	{ "lookup", "[SIG]",
+	  "which hwdb model a signature (default: this CPU) maps to, from "
+	  "which file:line, its facts and the budget keys",
+	  NULL, 0, 1, run_lookup },
+	{ "budget", "SUITE.TEST REGION EVENT", "the budget that applies and its file:line",
+	  "signature backend", 3, 3, run_budget },
+	{ "check", "", "parse every hwdb file (map, models, budgets)", NULL, 0, 0, run_check },
+	{ "merge", "(RESULTS... | --from-history[=DB])",
+	  "pool results files from many machines into budgets per CPU model "
+	  "in the first --hwdb directory: exact where every machine agrees on a "
+	  "deterministic count, the range seen widened by --tolerance for noisy ones, "
+	  "machines, runs and kernels in each line's comment; machines that disagree "
+	  "on a deterministic count are listed, not averaged (exit 1). With "
+	  "--from-history it pools one commit's runs from the pmcheck history store "
+	  "instead of files",
+	  "tolerance from-history commit", 0, -1, run_merge },
+	{ NULL },
+};
+
 int cmd_hwdb(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -213,11 +321,8 @@ int cmd_hwdb(int argc, char **argv)
 		{ 0 },
 	};
 	struct hwdb_args a = { 0 };
-	struct pmc_hwdb *db = NULL;
-	struct pmc_error err;
-	char **op;
-	int nop, status = 0, c, rc;
-	size_t fresh;
+	const struct cli_subcommand *sub;
+	int status = 0, c, rc;
 
 	while ((c = cli_next("hwdb", argc, argv, "h", opts, &status)) != -1) {
 		switch (c) {
@@ -257,78 +362,11 @@ int cmd_hwdb(int argc, char **argv)
 		}
 		}
 	}
-	op = argv + optind;
-	nop = argc - optind;
-	if (nop < 1)
-		return cli_usage("hwdb", "expected lookup, budget or check");
-	if (!((!strcmp(op[0], "lookup") && nop <= 2) || (!strcmp(op[0], "budget") && nop == 4) ||
-	      (!strcmp(op[0], "check") && nop == 1) ||
-	      (!strcmp(op[0], "merge") && (a.from_history ? nop == 1 : nop >= 2))))
-		return cli_usage("hwdb", "%s subcommand \"%s\" (lookup [SIGNATURE], budget SUITE.TEST REGION EVENT, check, merge RESULTS..., merge --from-history[=DB])",
-				 !strcmp(op[0], "merge") && a.from_history ?
-					 "merge --from-history takes no results files:" :
-					 "unknown or incomplete",
-				 op[0]);
-	if ((a.from_history || a.commit) && strcmp(op[0], "merge"))
-		return cli_usage("hwdb", "--from-history and --commit belong to merge");
-	if (a.commit && !a.from_history)
-		return cli_usage("hwdb", "--commit=%s picks runs of the history store: add --from-history",
-				 a.commit);
-#if !PMCHECK_HAVE_SQLITE
-	if (a.from_history) {
-		fprintf(stderr, "pmcheck hwdb merge: --from-history: this pmcheck was built without SQLite (libsqlite3-dev); install it and rebuild\n");
-		return PMC_EXIT_ERROR;
-	}
-#endif
-	if (!strcmp(op[0], "merge") && a.ndirs == 0)
-		return cli_usage("hwdb", "merge writes into the first --hwdb=DIR: give one");
-	if (a.tolerance_set && strcmp(op[0], "merge"))
-		return cli_usage("hwdb", "--tolerance belongs to merge");
-	if ((a.signature || a.backend) && strcmp(op[0], "budget"))
-		return cli_usage("hwdb", "--signature and --backend belong to budget");
-	a.env_copy = getenv("PMCHECK_HWDB") ? strdup(getenv("PMCHECK_HWDB")) : NULL;
-	if (a.env_copy) {
-		char *save = NULL, *d;
-
-		for (d = strtok_r(a.env_copy, ":", &save); d && a.ndirs < PMC_HWDB_MAX_DIRS;
-		     d = strtok_r(NULL, ":", &save))
-			a.dirs[a.ndirs++] = d;
-	}
-	if (!strcmp(op[0], "lookup") && nop > 1 && !signature_ok(op[1]))
-		return cli_usage("hwdb", "lookup \"%s\": not a CPU signature (printable ASCII without blanks or '/', under 128 bytes; e.g. GenuineIntel-6-55-7)",
-				 op[1]);
-	/* merge writes into its target, which the writer makes with the first
-	 * budget: a target that does not exist yet is not opened (it holds no
-	 * map or models), so a merge that fails leaves nothing behind. */
-	fresh = !strcmp(op[0], "merge") && access(a.dirs[0], F_OK) != 0;
-	if (pmc_hwdb_open(&db, a.dirs + fresh, a.ndirs - fresh, &err)) {
-		fprintf(stderr, "pmcheck hwdb: %s\n", err.message);
-		free(a.env_copy);
-		return PMC_EXIT_ERROR;
-	}
-	if (pmc_hwdb_ndirs(db) == 0) {
-		/* Nothing to look up or check: not an empty success. */
-		fprintf(stderr,
-			"pmcheck hwdb %s: no hwdb directory: the built-in hwdb (share/pmcheck/hwdb of the prefix pmcheck is installed in) is missing; reinstall it, or give --hwdb=DIR or PMCHECK_HWDB\n",
-			op[0]);
-		pmc_hwdb_free(db);
-		free(a.env_copy);
-		return PMC_EXIT_ERROR;
-	}
-	if (!strcmp(op[0], "lookup"))
-		rc = lookup(db, nop > 1 ? op[1] : NULL);
-	else if (!strcmp(op[0], "budget"))
-		rc = budget(db, &a, op + 1);
-	else if (!strcmp(op[0], "merge") && a.from_history)
-		rc = merge_from_history(&a, &(struct pmc__merge){ a.dirs[0], db,
-								  a.tolerance_set ? a.tolerance : 10.0 });
-	else if (!strcmp(op[0], "merge"))
-		rc = pmc__hwdb_merge(&(struct pmc__merge){ a.dirs[0], db,
-							   a.tolerance_set ? a.tolerance : 10.0 },
-				     op + 1, (size_t)nop - 1, stdout);
-	else
-		rc = check(db);
-	pmc_hwdb_free(db);
+	if (!(sub = cli_subcommand("hwdb", argv + optind, argc - optind, &status)))
+		return status;
+	a.sub = sub->name;
+	rc = sub->run(&a, argv + optind + 1, argc - optind - 1);
+	pmc_hwdb_free(a.db);
 	free(a.env_copy);
 	return rc;
 }

@@ -2,7 +2,8 @@
 /*
  * pmcheck: the command-line tool.  The commands are the table below; `pmcheck
  * help` and `pmcheck COMMAND --help` are printed from it.  Each command's
- * code is in cmd_NAME.c.
+ * code is in cmd_NAME.c, and a command's subcommands are a table there
+ * (cmd_history.c, cmd_hwdb.c), which its row here points at.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -24,12 +25,12 @@ static const struct cli_command commands[] = {
 	  "  --output=FILE   the JSON record, written atomically to FILE\n"
 	  "  --timeout=S     each probe's time limit in seconds (default 10)\n"
 	  "  --deep          also run callgrind on /bin/true (about 0.4 s)\n",
-	  cmd_probe },
+	  cmd_probe, NULL },
 	{ "events", "events LIST",
 	  "parse a comma-separated event list and show each event's canonical name,\n"
 	  "kind, perf_event_attr fields and sim backend columns",
 	  "exit status: 0 parsed, 1 an event was refused (the message points at it).\n",
-	  cmd_events },
+	  cmd_events, NULL },
 	{ "results", "results [options] DIR|FILE...",
 	  "merge suite result files (--json, --results-dir), each checked on read, and\n"
 	  "print the summary with grouped skip reasons",
@@ -59,17 +60,10 @@ static const struct cli_command commands[] = {
 	  "exit status: the merged cases' (0 pass, 1 fail, 2 error, 4 inconclusive; all\n"
 	  "skipped is 0); with --require-measured 0, or 1 when nothing was measured; 2\n"
 	  "for an unreadable file or an export of several machines, 64 usage.\n",
-	  cmd_results },
-	{ "history", "history [--db=STORE] add FILE|DIR... | show CASE [EVENT] | changes [CASE [EVENT]] | report --html=DIR",
+	  cmd_results, NULL },
+	{ "history", "history [--db=STORE]",
 	  "results across commits and machines in one store: an SQLite file, or a\n"
-	  "PostgreSQL database (a postgresql:// URI) that many machines add to at once.\n"
-	  "add: results files, each once, by content, each in one transaction; show: a\n"
-	  "case's series, oldest first, per CPU and backend; changes: the commits where\n"
-	  "each series moved (case, region, event, CPU model, backend): every change of\n"
-	  "an exact series, E-divisive change points with a permutation test in a noisy\n"
-	  "one; report: a static page (DIR/index.html, everything inline), the change\n"
-	  "points listed first and marked on a plot per case and event, a line per CPU\n"
-	  "model and backend, budgets dashed, failing cases first",
+	  "PostgreSQL database (a postgresql:// URI) that many machines add to at once",
 	  "  --db=STORE  an SQLite file or a postgresql:// URI (default\n"
 	  "              $PMCHECK_HISTORY_DB, else pmcheck-history.sqlite here); made\n"
 	  "              on first use, versioned; a URI's password is never printed\n"
@@ -88,7 +82,7 @@ static const struct cli_command commands[] = {
 	  "exit status: 0; 1 no figures of that case (show), a regression after --since\n"
 	  "(changes); 2 an unreadable file (nothing of it is added) or store (cannot\n"
 	  "connect, newer schema); 64 usage.\n",
-	  cmd_history },
+	  cmd_history, cmd_history_subcommands },
 	{ "compare", "compare OLD.json NEW.json [options]",
 	  "regression report between two result files, region by region and event by\n"
 	  "event",
@@ -102,17 +96,9 @@ static const struct cli_command commands[] = {
 	  "\n"
 	  "exit status: 0 no regression, 3 a regression or a case that did not run,\n"
 	  "2 unreadable input or runs that cannot be compared (CPU, backend), 64 usage.\n",
-	  cmd_compare },
-	{ "hwdb", "hwdb lookup [SIG] | budget SUITE.TEST REGION EVENT | check | merge RESULTS... | merge --from-history[=DB]  [options]",
-	  "lookup: which hwdb model a signature (default: this CPU) maps to, from which\n"
-	  "file:line, its facts and the budget keys; budget: the budget that applies\n"
-	  "and its file:line; check: parse every hwdb file (map, models, budgets);\n"
-	  "merge: pool results files from many machines into budgets per CPU model in\n"
-	  "the first --hwdb directory: exact where every machine agrees on a\n"
-	  "deterministic count, the range seen widened by --tolerance for noisy ones,\n"
-	  "machines, runs and kernels in each line's comment; machines that disagree on\n"
-	  "a deterministic count are listed, not averaged (exit 1). With --from-history\n"
-	  "it pools one commit's runs from the pmcheck history store instead of files",
+	  cmd_compare, NULL },
+	{ "hwdb", "hwdb [options]",
+	  "the hardware database by hand: CPU models, their facts, and budgets",
 	  "  --hwdb=DIR        a database directory (repeatable; PMCHECK_HWDB adds\n"
 	  "                    colon-separated ones; default: the built-in hwdb)\n"
 	  "  --signature=SIG   budget: the CPU signature (default: this CPU's)\n"
@@ -125,7 +111,7 @@ static const struct cli_command commands[] = {
 	  "\n"
 	  "exit status: 0 found / clean / merged, 1 unbudgeted / a deterministic count\n"
 	  "the machines disagree on, 2 a broken database or results file, 64 usage.\n",
-	  cmd_hwdb },
+	  cmd_hwdb, cmd_hwdb_subcommands },
 	{ "validate", "validate [--backend=perf|sim] [--output=FILE] [--program=PATH]",
 	  "does this CPU model (or the simulator) count what hwdb says?  Known-count\n"
 	  "kernels at 1x and 2x length: per-event table of expected, measured,\n"
@@ -137,7 +123,7 @@ static const struct cli_command commands[] = {
 	  "\n"
 	  "exit status: 0 every judged figure passed, 1 a failure, 77 nothing could be\n"
 	  "validated here, 2 the suite could not run, 64 usage.\n",
-	  cmd_validate },
+	  cmd_validate, NULL },
 	{ "sim", "sim [-v] [--only=EVENTS] [--print-command] [--] PROGRAM [ARG...]",
 	  "run PROGRAM under the sim backend (valgrind callgrind with pmcheck's fixed\n"
 	  "cache geometry, branch simulation, ASLR off, pinned glibc tunables), so the\n"
@@ -152,7 +138,7 @@ static const struct cli_command commands[] = {
 	  "\n"
 	  "exit status: PROGRAM's (128 + N when signal N killed it), 2 when it could not\n"
 	  "be started, 64 usage.\n",
-	  cmd_sim },
+	  cmd_sim, NULL },
 	{ "stat", "stat [-e EVENTS] [-r N] [--backend=perf|sim] [--json=FILE] -- COMMAND [ARG...]",
 	  "count a command with pmcheck's event syntax: each event's count (min, median\n"
 	  "and max over the runs) and the share of the time its counter ran; a\n"
@@ -172,9 +158,9 @@ static const struct cli_command commands[] = {
 	  "\n"
 	  "exit status: the command's (the last non-zero one over the runs), 2 when it\n"
 	  "could not be counted, 64 usage.\n",
-	  cmd_stat },
-	{ "version", "version", "print the version", NULL, cmd_version },
-	{ "help", "help [COMMAND]", "this text, or one command's", NULL, cmd_help },
+	  cmd_stat, NULL },
+	{ "version", "version", "print the version", NULL, cmd_version, NULL },
+	{ "help", "help [COMMAND]", "this text, or one command's", NULL, cmd_help, NULL },
 };
 
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * libFuzzer target for how `pmcheck history --db=TARGET` reads a
- * connection string (framework/tools/history_target.c): the URI and
+ * connection string (framework/tools/history/target.c): the URI and
  * keyword forms, percent-decoding, and the scrubbing of passwords from
  * messages.  Its promises, checked on every input:
  * - a string read (0) has a printable form, and a password that occurs
@@ -18,7 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../tools/history_target.h"
+#include "../../tools/history/target.h"
 
 static size_t occurrences(const char *hay, const char *needle)
 {

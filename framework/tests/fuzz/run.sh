@@ -46,7 +46,7 @@ for t in hwdb event ring results args; do
 		"${objs[@]}" "${extra[@]}" -o "$build/fuzz_$t" "${libs[@]}"
 done
 clang $flags -fsanitize=fuzzer -std=gnu11 "$src/framework/tests/fuzz/fuzz_history.c" \
-	"$src/framework/tools/history_target.c" -o "$build/fuzz_history"
+	"$src/framework/tools/history/target.c" -o "$build/fuzz_history"
 cd "$build"
 status=0
 for t in hwdb event ring results args history; do

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * history.changepoints: the change-point finder (framework/tools/changepoint.c)
+ * history.changepoints: the change-point finder (framework/tools/history/changepoint.c)
  * on generated series with known steps and known noise (1% of the level), with
  * a fixed seed so that every run sees the same series, reported as pmcheck
  * history changes reports them (changes under 0.5% of the level dropped).  It prints precision and recall per

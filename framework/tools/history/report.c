@@ -10,7 +10,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "cli.h"
+#include "../cli.h"
 #include "tools.h"
 #include "changepoint.h"
 #include "history.h"

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * A history store's TARGET read as libpq is to read it and as it may be
- * printed (history_target.h): no connection is made here, so the fuzzer
+ * printed (target.h): no connection is made here, so the fuzzer
  * (framework/tests/fuzz/fuzz_history.c) reaches all of it.
  */
 #define _GNU_SOURCE
@@ -11,7 +11,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "history_target.h"
+#include "target.h"
 
 /* The scheme of a connection URI, in any case (RFC 3986: schemes are
  * case-insensitive); its length, or 0. */
@@ -243,7 +243,19 @@ void hdb_target_scrub(const struct hdb_target *db, char *msg, size_t size)
 	}
 }
 
-/* One line, without libpq's trailing newline and "ERROR:  " noise. */
+void hdb_target_message(const struct hdb_target *t, const char *msg, char *out, size_t size)
+{
+	size_t n;
+
+	snprintf(out, size, "%s", msg && *msg ? msg : "unknown error");
+	hdb_target_scrub(t, out, size);
+	for (char *p = out; *p; p++)
+		if (*p == '\n' || *p == '\t')
+			*p = ' ';
+	n = strlen(out);
+	while (n && out[n - 1] == ' ')
+		out[--n] = '\0';
+}
 
 int hdb_target_parse(const char *target, struct hdb_target *t)
 {

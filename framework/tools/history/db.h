@@ -2,7 +2,8 @@
 /*
  * The history store's connection: SQLite (a file) or PostgreSQL (libpq), one
  * statement interface over both, so every history command reads and writes
- * the same SQL on either (history_db.c).
+ * the same SQL on either.  db.c is the common part; each engine is a file
+ * of its own beneath it (db_engine.h: db_sqlite.c, db_pg.c).
  *
  * SQL is written once, with $1, $2 ... for parameters (rewritten to ?1, ?2
  * for SQLite) and types both understand (BIGINT, DOUBLE PRECISION, TEXT).

@@ -1,9 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * pmcheck history's store (history_store.c), on SQLite or PostgreSQL
- * (history_db.h), shared by its command (cmd_history.c: add, show,
- * changes), its page (history_report.c), its change points
- * (history_changes.c) and `pmcheck hwdb merge --from-history` (cmd_hwdb.c).
+ * The history store's interface to the commands: `pmcheck history`
+ * (tools/cmd_history.c) and `pmcheck hwdb merge --from-history`
+ * (tools/cmd_hwdb.c).  Beneath it, in this folder: the store opened and
+ * its schema (store.c), files added (add.c, rows.c), one commit's runs
+ * (merge.c), the series read (load.c), their change points (changes.c over
+ * changepoint.c) and the page (report.c), on SQLite or PostgreSQL through
+ * one statement interface (db.h).
  *
  * Schema 3: files (one row per results file, by content), runs (a file's
  * environment), figures (every region and event's statistics, for trends;
@@ -21,7 +24,7 @@
 #include <stdio.h>
 
 #include "changepoint.h"
-#include "history_db.h"
+#include "db.h"
 
 #define HISTORY_DEFAULT "pmcheck-history.sqlite"
 
@@ -51,7 +54,7 @@ int history_report(struct hdb *db, const char *dir);
  * git commit, or NULL for the newest commit in the store) into m->dir. */
 int history_merge(struct hdb *db, const struct pmc__merge *m, const char *commit, FILE *out);
 
-/* The store's series in memory (history_load.c). */
+/* The store's series in memory (load.c). */
 struct history_commit {
 	char *name;        /* the git commit, or a run's date when it names none */
 	char *date;        /* its first run's date */
@@ -99,7 +102,7 @@ struct history_filter {
 int history_load(struct hdb *db, const struct history_filter *f, struct history_data *d);
 void history_data_release(struct history_data *d);
 
-/* Where one series moved (history_changes.c). */
+/* Where one series moved (changes.c). */
 struct history_change {
 	char *case_name, *region, *event, *model, *backend;
 	char *commit;         /* the first commit at the new level */

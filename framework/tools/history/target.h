@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * A history store's TARGET as libpq is to read it and as it may be printed,
- * apart from any connection (history_target.c).  A TARGET is a PostgreSQL
+ * apart from any connection (target.c).  A TARGET is a PostgreSQL
  * connection string by its form: a URI whose scheme is postgresql:// or
  * postgres:// in any case, or a libpq keyword string ("host=... dbname=...");
  * anything else is an SQLite file.
@@ -27,6 +27,10 @@ bool hdb_target_is_pg(const char *target);
 int hdb_target_parse(const char *target, struct hdb_target *t);
 /* MSG (of SIZE bytes) with every secret of T replaced by "***". */
 void hdb_target_scrub(const struct hdb_target *t, char *msg, size_t size);
+/* An engine's message MSG as the store shows it, in OUT (of SIZE bytes):
+ * scrubbed, on one line (libpq's newlines and tabs as spaces, no trailing
+ * blank); "unknown error" for none. */
+void hdb_target_message(const struct hdb_target *t, const char *msg, char *out, size_t size);
 void hdb_target_release(struct hdb_target *t);
 
 #endif

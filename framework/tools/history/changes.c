@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The commits where each series of the history moved (history.h), from the
- * series history_load.c reads: one case, region and event on one CPU model
+ * series load.c reads: one case, region and event on one CPU model
  * and backend, a point per commit in the store's order, the median of that
  * commit's runs (their minimum figure, as the gates judge).
  *
@@ -24,28 +24,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cli.h"
+#include "../cli.h"
 #include "tools.h"
 #include "changepoint.h"
 #include "history.h"
-
-int history_commit_named(struct hdb *db, const char *prefix, char **full)
-{
-	struct hdb_stmt *st;
-	int n = history_commits_matching(db, prefix);
-
-	*full = NULL;
-	if (n != 1)
-		return n;
-	st = hdb_prepare(db, "SELECT min(git_commit) FROM runs WHERE substr(git_commit, 1, length($1)) = $1");
-	if (!st)
-		return -1;
-	hdb_bind_text(st, 1, prefix);
-	if (hdb_step(st) == 1 && hdb_col_text(st, 0))
-		*full = strdup(hdb_col_text(st, 0));
-	hdb_finalize(st);
-	return *full ? 1 : -1;
-}
 
 /* One series' work: its whole points, then what was found in it. */
 struct job {
