@@ -383,10 +383,23 @@ static int engine_moved(struct pmc_test *t, struct pmc__result *r, struct pmc__c
 	return 1;
 }
 
+/* Is a function's object the library of this name (its soname; the file is
+ * most often the soname with the rest of the version after it,
+ * libexpat.so.1.8.10) or the one loaded from path (NULL: none now)? */
+static bool in_library(const char *object, const char *name, const char *path)
+{
+	const char *f = pmc__file_part(object);
+	size_t n = strlen(name);
+
+	return (path && !strcmp(f, pmc__file_part(path))) || !strcmp(f, name) ||
+	       (!strncmp(f, name, n) && f[n] == '.');
+}
+
 /* The change of one event from calibration to now of the functions of one
- * object (matched by file name), and of all functions (*total). */
+ * library, and of all functions (*total). */
 static double change_in_object(const struct pmc__region_rec *old, const struct pmc__region_rec *g,
-			       const char *label, const char *object, double *total)
+			       const char *label, const char *name, const char *path,
+			       double *total)
 {
 	double in = 0;
 	int j = -1;
@@ -400,23 +413,72 @@ static double change_in_object(const struct pmc__region_rec *old, const struct p
 		double d = g->fns[k].cost[j] - (o ? o->cost[j] : 0);
 
 		*total += d;
-		if (!strcmp(pmc__file_part(g->fns[k].object), pmc__file_part(object)))
+		if (in_library(g->fns[k].object, name, path))
 			in += d;
 	}
 	for (size_t k = 0; j >= 0 && k < old->nfns; k++)
 		if (!pmc__fn_in(g, &old->fns[k])) {
 			*total -= old->fns[k].cost[j];
-			if (!strcmp(pmc__file_part(old->fns[k].object), pmc__file_part(object)))
+			if (in_library(old->fns[k].object, name, path))
 				in -= old->fns[k].cost[j];
 		}
 	return in;
 }
 
+/* ", +N of the difference (P%) lies in it", where the sim backend measured
+ * the functions on both sides. */
+static void share_of(FILE *f, const struct pmc__region_rec *old, const struct pmc__region_rec *g,
+		     const char *label, const char *name, const char *path)
+{
+	double total, in;
+	char d[48];
+
+	if (!g || !old || !old->nfns || !g->nfns)
+		return;
+	in = change_in_object(old, g, label, name, path, &total);
+	pmc__fmt_num(d, sizeof(d), fabs(in));
+	if (total != 0 && in == 0)
+		fprintf(f, ", none of the difference lies in it");
+	else if (total != 0)
+		fprintf(f, ", %s%s of the difference (%.0f%%) lies in it", in < 0 ? "-" : "+", d,
+			100.0 * in / total);
+}
+
 /*
- * Whose change was it: the libraries that are another build than when the
- * budget was calibrated (SUITE.calibration.json beside it), pmcheck's own
- * among them, with their part of the difference where the sim backend
- * measured the functions.  Malloc'd text to append, or NULL.
+ * Whose change was it, first: the libraries that are not those the budget
+ * was calibrated with (its case's library lines, or SUITE.calibration.json
+ * for a file calibrated before them), each with both identities and its
+ * part of the difference.  Malloc'd text to put before the figures, or NULL.
+ */
+static char *name_libraries(const struct pmc__result *r, const char *budget_source,
+			    const struct pmc__region_rec *old, const struct pmc__region_rec *g,
+			    const char *label)
+{
+	struct pmc__library_change ch[8];
+	size_t n = pmc__libraries_changed(r, budget_source, ch, PMC__COUNT(ch)), cap = 0;
+	char *text = NULL;
+	FILE *f = n ? open_memstream(&text, &cap) : NULL;
+
+	if (!f)
+		return NULL;
+	for (size_t i = 0; i < n && i < PMC__COUNT(ch); i++) {
+		char line[PATH_MAX + 1024];
+
+		pmc__library_change_text(&ch[i], "calibration", line, sizeof(line));
+		fprintf(f, "%s%s", i ? "; " : "", line);
+		share_of(f, old, g, label, ch[i].was.name[0] ? ch[i].was.name : ch[i].now.name,
+			 ch[i].path);
+	}
+	if (n > PMC__COUNT(ch))
+		fprintf(f, "; and %zu more libraries", n - PMC__COUNT(ch));
+	fclose(f);
+	return text;
+}
+
+/*
+ * Whose change was it, after the figures: pmcheck's own libraries that are
+ * another build than when the budget was calibrated (SUITE.calibration.json
+ * beside it), and pmcheck's version.  Malloc'd text to append, or NULL.
  */
 static char *explain_provenance(const struct pmc__result *r, const char *budget_source,
 				const struct pmc__region_rec *old, const struct pmc__region_rec *g,
@@ -425,36 +487,29 @@ static char *explain_provenance(const struct pmc__result *r, const char *budget_
 	struct pmc__calibration_file cf;
 	struct pmc__object_change ch[8];
 	char *text = NULL;
-	size_t n, cap = 0;
+	size_t n, k = 0, cap = 0;
 	FILE *f;
 
 	if (pmc__calibration_load(budget_source, &cf))
 		return NULL;
 	n = cf.nobjects ? pmc__objects_diff(cf.objects, cf.nobjects, r->objects, r->nobjects, ch, 8)
 			: 0;
-	f = n || (cf.pmcheck[0] && strcmp(cf.pmcheck, PMCHECK_VERSION_STRING))
+	for (size_t i = 0; i < n; i++)
+		if (ch[i].pmcheck)
+			ch[k++] = ch[i];
+	f = k || (cf.pmcheck[0] && strcmp(cf.pmcheck, PMCHECK_VERSION_STRING))
 		    ? open_memstream(&text, &cap) : NULL;
 	if (f) {
 		fprintf(f, " Since calibration (%s):", cf.path);
-		for (size_t i = 0; i < n; i++) {
+		for (size_t i = 0; i < k; i++) {
 			char line[400];
 
 			pmc__object_change_text(&ch[i], "calibration", line, sizeof(line));
 			fprintf(f, "%s %s", i ? ";" : "", line);
-			if (g && old && old->nfns && g->nfns) {
-				double total, in = change_in_object(old, g, label, ch[i].path, &total);
-				char d[48];
-
-				pmc__fmt_num(d, sizeof(d), fabs(in));
-				if (total != 0 && in == 0)
-					fprintf(f, ", none of the difference lies in it");
-				else if (total != 0)
-					fprintf(f, ", %s%s of the difference (%.0f%%) lies in it",
-						in < 0 ? "-" : "+", d, 100.0 * in / total);
-			}
+			share_of(f, old, g, label, pmc__file_part(ch[i].path), ch[i].now ? ch[i].path : NULL);
 		}
 		if (cf.pmcheck[0] && strcmp(cf.pmcheck, PMCHECK_VERSION_STRING))
-			fprintf(f, "%s calibrated with pmcheck %s, measured with pmcheck %s", n ? ";" : "",
+			fprintf(f, "%s calibrated with pmcheck %s, measured with pmcheck %s", k ? ";" : "",
 				cf.pmcheck, PMCHECK_VERSION_STRING);
 		fputc('.', f);
 		fclose(f);
@@ -610,7 +665,7 @@ int pmc__result_record(struct pmc_test *t, struct pmc__result *r)
 			const struct pmc__region_rec *g = pmc__result_region(r, c->e.region);
 			int col = pmc__column_of(t, c->e.event);
 			struct pmc__region_rec old = { 0 };
-			char path[PATH_MAX] = "", *why = NULL, *whose = NULL;
+			char path[PATH_MAX] = "", *why = NULL, *whose = NULL, *libs = NULL;
 			const char *label = g && col >= 0 && (size_t)col < g->nev ? g->ev[col].label : NULL;
 			int ex = 0;
 
@@ -621,6 +676,7 @@ int pmc__result_record(struct pmc_test *t, struct pmc__result *r)
 				why = ex == 0 ? explain_budget(&old, g, label, path) : NULL;
 			}
 			whose = ex == 0 ? explain_provenance(r, c->budget_source, &old, g, label) : NULL;
+			libs = ex == 0 ? name_libraries(r, c->budget_source, &old, g, label) : NULL;
 			calibrated_free(&old);
 			if (ex == 0 && t->backend == PMC_BACKEND_SIM) {
 				int moved = engine_moved(t, r, c, cr);
@@ -628,18 +684,22 @@ int pmc__result_record(struct pmc_test *t, struct pmc__result *r)
 				if (moved < 0) {
 					free(why);
 					free(whose);
+					free(libs);
 					goto oom;
 				}
 				excused += moved;
 			}
 			if (ex < 0 || (why && pmc__check_explain(r, cr, why)) ||
-			    (whose && pmc__check_explain(r, cr, whose))) {
+			    (whose && pmc__check_explain(r, cr, whose)) ||
+			    (libs && pmc__check_preface(r, cr, libs))) {
 				free(why);
 				free(whose);
+				free(libs);
 				goto oom;
 			}
 			free(why);
 			free(whose);
+			free(libs);
 		}
 	}
 	/* Every failure was layout, or not judged (another engine's budget):

@@ -76,4 +76,15 @@ int pmc__budget_handler(void *user, const char *section, const char *name, const
 /* lookup.c: "event bound..." -> the event (first token) and the bound. */
 int pmc__split_budget_value(const char *value, char *event, size_t size, const char **bound);
 
+/* library.c: the library lines of a case's section ("library:SONAME = ID
+ * [package:NAME=VERSION]").  Is this line's name one; its parse (0, or -1
+ * with why: what is wrong, for a message that adds file:line and the fix);
+ * the line as written for l (0, or -EINVAL when it would not read back). */
+#define PMC__LIBRARY_PREFIX "library:"
+#define PMC__LIBRARY_FORM "library:SONAME = build-id:HEX [package:NAME=VERSION]"
+bool pmc__library_line(const char *name);
+int pmc__library_parse(const char *name, const char *value, struct pmc_library *out, char *why,
+		       size_t size);
+int pmc__library_format(const struct pmc_library *l, char *buf, size_t size);
+
 #endif

@@ -237,11 +237,22 @@ int pmc__budget_handler(void *user, const char *section, const char *name, const
 	c->lines++;
 	if (!*section)
 		return pmc__fail(err, PMC_E_SYNTAX, c->path, -1,
-				 "%s:%d: budget outside a [test] section", c->path, line);
+				 "%s:%d: %s outside a [test] section", c->path, line,
+				 pmc__library_line(name) ? "library line" : "budget");
 	if ((why = pmc__budget_name_why(section)))
 		return pmc__fail(err, PMC_E_SYNTAX, c->path, -1,
 				 "%s:%d: test \"%s\" cannot be budgeted: %s; a test name in a budget file has no blank, control character or any of = : ; # [ ]",
 				 c->path, line, section, why);
+	if (pmc__library_line(name)) {
+		struct pmc_library lib;
+		char what[300];
+
+		if (pmc__library_parse(name, value, &lib, what, sizeof(what)))
+			return pmc__fail(err, PMC_E_SYNTAX, c->path, -1,
+					 "%s:%d: \"%s = %s\": %s; expected \"" PMC__LIBRARY_FORM "\" as --calibrate writes it (calibrate again, or delete the line)",
+					 c->path, line, name, value, what);
+		return 0;
+	}
 	if ((why = pmc__budget_name_why(name)))
 		return pmc__fail(err, PMC_E_SYNTAX, c->path, -1,
 				 "%s:%d: \"%s = %s\": region name \"%s\" cannot be budgeted: %s; expected \"region = event bound\" with a region name without blanks, control characters or any of = : ; # [ ] (rename the region)",
