@@ -433,6 +433,22 @@ size_t pmc__libraries_changed(const struct pmc__result *r, const char *budget_so
  * build ID a2f37366bc97; now no package, build ID 17ebad37d62a, PATH)" */
 void pmc__library_change_text(const struct pmc__library_change *c, const char *since, char *out,
 			      size_t size);
+/* What a failed budget says of whose change it was: the libraries that
+ * differ from those its case was calibrated with, each with both
+ * identities and (sim) its part of the difference, to put before the
+ * figures; and pmcheck's own libraries and version, to append.  Malloc'd
+ * text, or NULL when there is nothing to say. */
+char *pmc__libraries_before(const struct pmc__result *r, const char *budget_source,
+			    const struct pmc__region_rec *old, const struct pmc__region_rec *g,
+			    const char *label);
+char *pmc__provenance_after(const struct pmc__result *r, const char *budget_source,
+			    const struct pmc__region_rec *old, const struct pmc__region_rec *g,
+			    const char *label);
+/* attribution.c: the change of one event from old to g of the functions of
+ * one library (its soname, or the file loaded from path; path may be
+ * NULL), and of all functions (*total). */
+double pmc__change_in_library(const struct pmc__region_rec *old, const struct pmc__region_rec *g,
+			      const char *label, const char *name, const char *path, double *total);
 /* The running program's file name. */
 const char *pmc__program_name(void);
 /* budgets/KEY/SUITE.calibration.json: who calibrated a suite's budgets

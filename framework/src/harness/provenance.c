@@ -11,6 +11,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <limits.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -320,6 +321,99 @@ void pmc__library_change_text(const struct pmc__library_change *c, const char *s
 	else
 		snprintf(out, size, "library %s loaded at %s, not now (was %s)", c->was.name, since,
 			 was);
+}
+
+/* ", +N of the difference (P%) lies in it", where the sim backend measured
+ * the functions on both sides. */
+static void share_of(FILE *f, const struct pmc__region_rec *old, const struct pmc__region_rec *g,
+		     const char *label, const char *name, const char *path)
+{
+	double total, in;
+	char d[48];
+
+	if (!g || !old || !old->nfns || !g->nfns)
+		return;
+	in = pmc__change_in_library(old, g, label, name, path, &total);
+	pmc__fmt_num(d, sizeof(d), fabs(in));
+	if (total != 0 && in == 0)
+		fprintf(f, ", none of the difference lies in it");
+	else if (total != 0)
+		fprintf(f, ", %s%s of the difference (%.0f%%) lies in it", in < 0 ? "-" : "+", d,
+			100.0 * in / total);
+}
+
+/*
+ * Whose change was it, first: the libraries that are not those the budget
+ * was calibrated with (its case's library lines, or SUITE.calibration.json
+ * for a file calibrated before them), each with both identities and its
+ * part of the difference.  Malloc'd text to put before the figures, or NULL.
+ */
+char *pmc__libraries_before(const struct pmc__result *r, const char *budget_source,
+			    const struct pmc__region_rec *old, const struct pmc__region_rec *g,
+			    const char *label)
+{
+	struct pmc__library_change ch[8];
+	size_t n = pmc__libraries_changed(r, budget_source, ch, PMC__COUNT(ch)), cap = 0;
+	char *text = NULL;
+	FILE *f = n ? open_memstream(&text, &cap) : NULL;
+
+	if (!f)
+		return NULL;
+	for (size_t i = 0; i < n && i < PMC__COUNT(ch); i++) {
+		char line[PATH_MAX + 1024];
+
+		pmc__library_change_text(&ch[i], "calibration", line, sizeof(line));
+		fprintf(f, "%s%s", i ? "; " : "", line);
+		share_of(f, old, g, label, ch[i].was.name[0] ? ch[i].was.name : ch[i].now.name,
+			 ch[i].path);
+	}
+	if (n > PMC__COUNT(ch))
+		fprintf(f, "; and %zu more libraries", n - PMC__COUNT(ch));
+	fclose(f);
+	return text;
+}
+
+/*
+ * Whose change was it, after the figures: pmcheck's own libraries that are
+ * another build than when the budget was calibrated (SUITE.calibration.json
+ * beside it), and pmcheck's version.  Malloc'd text to append, or NULL.
+ */
+char *pmc__provenance_after(const struct pmc__result *r, const char *budget_source,
+			    const struct pmc__region_rec *old, const struct pmc__region_rec *g,
+			    const char *label)
+{
+	struct pmc__calibration_file cf;
+	struct pmc__object_change ch[8];
+	char *text = NULL;
+	size_t n, k = 0, cap = 0;
+	FILE *f;
+
+	if (pmc__calibration_load(budget_source, &cf))
+		return NULL;
+	n = cf.nobjects ? pmc__objects_diff(cf.objects, cf.nobjects, r->objects, r->nobjects, ch, 8)
+			: 0;
+	for (size_t i = 0; i < n; i++)
+		if (ch[i].pmcheck)
+			ch[k++] = ch[i];
+	f = k || (cf.pmcheck[0] && strcmp(cf.pmcheck, PMCHECK_VERSION_STRING))
+		    ? open_memstream(&text, &cap) : NULL;
+	if (f) {
+		fprintf(f, " Since calibration (%s):", cf.path);
+		for (size_t i = 0; i < k; i++) {
+			char line[400];
+
+			pmc__object_change_text(&ch[i], "calibration", line, sizeof(line));
+			fprintf(f, "%s %s", i ? ";" : "", line);
+			share_of(f, old, g, label, pmc__file_part(ch[i].path), ch[i].now ? ch[i].path : NULL);
+		}
+		if (cf.pmcheck[0] && strcmp(cf.pmcheck, PMCHECK_VERSION_STRING))
+			fprintf(f, "%s calibrated with pmcheck %s, measured with pmcheck %s", k ? ";" : "",
+				cf.pmcheck, PMCHECK_VERSION_STRING);
+		fputc('.', f);
+		fclose(f);
+	}
+	pmc__calibration_release(&cf);
+	return text;
 }
 
 const char *pmc__program_name(void)

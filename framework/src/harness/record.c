@@ -383,142 +383,6 @@ static int engine_moved(struct pmc_test *t, struct pmc__result *r, struct pmc__c
 	return 1;
 }
 
-/* Is a function's object the library of this name (its soname; the file is
- * most often the soname with the rest of the version after it,
- * libexpat.so.1.8.10) or the one loaded from path (NULL: none now)? */
-static bool in_library(const char *object, const char *name, const char *path)
-{
-	const char *f = pmc__file_part(object);
-	size_t n = strlen(name);
-
-	return (path && !strcmp(f, pmc__file_part(path))) || !strcmp(f, name) ||
-	       (!strncmp(f, name, n) && f[n] == '.');
-}
-
-/* The change of one event from calibration to now of the functions of one
- * library, and of all functions (*total). */
-static double change_in_object(const struct pmc__region_rec *old, const struct pmc__region_rec *g,
-			       const char *label, const char *name, const char *path,
-			       double *total)
-{
-	double in = 0;
-	int j = -1;
-
-	*total = 0;
-	for (size_t e = 0; e < g->nev; e++)
-		if (!strcmp(g->ev[e].label, label))
-			j = (int)e;
-	for (size_t k = 0; j >= 0 && k < g->nfns; k++) {
-		const struct pmc__fn_rec *o = pmc__fn_in(old, &g->fns[k]);
-		double d = g->fns[k].cost[j] - (o ? o->cost[j] : 0);
-
-		*total += d;
-		if (in_library(g->fns[k].object, name, path))
-			in += d;
-	}
-	for (size_t k = 0; j >= 0 && k < old->nfns; k++)
-		if (!pmc__fn_in(g, &old->fns[k])) {
-			*total -= old->fns[k].cost[j];
-			if (in_library(old->fns[k].object, name, path))
-				in -= old->fns[k].cost[j];
-		}
-	return in;
-}
-
-/* ", +N of the difference (P%) lies in it", where the sim backend measured
- * the functions on both sides. */
-static void share_of(FILE *f, const struct pmc__region_rec *old, const struct pmc__region_rec *g,
-		     const char *label, const char *name, const char *path)
-{
-	double total, in;
-	char d[48];
-
-	if (!g || !old || !old->nfns || !g->nfns)
-		return;
-	in = change_in_object(old, g, label, name, path, &total);
-	pmc__fmt_num(d, sizeof(d), fabs(in));
-	if (total != 0 && in == 0)
-		fprintf(f, ", none of the difference lies in it");
-	else if (total != 0)
-		fprintf(f, ", %s%s of the difference (%.0f%%) lies in it", in < 0 ? "-" : "+", d,
-			100.0 * in / total);
-}
-
-/*
- * Whose change was it, first: the libraries that are not those the budget
- * was calibrated with (its case's library lines, or SUITE.calibration.json
- * for a file calibrated before them), each with both identities and its
- * part of the difference.  Malloc'd text to put before the figures, or NULL.
- */
-static char *name_libraries(const struct pmc__result *r, const char *budget_source,
-			    const struct pmc__region_rec *old, const struct pmc__region_rec *g,
-			    const char *label)
-{
-	struct pmc__library_change ch[8];
-	size_t n = pmc__libraries_changed(r, budget_source, ch, PMC__COUNT(ch)), cap = 0;
-	char *text = NULL;
-	FILE *f = n ? open_memstream(&text, &cap) : NULL;
-
-	if (!f)
-		return NULL;
-	for (size_t i = 0; i < n && i < PMC__COUNT(ch); i++) {
-		char line[PATH_MAX + 1024];
-
-		pmc__library_change_text(&ch[i], "calibration", line, sizeof(line));
-		fprintf(f, "%s%s", i ? "; " : "", line);
-		share_of(f, old, g, label, ch[i].was.name[0] ? ch[i].was.name : ch[i].now.name,
-			 ch[i].path);
-	}
-	if (n > PMC__COUNT(ch))
-		fprintf(f, "; and %zu more libraries", n - PMC__COUNT(ch));
-	fclose(f);
-	return text;
-}
-
-/*
- * Whose change was it, after the figures: pmcheck's own libraries that are
- * another build than when the budget was calibrated (SUITE.calibration.json
- * beside it), and pmcheck's version.  Malloc'd text to append, or NULL.
- */
-static char *explain_provenance(const struct pmc__result *r, const char *budget_source,
-				const struct pmc__region_rec *old, const struct pmc__region_rec *g,
-				const char *label)
-{
-	struct pmc__calibration_file cf;
-	struct pmc__object_change ch[8];
-	char *text = NULL;
-	size_t n, k = 0, cap = 0;
-	FILE *f;
-
-	if (pmc__calibration_load(budget_source, &cf))
-		return NULL;
-	n = cf.nobjects ? pmc__objects_diff(cf.objects, cf.nobjects, r->objects, r->nobjects, ch, 8)
-			: 0;
-	for (size_t i = 0; i < n; i++)
-		if (ch[i].pmcheck)
-			ch[k++] = ch[i];
-	f = k || (cf.pmcheck[0] && strcmp(cf.pmcheck, PMCHECK_VERSION_STRING))
-		    ? open_memstream(&text, &cap) : NULL;
-	if (f) {
-		fprintf(f, " Since calibration (%s):", cf.path);
-		for (size_t i = 0; i < k; i++) {
-			char line[400];
-
-			pmc__object_change_text(&ch[i], "calibration", line, sizeof(line));
-			fprintf(f, "%s %s", i ? ";" : "", line);
-			share_of(f, old, g, label, pmc__file_part(ch[i].path), ch[i].now ? ch[i].path : NULL);
-		}
-		if (cf.pmcheck[0] && strcmp(cf.pmcheck, PMCHECK_VERSION_STRING))
-			fprintf(f, "%s calibrated with pmcheck %s, measured with pmcheck %s", k ? ";" : "",
-				cf.pmcheck, PMCHECK_VERSION_STRING);
-		fputc('.', f);
-		fclose(f);
-	}
-	pmc__calibration_release(&cf);
-	return text;
-}
-
-
 /* The case's result record: everything the reports, calibration and
  * comparison need, built here and nowhere else. */
 int pmc__result_record(struct pmc_test *t, struct pmc__result *r)
@@ -675,8 +539,8 @@ int pmc__result_record(struct pmc_test *t, struct pmc__result *r)
 				excused += ex > 0;
 				why = ex == 0 ? explain_budget(&old, g, label, path) : NULL;
 			}
-			whose = ex == 0 ? explain_provenance(r, c->budget_source, &old, g, label) : NULL;
-			libs = ex == 0 ? name_libraries(r, c->budget_source, &old, g, label) : NULL;
+			whose = ex == 0 ? pmc__provenance_after(r, c->budget_source, &old, g, label) : NULL;
+			libs = ex == 0 ? pmc__libraries_before(r, c->budget_source, &old, g, label) : NULL;
 			calibrated_free(&old);
 			if (ex == 0 && t->backend == PMC_BACKEND_SIM) {
 				int moved = engine_moved(t, r, c, cr);

@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * hwdb's private interface.  The files: ini.c (INI with line numbers),
- * budget.c (bounds), pattern.c (the map's regex guard), db.c (open, map,
- * models), lookup.c (key chain, budget files), lint.c (check), writer.c
- * (budget lines), cpuid.c (the CPU's identity).
+ * budget.c (bounds, names in budget files), pattern.c (the map's regex
+ * guard), db.c (open, map, models), lookup.c (key chain, budget files and
+ * their library lines read), lint.c (check), writer.c (budget and library
+ * lines written), library.c (a library line's form; who a loaded object
+ * is: soname, dpkg package), cpuid.c (the CPU's identity).
  */
 #ifndef PMCHECK_HWDB_INT_H
 #define PMCHECK_HWDB_INT_H
@@ -48,7 +50,7 @@ int pmc__ini_parse(const char *name, const char *text, size_t len, pmc_ini_handl
 int pmc__ini_parse_path(const char *path, pmc_ini_handler handler, void *user,
 			const struct pmc__ini_opts *opts, struct pmc_error *err);
 
-/* lookup.c: can a budget file name this test or region?  Not empty, no
+/* budget.c: can a budget file name this test, region or library?  Not empty, no
  * blank (ASCII or Unicode: a non-breaking space looks like a blank), no
  * control character, none of = : ; # [ ], valid UTF-8, under 200 bytes.
  * NULL when it can, else the reason. */

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The libraries a case ran with, as calibration records them in the
- * case's section of a budget file, one line per shared object:
+ * case's section of a budget file, one line per shared object (lookup.c
+ * reads them, writer.c writes them):
  *
  *   library:libexpat.so.1 = build-id:a2f37366... package:libexpat1=2.5.0-1+deb12u1
  *
@@ -122,53 +123,6 @@ int pmc__library_format(const struct pmc_library *l, char *buf, size_t size)
 	if (pmc__library_parse(name, value, &back, why, sizeof(why)))
 		return -EINVAL;
 	return snprintf(buf, size, "%s = %s", name, value) < (int)size ? 0 : -ENAMETOOLONG;
-}
-
-/* ---- reading a case's libraries ---------------------------------------------------------- */
-
-struct read_ctx {
-	const char *path, *test;
-	struct pmc_library *v;
-	size_t n;
-};
-
-static int read_handler(void *user, const char *section, const char *name, const char *value,
-			int line, struct pmc_error *err)
-{
-	struct read_ctx *c = user;
-	struct pmc__budget_ctx b = { c->path, NULL, NULL, false, 0 };
-	struct pmc_library *grown;
-	char why[8];
-	int rc;
-
-	/* Every line is checked, as a lookup checks it. */
-	if ((rc = pmc__budget_handler(&b, section, name, value, line, err)))
-		return rc;
-	if (!pmc__library_line(name) || strcmp(section, c->test))
-		return 0;
-	grown = realloc(c->v, (c->n + 1) * sizeof(*grown));
-	if (!grown)
-		return pmc__fail(err, -ENOMEM, c->path, -1, "out of memory");
-	c->v = grown;
-	pmc__library_parse(name, value, &c->v[c->n], why, sizeof(why));
-	c->v[c->n++].line = line;
-	return 0;
-}
-
-int pmc_hwdb_libraries(const char *budget_file, const char *test, struct pmc_library **out,
-		       size_t *n, struct pmc_error *err)
-{
-	struct read_ctx c = { budget_file, test, NULL, 0 };
-	int rc = pmc__ini_parse_path(budget_file, read_handler, &c, NULL, err);
-
-	if (rc) {
-		free(c.v);
-		c.v = NULL;
-		c.n = 0;
-	}
-	*out = c.v;
-	*n = c.n;
-	return rc;
 }
 
 /* ---- identifying loaded objects --------------------------------------------------------- */
