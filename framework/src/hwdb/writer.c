@@ -81,6 +81,37 @@ static bool name_ok(const char *s)
 	return *s && !strpbrk(s, "=:;#[]\n\r\t ") && strlen(s) < 200;
 }
 
+/* dir/budgets/KEY/SUITE.ini into path, its directory made, its text read
+ * ("" when it does not exist yet): 0, or an error naming it. */
+static int read_budget_file(const char *dir, const char *key, const char *suite, char *path,
+			    size_t size, char **text, size_t *len, struct pmc_error *err)
+{
+	int rc = 0;
+
+	if (pmc__snprintf(path, size, "%s/budgets/%s", dir, key) < 0 || (rc = pmc__mkdir_p(path)))
+		return pmc__fail(err, rc ? rc : -ENAMETOOLONG, path, -1, "cannot create %s: %s", path,
+				 strerror(rc ? -rc : ENAMETOOLONG));
+	pmc__snprintf(path, size, "%s/budgets/%s/%s.ini", dir, key, suite);
+	rc = pmc__read_file(path, text, len);
+	if (rc == -ENOENT) {
+		*len = 0;
+		rc = (*text = strdup("")) ? 0 : -ENOMEM;
+	}
+	return rc ? pmc__fail(err, rc, path, -1, "cannot read %s: %s", path, strerror(-rc)) : 0;
+}
+
+/* out[0..len) written atomically to path; text and out freed: 0, or an
+ * error naming path. */
+static int write_budget_file(const char *path, char *text, char *out, size_t len,
+			     struct pmc_error *err)
+{
+	int rc = pmc_write_file_atomic(path, out, len);
+
+	free(text);
+	free(out);
+	return rc ? pmc__fail(err, rc, path, -1, "cannot write %s: %s", path, strerror(-rc)) : 0;
+}
+
 int pmc_hwdb_write_budget(const char *dir, const char *key, const char *suite, const char *test,
 			  const char *region, const char *event, const char *bound,
 			  char *old_line, size_t old_size, struct pmc_error *err)
@@ -122,20 +153,8 @@ int pmc_hwdb_write_budget(const char *dir, const char *key, const char *suite, c
 		if ((rc = pmc_budget_parse(only, &check, err)))
 			return rc;
 	}
-	if (pmc__snprintf(path, sizeof(path), "%s/budgets/%s", dir, key) < 0 ||
-	    (rc = pmc__mkdir_p(path)) != 0)
-		return pmc__fail(err, rc ? rc : -ENAMETOOLONG, path, -1, "cannot create %s: %s", path,
-				 strerror(rc ? -rc : ENAMETOOLONG));
-	pmc__snprintf(path, sizeof(path), "%s/budgets/%s/%s.ini", dir, key, suite);
-	rc = pmc__read_file(path, &text, &len);
-	if (rc) {
-		if (rc != -ENOENT)
-			return pmc__fail(err, rc, path, -1, "cannot read %s: %s", path, strerror(-rc));
-		text = strdup("");
-		len = 0;
-		if (!text)
-			return pmc__fail(err, -ENOMEM, path, -1, "out of memory");
-	}
+	if ((rc = read_budget_file(dir, key, suite, path, sizeof(path), &text, &len, err)))
+		return rc;
 	pmc__snprintf(newline, sizeof(newline), "%s = %s %s", region, event, bound);
 	cap = len + strlen(newline) + strlen(test) + 64;
 	out = malloc(cap);
@@ -226,12 +245,7 @@ int pmc_hwdb_write_budget(const char *dir, const char *key, const char *suite, c
 		out = out2;
 		outlen = o2;
 	}
-	rc = pmc_write_file_atomic(path, out, outlen);
-	free(text);
-	free(out);
-	if (rc)
-		return pmc__fail(err, rc, path, -1, "cannot write %s: %s", path, strerror(-rc));
-	return 0;
+	return write_budget_file(path, text, out, outlen, err);
 }
 
 /* ---- writing a case's library lines ------------------------------------------------ */
@@ -268,16 +282,8 @@ int pmc_hwdb_write_libraries(const char *dir, const char *key, const char *suite
 					 l[i].name, l[i].id, test);
 		lines_len += strlen(line) + 1;
 	}
-	if (pmc__snprintf(path, sizeof(path), "%s/budgets/%s", dir, key) < 0 ||
-	    (rc = pmc__mkdir_p(path)) != 0)
-		return pmc__fail(err, rc ? rc : -ENAMETOOLONG, path, -1, "cannot create %s: %s", path,
-				 strerror(rc ? -rc : ENAMETOOLONG));
-	pmc__snprintf(path, sizeof(path), "%s/budgets/%s/%s.ini", dir, key, suite);
-	rc = pmc__read_file(path, &text, &len);
-	if (rc == -ENOENT && (text = strdup("")))
-		rc = 0;
-	if (rc)
-		return pmc__fail(err, rc, path, -1, "cannot read %s: %s", path, strerror(-rc));
+	if ((rc = read_budget_file(dir, key, suite, path, sizeof(path), &text, &len, err)))
+		return rc;
 	cap = len + lines_len + strlen(test) + 8;
 	if (!(out = malloc(cap))) {
 		free(text);
@@ -316,10 +322,5 @@ int pmc_hwdb_write_libraries(const char *dir, const char *key, const char *suite
 		out[o++] = '\n';
 	}
 	outlen += lines_len;
-	rc = pmc_write_file_atomic(path, out, outlen);
-	free(text);
-	free(out);
-	if (rc)
-		return pmc__fail(err, rc, path, -1, "cannot write %s: %s", path, strerror(-rc));
-	return 0;
+	return write_budget_file(path, text, out, outlen, err);
 }

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Another libexpat.so.1: the same soname and the three functions libident
- * calls, built here, from no package, doing other work (one calloc, no
- * malloc; a scan for '<' instead of a parse).  test_libraries.py puts it
+ * Another libexpat.so.1: the same soname and the three functions the
+ * README's quick start (ci/quickstart-c/gate.c) calls, built here, from no
+ * package, doing other work (one calloc, no malloc; a scan for '<' instead
+ * of a parse).  test_libraries.py puts it
  * first with LD_LIBRARY_PATH, as an upgraded library would be.
  */
 #include <stdlib.h>

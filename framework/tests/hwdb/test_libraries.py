@@ -2,8 +2,9 @@
 # SPDX-License-Identifier: MIT
 """A library changed under a calibrated program is named, on perf and sim.
 
-libident gates Debian's libexpat (instructions on the simulator, calls of
-malloc with uprobes and on the simulator; the calls under "any").  It is
+The README's quick start gates Debian's libexpat (instructions on the
+simulator, calls of malloc with uprobes and on the simulator; the calls
+under "any").  It is
 calibrated; then another libexpat.so.1 (the same soname, built here, from no
 package, doing other work) comes first through LD_LIBRARY_PATH.  Every
 failed budget must name the library with its identity at calibration
@@ -12,7 +13,7 @@ figures.  Then: a dpkg database that says another version owns the file;
 a budget file from before the library lines (named from the calibration
 file); a malformed library line (file:line, from the run and hwdb check).
 
-usage: test_libraries.py LIBIDENT STUB_LIBRARY PMCHECK_CLI
+usage: test_libraries.py QUICKSTART_GATE STUB_LIBRARY PMCHECK_CLI
 """
 import json
 import os
@@ -90,13 +91,13 @@ def main():
     p = run("--calibrate=2", f"--hwdb={hw}")
     perf = "parse_calls" in p.stdout and "calls:malloc = " in p.stdout
     check(p.returncode == 0, f"calibrate on perf: {p.returncode}\n{p.stdout}{p.stderr}")
-    files = [os.path.join(r, f) for r, _, fs in os.walk(hw) for f in fs if f == "libident.ini"]
+    files = [os.path.join(r, f) for r, _, fs in os.walk(hw) for f in fs if f == "xml.ini"]
     line = re.compile(r"^library:libexpat\.so\.1 = build-id:%s%s$" %
                       (old_id, re.escape(f" package:{pkg}={ver}") if pkg else ""), re.M)
     check(len(files) == 2 and all(line.search(open(f).read()) for f in files),
           f"both budget files (the sim key and any) record libexpat with its package and build ID: "
           f"{[(f, open(f).read()) for f in files]}")
-    anyfile = os.path.join(hw, "budgets", "any", "libident.ini")
+    anyfile = os.path.join(hw, "budgets", "any", "xml.ini")
     check(os.path.exists(anyfile) and "[parse_calls]" in open(anyfile).read(), "calls under any")
     p = run("--backend=sim", f"--hwdb={hw}")
     check(p.returncode == 0, f"unchanged, sim passes: {p.returncode}\n{p.stdout}")
@@ -107,7 +108,7 @@ def main():
         out = os.path.join(d, "perf.json")
         p = run(f"--hwdb={hw}", f"--json={out}", env=stub_env)
         fails = failed_checks(out)
-        msg = fails.get(("libident.parse_calls", "calls:malloc"), "")
+        msg = fails.get(("xml.parse_calls", "calls:malloc"), "")
         check(p.returncode == 1 and named_first(msg, "calls:malloc", was, now),
               f"perf: calls:malloc under any names the library, both identities, before the figures:\n{msg}\n{p.stdout}")
         check(f"library libexpat.so.1 changed since calibration (was {was}" in p.stdout,
@@ -119,7 +120,7 @@ def main():
     p = run("--backend=sim", f"--hwdb={hw}", f"--json={out}", f"--junit={junit}",
             env=dict(stub_env, PMCHECK_SIM_ENV="LD_LIBRARY_PATH"))
     fails = failed_checks(out)
-    for case, event in (("libident.parse", "instructions:u"), ("libident.parse_calls", "calls:malloc")):
+    for case, event in (("xml.parse", "instructions:u"), ("xml.parse_calls", "calls:malloc")):
         msg = fails.get((case, event), "")
         check(named_first(msg, event, was, now),
               f"sim: {case} {event} names the library, both identities, before the figures:\n{msg}")
@@ -139,7 +140,7 @@ def main():
     out = os.path.join(d, "dpkg.json")
     p = run("--backend=sim", f"--hwdb={hw}", f"--json={out}",
             env=dict(stub_env, DPKG_ADMINDIR=admin, PMCHECK_SIM_ENV="LD_LIBRARY_PATH:DPKG_ADMINDIR"))
-    msg = failed_checks(out).get(("libident.parse", "instructions:u"), "")
+    msg = failed_checks(out).get(("xml.parse", "instructions:u"), "")
     check(named_first(msg, "instructions:u", was, now_pkg),
           f"the package version dpkg gives now is shown beside the one calibrated:\n{msg}")
 
@@ -149,9 +150,9 @@ def main():
     with open(anyfile, "w") as f:
         f.write("".join(ln for ln in text.splitlines(True) if not ln.startswith("library:")))
     out = os.path.join(d, "old.json")
-    run("--backend=sim", "--filter=libident.parse_calls", f"--hwdb={hw}", f"--json={out}",
+    run("--backend=sim", "--filter=xml.parse_calls", f"--hwdb={hw}", f"--json={out}",
         env=dict(stub_env, PMCHECK_SIM_ENV="LD_LIBRARY_PATH"))
-    msg = failed_checks(out).get(("libident.parse_calls", "calls:malloc"), "")
+    msg = failed_checks(out).get(("xml.parse_calls", "calls:malloc"), "")
     check(named_first(msg, "calls:malloc", f"its package not recorded, build ID {old_id[:12]}", now),
           f"without library lines, the calibration file's build ID:\n{msg}")
 
@@ -161,7 +162,7 @@ def main():
         f.write(text.replace(f"build-id:{old_id}", "build-id:not-hex", 1))
     bad = [i + 1 for i, ln in enumerate(text.splitlines()) if ln.startswith("library:libexpat")][0]
     where = f"{anyfile}:{bad}: "
-    p = run("--backend=sim", "--filter=libident.parse_calls", f"--hwdb={hw}")
+    p = run("--backend=sim", "--filter=xml.parse_calls", f"--hwdb={hw}")
     check(p.returncode == 2 and where in p.stdout and "calibrate again, or delete the line" in p.stdout,
           f"a malformed library line is an error naming {where}: {p.returncode}\n{p.stdout}")
     p = subprocess.run([CLI, "hwdb", "check", f"--hwdb={hw}"], capture_output=True, text=True, timeout=60)

@@ -16,47 +16,11 @@
 
 #include "../t.h"
 
-static char *tmpdir(void)
-{
-	static char dir[64];
-
-	strcpy(dir, "/tmp/pmcheck-library-XXXXXX");
-	if (!mkdtemp(dir))
-		abort();
-	return dir;
-}
-
-static void put(const char *path, const char *text)
-{
-	char cmd[PATH_MAX + 64];
-	FILE *f;
-
-	snprintf(cmd, sizeof(cmd), "mkdir -p \"$(dirname '%s')\"", path);
-	if (system(cmd) != 0 || !(f = fopen(path, "w")))
-		abort();
-	fputs(text, f);
-	fclose(f);
-}
-
-static char *slurp(const char *path)
-{
-	static char buf[16384];
-	FILE *f = fopen(path, "r");
-	size_t n;
-
-	if (!f)
-		return NULL;
-	n = fread(buf, 1, sizeof(buf) - 1, f);
-	buf[n] = '\0';
-	fclose(f);
-	return buf;
-}
-
 #define BUILD_ID "build-id:a2f37366bc9782b9306773fd6318838fbae5ad5d"
 
 T_CASE(lines_read_and_written_back)
 {
-	const char *dir = tmpdir();
+	const char *dir = t_tmpdir("library"), *file = "budgets/any/s.ini";
 	char path[PATH_MAX];
 	struct pmc_library libs[2] = {
 		{ "libexpat.so.1", BUILD_ID, "libexpat1", "2.5.0-1+deb12u1", 0 },
@@ -67,12 +31,12 @@ T_CASE(lines_read_and_written_back)
 	const char *text;
 
 	snprintf(path, sizeof(path), "%s/budgets/any/s.ini", dir);
-	put(path, "; kept\n[other]\nwork = calls:f = 1\nlibrary:libc.so.6 = " BUILD_ID "\n\n"
+	t_write(dir, file, "; kept\n[other]\nwork = calls:f = 1\nlibrary:libc.so.6 = " BUILD_ID "\n\n"
 		  "[t]\nparse = calls:malloc = 16 ; calibrated\nlibrary:libold.so.2 = " BUILD_ID
 		  "\n; a comment in the case\n\n[last]\nx = calls:g = 2\n");
 	T_CHECK(pmc_hwdb_write_libraries(dir, "any", "s", "t", libs, 2, &err) == 0, "%s",
 		err.message);
-	text = slurp(path);
+	text = t_read(dir, file);
 	T_CHECK(text && !strcmp(text,
 				"; kept\n[other]\nwork = calls:f = 1\nlibrary:libc.so.6 = " BUILD_ID "\n\n"
 				"[t]\nparse = calls:malloc = 16 ; calibrated\n; a comment in the case\n"
@@ -94,13 +58,13 @@ T_CASE(lines_read_and_written_back)
 	T_CHECK(pmc_hwdb_write_libraries(dir, "any", "s", "new", libs, 1, &err) == 0 &&
 			pmc_hwdb_write_libraries(dir, "any", "s", "new", libs, 1, &err) == 0,
 		"%s", err.message);
-	text = slurp(path);
+	text = t_read(dir, file);
 	T_CHECK(strstr(text, "x = calls:g = 2\n\n[new]\nlibrary:libexpat.so.1 = ") &&
 			strstr(text, "[new]") == strrchr(text, '[') - 0 &&
 			!strstr(strstr(text, "[new]") + 40, "library:libexpat"),
 		"a new section at the end, once:\n%s", text);
 	T_CHECK(pmc_hwdb_write_libraries(dir, "any", "s", "t", NULL, 0, &err) == 0 &&
-			!strstr(slurp(path), "libplugin"),
+			!strstr(t_read(dir, file), "libplugin"),
 		"no libraries: the lines go");
 	libs[0].package[0] = 'X'; /* not a package name: refused, the file left */
 	T_CHECK(pmc_hwdb_write_libraries(dir, "any", "s", "t", libs, 1, &err) == -EINVAL &&
@@ -127,7 +91,7 @@ T_CASE(malformed_lines_named_with_file_and_line)
 	};
 
 	for (size_t i = 0; i < sizeof(table) / sizeof(table[0]); i++) {
-		const char *dir = tmpdir(), *dirs[1] = { dir };
+		const char *dir = t_tmpdir("library"), *dirs[1] = { dir };
 		char path[PATH_MAX], text[512], where[PATH_MAX + 16];
 		struct pmc_budget_key key = { "s", "t", "parse", "calls:malloc", "perf", "x" };
 		struct pmc_library *got = NULL;
@@ -138,7 +102,7 @@ T_CASE(malformed_lines_named_with_file_and_line)
 
 		snprintf(path, sizeof(path), "%s/budgets/any/s.ini", dir);
 		snprintf(text, sizeof(text), "[t]\nparse = calls:malloc = 16\n%s\n", table[i].line);
-		put(path, text);
+		t_write(dir, "budgets/any/s.ini", text);
 		snprintf(where, sizeof(where), "%s:3: ", path);
 		T_CHECK(pmc_hwdb_libraries(path, "t", &got, &n, &err) == PMC_E_SYNTAX && !got &&
 				strstr(err.message, where) && strstr(err.message, table[i].what) &&
@@ -154,7 +118,7 @@ T_CASE(malformed_lines_named_with_file_and_line)
 		pmc_hwdb_free(db);
 	}
 	{
-		const char *dir = tmpdir(), *dirs[1] = { dir };
+		const char *dir = t_tmpdir("library"), *dirs[1] = { dir };
 		char path[PATH_MAX];
 		struct pmc_hwdb *db;
 		struct pmc_error err;
@@ -164,13 +128,13 @@ T_CASE(malformed_lines_named_with_file_and_line)
 		pmc_hwdb_check(db, &builtin, &err);
 		pmc_hwdb_free(db);
 		snprintf(path, sizeof(path), "%s/budgets/any/s.ini", dir);
-		put(path, "library:libc.so.6 = " BUILD_ID "\n");
+		t_write(dir, "budgets/any/s.ini", "library:libc.so.6 = " BUILD_ID "\n");
 		T_CHECK(pmc_hwdb_open(&db, dirs, 1, &err) == 0 &&
 				pmc_hwdb_check(db, &budgets, &err) != 0 &&
 				strstr(err.message, ":1: library line outside a [test] section"),
 			"outside a section: %s", err.message);
 		pmc_hwdb_free(db);
-		put(path, "[t]\nlibrary:libc.so.6 = " BUILD_ID "\nlibrary:libc.so.6 = " BUILD_ID "\n");
+		t_write(dir, "budgets/any/s.ini", "[t]\nlibrary:libc.so.6 = " BUILD_ID "\nlibrary:libc.so.6 = " BUILD_ID "\n");
 		T_CHECK(pmc_hwdb_open(&db, dirs, 1, &err) == 0 &&
 				pmc_hwdb_check(db, &budgets, &err) != 0 &&
 				strstr(err.message, ":3: [t] library:libc.so.6 is given twice (the first is at line 2") &&
@@ -187,28 +151,25 @@ T_CASE(malformed_lines_named_with_file_and_line)
 static const char *fake_dpkg(const char *dir, const char *lib_a, const char *lib_b)
 {
 	static char admin[PATH_MAX];
-	char path[PATH_MAX + 64], text[2 * PATH_MAX + 64];
+	char text[2 * PATH_MAX + 64];
 
 	snprintf(admin, sizeof(admin), "%s/dpkg", dir);
-	snprintf(path, sizeof(path), "%s/info/libfoo1:amd64.list", admin);
 	snprintf(text, sizeof(text), "/.\n/lib\n%s\n", lib_a);
-	put(path, text);
-	snprintf(path, sizeof(path), "%s/info/bar.list", admin);
+	t_write(dir, "dpkg/info/libfoo1:amd64.list", text);
 	snprintf(text, sizeof(text), "/usr/lib/x\n%s\n", lib_b);
-	put(path, text);
-	snprintf(path, sizeof(path), "%s/info/libfoo1:amd64.md5sums", admin);
-	put(path, "not a list\n");
-	snprintf(path, sizeof(path), "%s/status", admin);
-	put(path, "Package: libfoo1\nStatus: install ok installed\nArchitecture: i386\nVersion: 9.9\n\n"
-		  "Package: libfoo1\nStatus: install ok installed\nArchitecture: amd64\n"
-		  "Multi-Arch: same\nVersion: 1:2.7.1-1~bpo12+1\n\n"
-		  "Package: bar\nArchitecture: all\nVersion: 0.1\n");
+	t_write(dir, "dpkg/info/bar.list", text);
+	t_write(dir, "dpkg/info/libfoo1:amd64.md5sums", "not a list\n");
+	t_write(dir, "dpkg/status",
+		"Package: libfoo1\nStatus: install ok installed\nArchitecture: i386\nVersion: 9.9\n\n"
+		"Package: libfoo1\nStatus: install ok installed\nArchitecture: amd64\n"
+		"Multi-Arch: same\nVersion: 1:2.7.1-1~bpo12+1\n\n"
+		"Package: bar\nArchitecture: all\nVersion: 0.1\n");
 	return admin;
 }
 
 T_CASE(packages_from_the_dpkg_database)
 {
-	const char *dir = tmpdir(), *admin;
+	const char *dir = t_tmpdir("library"), *admin;
 	char a[PATH_MAX], b[PATH_MAX], link[PATH_MAX], none[PATH_MAX];
 	const char *paths[3];
 	struct pmc_library out[3];
@@ -217,8 +178,8 @@ T_CASE(packages_from_the_dpkg_database)
 	snprintf(b, sizeof(b), "%s/usr/lib/libbar.so", dir);
 	snprintf(link, sizeof(link), "%s/lib/libfoo.so.1", dir);
 	snprintf(none, sizeof(none), "%s/lib/libnone.so", dir);
-	put(a, "x");
-	put(none, "x");
+	t_write(dir, "lib/libfoo.so.1.2", "x");
+	t_write(dir, "lib/libnone.so", "x");
 	T_CHECK(symlink(a, link) == 0, "symlink %s", link);
 	/* bar's list names its file with /usr before the path it is loaded
 	 * by, as Debian 13 records /usr/lib/... loaded as /lib/... */
