@@ -112,9 +112,11 @@ out, junit = os.path.join(d, "lib.json"), os.path.join(d, "lib.xml")
 p = run(f"--json={out}", f"--junit={junit}")
 case, by = checks_of(out)
 msg = by.get("instructions:u", {}).get("message", "")
-said = re.compile(r"liblayoutdep\.so\.1: another build than at calibration \(build ID [0-9a-f]{12} -> "
-                  r"build ID [0-9a-f]{12}\), \+\d+ of the difference \(100%\) lies in it")
-check(p.returncode == 1 and said.search(msg), f"the failed check names the library and its share: {msg}")
+said = re.compile(r"library liblayoutdep\.so\.1 changed since calibration \(was no package, build ID [0-9a-f]{12}; "
+                  r"now no package, build ID [0-9a-f]{12}, [^ ]*/liblayoutdep\.so\.1\), "
+                  r"\+\d+ of the difference \(100%\) lies in it; measured ")
+check(p.returncode == 1 and said.search(msg) and msg.startswith('region "work", instructions:u: library '),
+      f"the failed check names the library, both identities and its share, before the figures: {msg}")
 check(said.search(p.stdout), f"the console names it:\n{p.stdout}")
 text = ET.parse(junit).getroot().find(".//failure")
 check(text is not None and said.search((text.get("message") or "") + (text.text or "")),

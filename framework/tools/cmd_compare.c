@@ -18,10 +18,11 @@ int cmd_compare(int argc, char **argv)
 		{ "force", no_argument, NULL, 'f' },
 		{ "json", required_argument, NULL, 'j' },
 		{ "markdown", required_argument, NULL, 'm' },
+		{ "moved-cases", required_argument, NULL, 'c' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
-	const char *files[2], *json_path = NULL, *md_path = NULL;
+	const char *files[2], *json_path = NULL, *md_path = NULL, *moved_path = NULL;
 	struct pmc__tolerance tols = { 0 };
 	bool force = false, allow_missing = false;
 	struct pmc__results docs[2] = { { 0 }, { 0 } };
@@ -48,6 +49,9 @@ int cmd_compare(int argc, char **argv)
 			break;
 		case 'm':
 			md_path = optarg;
+			break;
+		case 'c':
+			moved_path = optarg;
 			break;
 		}
 	}
@@ -77,6 +81,19 @@ int cmd_compare(int argc, char **argv)
 			status = PMC_EXIT_ERROR;
 		}
 		free(md);
+	}
+	if (moved_path) {
+		char *text = NULL;
+		size_t len = 0;
+		FILE *f = open_memstream(&text, &len);
+
+		if (f)
+			pmc__compare_moved(rep, f);
+		if (!f || fclose(f) || pmc_write_file_atomic(moved_path, text, len) != 0) {
+			fprintf(stderr, "pmcheck compare: cannot write %s\n", moved_path);
+			status = PMC_EXIT_ERROR;
+		}
+		free(text);
 	}
 	json_decref(rep);
 	pmc__results_release(&docs[0]);

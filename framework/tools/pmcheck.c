@@ -90,12 +90,14 @@ static const struct cli_command commands[] = {
 	  "                         (default: exact for deterministic events, 2% for noisy)\n"
 	  "  --tolerance=EVENT=PCT  tolerance for one event (repeatable)\n"
 	  "  --allow-missing        a case of OLD that NEW did not measure is not a failure\n"
-	  "  --force                compare across CPUs or backends\n"
+	  "  --force                compare across CPUs, backends or toolchains\n"
 	  "  --json=FILE            the comparison as JSON (atomically)\n"
 	  "  --markdown=FILE        the comparison as Markdown (a CI job summary)\n"
+	  "  --moved-cases=FILE     the cases whose counts moved, one per line (atomically)\n"
 	  "\n"
 	  "exit status: 0 no regression, 3 a regression or a case that did not run,\n"
-	  "2 unreadable input or runs that cannot be compared (CPU, backend), 64 usage.\n",
+	  "2 unreadable input or runs that cannot be compared (CPU, backend, the\n"
+	  "toolchain of a sim case), 64 usage.\n",
 	  cmd_compare, NULL },
 	{ "hwdb", "hwdb [options]",
 	  "the hardware database by hand: CPU models, their facts, and budgets",

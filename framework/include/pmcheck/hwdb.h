@@ -221,6 +221,64 @@ PMC_API int pmc_hwdb_write_budget(const char *dir, const char *key, const char *
 				  const char *bound, char *old_line, size_t old_size,
 				  struct pmc_error *err);
 
+/* ---- the libraries a case ran with ------------------------------------------- */
+
+/*
+ * Who a shared object is, as --calibrate records it in the case's section
+ * of each budget file it writes, one line per object the case loaded (the
+ * program itself and pmcheck's own libraries aside):
+ *
+ *   library:libexpat.so.1 = build-id:a2f37366... package:libexpat1=2.5.0-1+deb12u1
+ *
+ * name: the object's soname, or its file name when it has none; id: its GNU
+ * build ID ("build-id:HEX") or, without one, a hash of its content
+ * ("fnv1a64:HEX"), as pmc_objects_loaded() gives it; package and version:
+ * the Debian package that installed the file, both "" when none did or the
+ * system has no dpkg database.
+ */
+#define PMC_LIBRARY_NAME_MAX 200
+struct pmc_library {
+	char name[PMC_LIBRARY_NAME_MAX];
+	char id[144];
+	char package[128];
+	char version[128];
+	int line;   /* read from a budget file: its line; else 0 */
+};
+
+/* The name of each of n objects loaded from paths[i]: the file's DT_SONAME,
+ * or its file name when it has none or cannot be read.  Only name is set. */
+PMC_API void pmc_libraries_identify(const char *const *paths, struct pmc_library *out,
+				    size_t n);
+
+/*
+ * The package and version of each of n files, from dpkg's database
+ * ($DPKG_ADMINDIR, default /var/lib/dpkg: the owner from info/ *.list, read
+ * once for all n, the version from status), without running dpkg.  A file
+ * no package owns, or a system without the database, gets "" for both.
+ * 0, or -ENOMEM.
+ */
+PMC_API int pmc_libraries_packages(const char *const *paths, struct pmc_library *out, size_t n);
+
+/*
+ * The library lines of section [test] of one budget file, in *out (malloc'd,
+ * free() it; NULL and *n 0 when there are none, as in a file calibrated
+ * before pmcheck recorded them).  Every line of the file is checked as a
+ * lookup checks it: PMC_E_SYNTAX with "file:line: ..." in *err when one is
+ * malformed, -ENOENT when the file cannot be read.
+ */
+PMC_API int pmc_hwdb_libraries(const char *budget_file, const char *test,
+			       struct pmc_library **out, size_t *n, struct pmc_error *err);
+
+/*
+ * Replace the library lines of section [test] of dir/budgets/<key>/<suite>.ini
+ * with l[0..n), after its budgets; every other line stays as it was, and the
+ * file is written atomically (a file or section that does not exist yet is
+ * made).  -EINVAL naming the library when one cannot be written as a line.
+ */
+PMC_API int pmc_hwdb_write_libraries(const char *dir, const char *key, const char *suite,
+				     const char *test, const struct pmc_library *l, size_t n,
+				     struct pmc_error *err);
+
 /*
  * Parse an INI text with line numbers (the parser used for every hwdb
  * file): calls handler(user, section, name, value, line) per entry.  For

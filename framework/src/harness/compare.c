@@ -94,13 +94,16 @@ static double tolerance_for(const struct pmc__tolerance *t, const char *event, b
  */
 static json_t *compare_row(const char *cname, const char *rname, const char *ev,
 			   const struct pmc__stat_rec *os, const struct pmc__stat_rec *ns,
-			   const struct pmc__tolerance *tols, const char *blocked)
+			   const struct pmc__tolerance *tols, const char *blocked, bool sim_work)
 {
 	double omin = (double)os->min, omax = (double)os->max, nmin = (double)ns->min,
 	       nmax = (double)ns->max;
 	size_t on = os->n, nn = ns->n;
-	/* One sample cannot show that an event repeats exactly. */
-	bool det = omin == omax && nmin == nmax && on >= 2 && nn >= 2, chosen;
+	/* One sample cannot show that an event repeats exactly.  On sim, work
+	 * executed is exact for one binary: its figure is the minimum, as a
+	 * budget judges it, and a sample above it is work the code chose to do
+	 * (a first call's lazy set-up, a hash seeded by getrandom). */
+	bool det = ((omin == omax && nmin == nmax) || sim_work) && on >= 2 && nn >= 2, chosen;
 	double change = omin > 0 ? 100.0 * (nmin - omin) / omin : (nmin > 0 ? INFINITY : 0);
 	double spread = 0, tol, given = tolerance_for(tols, ev, det, &chosen);
 	const char *verdict;
@@ -125,6 +128,8 @@ static json_t *compare_row(const char *cname, const char *rname, const char *ev,
 			  : nmin > omin ? "regression" : "improvement";
 		if (chosen)
 			snprintf(reason, sizeof(reason), "deterministic, tolerance %g%%", tol);
+		else if (omin != omax || nmin != nmax)
+			snprintf(reason, sizeof(reason), "sim, work executed: each side's minimum, exact");
 		else
 			snprintf(reason, sizeof(reason), "deterministic: exact (every sample equal on each side)");
 	} else if (on < 3 || nn < 3) {
@@ -164,149 +169,6 @@ static json_t *one_sided_row(const char *cname, const char *rname, const char *e
 			 reason);
 }
 
-/* Column of an event in a region record, or -1. */
-static int event_index(const struct pmc__region_rec *g, const char *label)
-{
-	for (size_t j = 0; g && j < g->nev; j++)
-		if (!strcmp(g->ev[j].label, label))
-			return (int)j;
-	return -1;
-}
-
-/* The same function in the other run: same name and object; else same
- * name and object file name (another build directory); else the only
- * function of that name (the program itself, built under another name). */
-const struct pmc__fn_rec *pmc__fn_in(const struct pmc__region_rec *g, const struct pmc__fn_rec *f)
-{
-	const struct pmc__fn_rec *named = NULL;
-	size_t i, nnamed = 0;
-
-	for (i = 0; i < g->nfns; i++)
-		if (!strcmp(g->fns[i].name, f->name) && !strcmp(g->fns[i].object, f->object))
-			return &g->fns[i];
-	for (i = 0; i < g->nfns; i++)
-		if (!strcmp(g->fns[i].name, f->name) &&
-		    !strcmp(pmc__file_part(g->fns[i].object), pmc__file_part(f->object)))
-			return &g->fns[i];
-	for (i = 0; i < g->nfns; i++)
-		if (!strcmp(g->fns[i].name, f->name)) {
-			named = &g->fns[i];
-			nnamed++;
-		}
-	return nnamed == 1 ? named : NULL;
-}
-
-struct fn_change {
-	const char *name, *object;
-	double old, new;
-	bool unmatched; /* on one side only */
-};
-
-static int by_change(const void *a, const void *b)
-{
-	const struct fn_change *x = a, *y = b;
-	double dx = fabs(x->new - x->old), dy = fabs(y->new - y->old);
-
-	return dx < dy ? 1 : dx > dy ? -1 : 0;
-}
-
-/*
- * Which functions changed the event's cost in the region (sim attribution
- * on both sides): the PMC__ATTR_SHOWN largest changes of a function's own
- * cost, with their share of the region's change.  NULL without attribution,
- * and for rows estimated from perf samples: the difference of two
- * statistical estimates is not a measured change.
- */
-#define PMC__ATTR_SHOWN 5
-
-/* A stripped library names its functions by address; another build of it
- * moves them, so "0x16a00 +1772462" and "0x144d0 -1772462" would be one
- * function seen twice.  Where any address-named function of an object has
- * no match on the other side, all of that object's are one row,
- * "(functions by address)", whose change is the object's.  Returns the
- * number of rows left. */
-static bool by_address(const char *name)
-{
-	return name[0] == '0' && name[1] == 'x';
-}
-
-/* Every address-named row of one object made one; the rows left. */
-static size_t fold_object(struct fn_change *ch, size_t n, const char *object)
-{
-	size_t into = n, k = 0;
-
-	while (k < n) {
-		if (!by_address(ch[k].name) ||
-		    strcmp(pmc__file_part(ch[k].object), pmc__file_part(object))) {
-			k++;
-		} else if (into == n) {
-			into = k++;
-			ch[into].name = "(functions by address)";
-			ch[into].unmatched = false;
-		} else {
-			ch[into].old += ch[k].old;
-			ch[into].new += ch[k].new;
-			ch[k] = ch[--n]; /* k now holds a row not yet seen */
-		}
-	}
-	return n;
-}
-
-static size_t fold_addresses(struct fn_change *ch, size_t n)
-{
-	size_t i = 0;
-
-	while (i < n)
-		if (by_address(ch[i].name) && ch[i].unmatched)
-			n = fold_object(ch, n, ch[i].object), i = 0;
-		else
-			i++;
-	return n;
-}
-
-json_t *pmc__attribution(const struct pmc__region_rec *og, const struct pmc__region_rec *ng,
-			 const char *label)
-{
-	int oi = event_index(og, label), ni = event_index(ng, label);
-	struct fn_change *ch;
-	size_t n = 0;
-	double total = 0;
-	json_t *rows;
-
-	if (oi < 0 || ni < 0 || !og->nfns || !ng->nfns || og->nsampled || ng->nsampled)
-		return NULL;
-	ch = calloc(og->nfns + ng->nfns, sizeof(*ch));
-	if (!ch)
-		return NULL;
-	for (size_t i = 0; i < ng->nfns; i++) {
-		const struct pmc__fn_rec *o = pmc__fn_in(og, &ng->fns[i]);
-
-		ch[n++] = (struct fn_change){ ng->fns[i].name, ng->fns[i].object,
-					      o ? o->cost[oi] : 0, ng->fns[i].cost[ni], !o };
-	}
-	for (size_t i = 0; i < og->nfns; i++)
-		if (!pmc__fn_in(ng, &og->fns[i]))
-			ch[n++] = (struct fn_change){ og->fns[i].name, og->fns[i].object,
-						      og->fns[i].cost[oi], 0, true };
-	n = fold_addresses(ch, n);
-	for (size_t i = 0; i < n; i++)
-		total += ch[i].new - ch[i].old;
-	qsort(ch, n, sizeof(*ch), by_change);
-	rows = json_array();
-	for (size_t i = 0; i < n && json_array_size(rows) < PMC__ATTR_SHOWN; i++) {
-		double d = ch[i].new - ch[i].old;
-
-		if (d == 0)
-			break;
-		json_array_append_new(rows, json_pack("{s:s, s:s, s:f, s:f, s:f, s:o}", "function",
-						      ch[i].name, "object", ch[i].object, "old",
-						      ch[i].old, "new", ch[i].new, "change", d, "share",
-						      total != 0 ? json_real(d / total) : json_null()));
-	}
-	free(ch);
-	return rows;
-}
-
 /* The libraries that are another build in this run than in the baseline
  * (the programs themselves aside): "since_baseline": [text]. */
 static void since_baseline(json_t *row, const struct pmc__result *oc, const struct pmc__result *nc)
@@ -339,6 +201,29 @@ static void print_since(FILE *f, json_t *row, bool markdown)
 		fprintf(f, markdown ? "- %s\n" : "    since the baseline: %s\n", json_string_value(v));
 }
 
+/*
+ * A case counted on the simulator under another toolchain on each side (its
+ * sim profile: valgrind, cache geometry, compiler, optimisation, build
+ * type): the difference would be the toolchain's, never the change's, so
+ * the comparison names both and is refused.
+ */
+static void toolchains(const struct pmc__results *old, const struct pmc__results *new, char *why,
+		       size_t size)
+{
+	for (size_t i = 0; i < new->n; i++) {
+		const struct pmc__result *nc = &new->cases[i];
+		const struct pmc__result *oc = pmc__results_find(old, nc->name);
+
+		if (oc && oc->sim_profile && nc->sim_profile && *oc->sim_profile &&
+		    *nc->sim_profile && strcmp(oc->sim_profile, nc->sim_profile)) {
+			snprintf(why, size,
+				 "different toolchains: the baseline's %s was built and counted with %s, this run's with %s; the difference would be the toolchain's, not the change's",
+				 nc->name, oc->sim_profile, nc->sim_profile);
+			return;
+		}
+	}
+}
+
 json_t *pmc__compare(const struct pmc__results *old, const struct pmc__results *new,
 		     const struct pmc__tolerance *tols, bool force)
 {
@@ -357,6 +242,8 @@ json_t *pmc__compare(const struct pmc__results *old, const struct pmc__results *
 	else if (strcmp(oback, nback))
 		snprintf(mismatch, sizeof(mismatch), "different backends: baseline %s, this run %s",
 			 oback, nback);
+	else
+		toolchains(old, new, mismatch, sizeof(mismatch));
 	for (i = 0; i < new->n; i++) {
 		const struct pmc__result *nc = &new->cases[i];
 		const struct pmc__result *oc = pmc__results_find(old, nc->name);
@@ -376,8 +263,13 @@ json_t *pmc__compare(const struct pmc__results *old, const struct pmc__results *
 					continue;
 				}
 				{
+					const struct pmc__event_rec *e = pmc__result_event(nc, ns->label);
+					bool sim_work = nc->backend && !strcmp(nc->backend, "sim") &&
+							oc->backend && !strcmp(oc->backend, "sim") && e &&
+							pmc__event_deterministic(nc, e, ns->label, NULL);
 					json_t *row = compare_row(nc->name, nr->name, ns->label, os, ns, tols,
-								  mismatch[0] && !force ? mismatch : NULL);
+								  mismatch[0] && !force ? mismatch : NULL,
+								  sim_work);
 					const char *v = pmc__jstr(row, "verdict");
 					json_t *at = strcmp(v, "regression") && strcmp(v, "improvement")
 							     ? NULL : pmc__attribution(or, nr, ns->label);
@@ -646,7 +538,7 @@ int pmc__compare_status(json_t *rep, bool allow_missing, FILE *f)
 
 	if (json_is_string(json_object_get(rep, "mismatch"))) {
 		/* No verdict at all is not a pass: the gate would be off. */
-		fprintf(f, "error: not compared: %s (compare runs of one CPU and backend, or pass --force)\n",
+		fprintf(f, "error: not compared: %s (compare runs of one CPU, backend and toolchain, or pass --force)\n",
 			pmc__jstr(rep, "mismatch"));
 		return PMC_EXIT_ERROR;
 	}
@@ -664,4 +556,25 @@ int pmc__compare_status(json_t *rep, bool allow_missing, FILE *f)
 	}
 	return json_integer_value(json_object_get(s, "regression")) ? PMC_EXIT_REGRESSION
 								   : PMC_EXIT_PASS;
+}
+
+size_t pmc__compare_moved(json_t *rep, FILE *f)
+{
+	static const char *const moved[] = { "regression", "improvement", "tolerated", "new", "gone" };
+	json_t *row, *seen = json_object();
+	size_t i, n;
+
+	json_array_foreach(json_object_get(rep, "rows"), i, row) {
+		const char *v = pmc__jstr(row, "verdict"), *c = pmc__jstr(row, "case");
+
+		for (size_t k = 0; k < sizeof(moved) / sizeof(moved[0]); k++)
+			if (!strcmp(v, moved[k]) && !json_object_get(seen, c)) {
+				json_object_set_new(seen, c, json_true());
+				if (f)
+					fprintf(f, "%s\n", c);
+			}
+	}
+	n = json_object_size(seen);
+	json_decref(seen);
+	return n;
 }

@@ -181,6 +181,52 @@ static int write_functions(const struct pmc__result *first, const char *dir, con
 	return rc;
 }
 
+/* Each library of a[] that b[] does not hold as it is, as a line of the
+ * budget file after sign ("-" went, "+" came). */
+static void show_libraries(FILE *out, const char *sign, const struct pmc_library *a, size_t na,
+			   const struct pmc_library *b, size_t nb)
+{
+	for (size_t i = 0; i < na; i++) {
+		size_t j = 0;
+
+		while (j < nb && strcmp(a[i].name, b[j].name))
+			j++;
+		if (j < nb && !strcmp(a[i].id, b[j].id) && !strcmp(a[i].package, b[j].package) &&
+		    !strcmp(a[i].version, b[j].version))
+			continue;
+		fprintf(out, "  %s library:%s = %s%s%s%s%s\n", sign, a[i].name, a[i].id,
+			a[i].package[0] ? " package:" : "", a[i].package, a[i].package[0] ? "=" : "",
+			a[i].version);
+	}
+}
+
+/*
+ * The libraries the case ran with, in its section of the budget file under
+ * key, after its budgets: a failure where one of them differs names it, with
+ * both identities, for every budget of the case, under "any" too.  The
+ * lines that changed are shown as budgets are.
+ */
+static void write_libraries(const struct pmc__result *first, const struct pmc_library *libs,
+			    size_t n, const char *dir, const char *key, FILE *out)
+{
+	char path[PATH_MAX];
+	struct pmc_library *was = NULL;
+	size_t nwas = 0;
+	struct pmc_error err;
+
+	snprintf(path, sizeof(path), "%s/budgets/%s/%s.ini", dir, key, first->suite);
+	if (pmc_hwdb_libraries(path, first->test, &was, &nwas, &err) == PMC_E_SYNTAX ||
+	    pmc_hwdb_write_libraries(dir, key, first->suite, first->test, libs, n, &err)) {
+		fprintf(out, "  warning: the libraries of %s were not recorded: %s\n", first->name,
+			err.message);
+		free(was);
+		return;
+	}
+	show_libraries(out, "-", was, nwas, libs, n);
+	show_libraries(out, "+", libs, n, was, nwas);
+	free(was);
+}
+
 int pmc__calibrate_case(const struct pmc__result *runs, size_t nruns,
 			const struct pmc__calibration *cal, FILE *out)
 {
@@ -189,7 +235,8 @@ int pmc__calibrate_case(const struct pmc__result *runs, size_t nruns,
 	struct pmc_hwdb_match m;
 	struct pmc_cpu_id cpu;
 	size_t i, r;
-	const char *shown = NULL;
+	const char *shown = NULL, *keys[2];
+	size_t nkeys = 0;
 	int written = 0;
 	bool have_model;
 
@@ -293,12 +340,29 @@ int pmc__calibrate_case(const struct pmc__result *runs, size_t nruns,
 			if (wrc)
 				fprintf(out, "  warning: %s/budgets/%s/%s%s (who calibrated, which libraries) was not written: %s\n",
 					cal->dir, key, first->suite, PMC__CALIBRATION_SUFFIX, strerror(-wrc));
+			if (nkeys < sizeof(keys) / sizeof(keys[0]) && !(nkeys && !strcmp(keys[0], key)))
+				keys[nkeys++] = key;
 		}
 		shown = key;
 		if (old[0])
 			fprintf(out, "  - %s\n", old);
 		fprintf(out, "  + %s = %s %s\n", region, event, bound);
 		written++;
+	}
+	/* The libraries after the budgets, once per file written. */
+	if (nkeys) {
+		struct pmc_library *libs = NULL;
+		const char **paths = NULL;
+		size_t nlibs = 0;
+
+		if (pmc__libraries_of(first, true, &libs, &paths, &nlibs))
+			fprintf(out, "  warning: the libraries of %s were not recorded: out of memory\n",
+				first->name);
+		else
+			for (size_t k = 0; k < nkeys; k++)
+				write_libraries(first, libs, nlibs, cal->dir, keys[k], out);
+		free(libs);
+		free(paths);
 	}
 	if (written > 0 && first->backend && !strcmp(first->backend, "sim")) {
 		int rc = write_functions(first, cal->dir, cal->key, out);

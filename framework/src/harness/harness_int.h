@@ -190,6 +190,10 @@ void pmc__sampling_adopt(struct pmc__result *r, struct pmc__result *sampled, dou
 /* record.c: append `why` to a failed check's message, and to the case's
  * reason where the reason quotes that check.  0, or -1 out of memory. */
 int pmc__check_explain(struct pmc__result *r, struct pmc__check_rec *cr, const char *why);
+/* record.c: put `text` before a failed check's figures, after its region
+ * and event ("region \"parse\", calls:free: TEXT; measured ..."), and so in
+ * the case's reason where it quotes that check.  0, or -1 out of memory. */
+int pmc__check_preface(struct pmc__result *r, struct pmc__check_rec *cr, const char *text);
 
 /* ---- judge.c: pure ----------------------------------------------------------- */
 
@@ -406,6 +410,45 @@ size_t pmc__objects_diff(const struct pmc_object *was, size_t nwas, const struct
 /* "libexpat.so.1: another build than at calibration (build ID .. -> ..)" */
 void pmc__object_change_text(const struct pmc__object_change *c, const char *since, char *out,
 			     size_t size);
+/* The libraries of a case's objects (pmc__result.objects): each but the
+ * program (first) and pmcheck's own, with its name and id, and its package
+ * when asked; paths[i] is out[i]'s file (borrowed from r).  0 or -ENOMEM;
+ * free() both. */
+int pmc__libraries_of(const struct pmc__result *r, bool packages, struct pmc_library **out,
+		      const char ***paths, size_t *n);
+/* A library that differs from the one a budget was calibrated with: was or
+ * now has an empty name when it was not loaded then, or is not now. */
+struct pmc__library_change {
+	struct pmc_library was, now;
+	const char *path;  /* now's file, or NULL */
+	bool recorded;     /* was is a library line (with its package), not an
+			      object of SUITE.calibration.json (build ID only) */
+};
+/* The libraries of r that differ from those recorded for its case beside
+ * budget_source ("FILE:LINE"): at most max into ch; how many there are.
+ * The packages of the changed ones are looked up now (the others' never). */
+size_t pmc__libraries_changed(const struct pmc__result *r, const char *budget_source,
+			      struct pmc__library_change *ch, size_t max);
+/* "library libexpat.so.1 changed since calibration (was libexpat1 2.5.0-1,
+ * build ID a2f37366bc97; now no package, build ID 17ebad37d62a, PATH)" */
+void pmc__library_change_text(const struct pmc__library_change *c, const char *since, char *out,
+			      size_t size);
+/* What a failed budget says of whose change it was: the libraries that
+ * differ from those its case was calibrated with, each with both
+ * identities and (sim) its part of the difference, to put before the
+ * figures; and pmcheck's own libraries and version, to append.  Malloc'd
+ * text, or NULL when there is nothing to say. */
+char *pmc__libraries_before(const struct pmc__result *r, const char *budget_source,
+			    const struct pmc__region_rec *old, const struct pmc__region_rec *g,
+			    const char *label);
+char *pmc__provenance_after(const struct pmc__result *r, const char *budget_source,
+			    const struct pmc__region_rec *old, const struct pmc__region_rec *g,
+			    const char *label);
+/* attribution.c: the change of one event from old to g of the functions of
+ * one library (its soname, or the file loaded from path; path may be
+ * NULL), and of all functions (*total). */
+double pmc__change_in_library(const struct pmc__region_rec *old, const struct pmc__region_rec *g,
+			      const char *label, const char *name, const char *path, double *total);
 /* The running program's file name. */
 const char *pmc__program_name(void);
 /* budgets/KEY/SUITE.calibration.json: who calibrated a suite's budgets

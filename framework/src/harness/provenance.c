@@ -11,6 +11,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <limits.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -123,6 +124,296 @@ void pmc__object_change_text(const struct pmc__object_change *c, const char *sin
 		snprintf(out, size, "%s: loaded now, not at %s (%s)", pmc__file_part(c->path), since, b);
 	else
 		snprintf(out, size, "%s: loaded at %s, not now (%s)", pmc__file_part(c->path), since, a);
+}
+
+/* ---- the libraries a case ran with (budget files' library lines) ---------------- */
+
+int pmc__libraries_of(const struct pmc__result *r, bool packages, struct pmc_library **out,
+		      const char ***paths, size_t *n)
+{
+	struct pmc_library *l = calloc(r->nobjects + 1, sizeof(*l));
+	const char **p = calloc(r->nobjects + 1, sizeof(*p));
+	size_t k = 0;
+	int rc = 0;
+
+	*out = NULL;
+	*paths = NULL;
+	*n = 0;
+	if (!l || !p) {
+		free(l);
+		free(p);
+		return -ENOMEM;
+	}
+	/* The program itself (first) is the user's own; pmcheck's own
+	 * libraries are pmcheck's version, said apart. */
+	for (size_t i = 1; i < r->nobjects; i++)
+		if (!is_pmcheck(r->objects[i].path)) {
+			snprintf(l[k].id, sizeof(l[k].id), "%s", r->objects[i].id);
+			p[k++] = r->objects[i].path;
+		}
+	pmc_libraries_identify(p, l, k);
+	if (packages)
+		rc = pmc_libraries_packages(p, l, k);
+	if (rc) {
+		free(l);
+		free(p);
+		return rc;
+	}
+	*out = l;
+	*paths = p;
+	*n = k;
+	return 0;
+}
+
+/* The libraries recorded beside the budget: its case's library lines, or
+ * for a file calibrated before pmcheck wrote them, the objects of
+ * SUITE.calibration.json (their file names and build IDs only). */
+static int libraries_calibrated(const struct pmc__result *r, const char *budget_source,
+				struct pmc_library **out, size_t *n, bool *recorded)
+{
+	char file[PATH_MAX];
+	struct pmc_error err;
+	struct pmc__calibration_file cf;
+	char *colon;
+
+	*recorded = true;
+	snprintf(file, sizeof(file), "%s", budget_source ? budget_source : "");
+	colon = strrchr(file, ':');
+	if (colon && colon > strrchr(file, '/'))
+		*colon = '\0';
+	if (pmc_hwdb_libraries(file, r->test, out, n, &err) == 0 && *n)
+		return 0;
+	*recorded = false;
+	if (pmc__calibration_load(budget_source, &cf))
+		return -ENOENT;
+	*out = calloc(cf.nobjects + 1, sizeof(**out));
+	*n = 0;
+	for (size_t i = 1; *out && i < cf.nobjects; i++)
+		if (!is_pmcheck(cf.objects[i].path)) {
+			snprintf((*out)[*n].name, sizeof((*out)[0].name), "%s",
+				 pmc__file_part(cf.objects[i].path));
+			snprintf((*out)[*n].id, sizeof((*out)[0].id), "%s", cf.objects[i].id);
+			(*n)++;
+		}
+	pmc__calibration_release(&cf);
+	return *out ? 0 : -ENOMEM;
+}
+
+/* The object loaded now that stands for a library recorded as `name`: the
+ * first of that soname (the one symbols bind to), or of that file name. */
+static ssize_t now_named(const struct pmc_library *now, const char **paths, size_t n,
+			 const char *name)
+{
+	for (size_t j = 0; j < n; j++)
+		if (!strcmp(now[j].name, name) || !strcmp(pmc__file_part(paths[j]), name))
+			return (ssize_t)j;
+	return -1;
+}
+
+size_t pmc__libraries_changed(const struct pmc__result *r, const char *budget_source,
+			      struct pmc__library_change *ch, size_t max)
+{
+	struct pmc_library *was = NULL, *now = NULL, *look;
+	const char **paths = NULL, **lpaths;
+	size_t nwas = 0, nnow = 0, k = 0, total = 0;
+	bool recorded, *used;
+
+	if (libraries_calibrated(r, budget_source, &was, &nwas, &recorded) ||
+	    pmc__libraries_of(r, false, &now, &paths, &nnow) || !(used = calloc(nnow + 1, 1))) {
+		free(was);
+		free(now);
+		free(paths);
+		return 0;
+	}
+	for (size_t i = 0; i < nwas; i++) {
+		ssize_t j = now_named(now, paths, nnow, was[i].name);
+
+		if (j >= 0) {
+			for (size_t o = 0; o < nnow; o++) /* later ones of that name are its company */
+				used[o] |= !strcmp(now[o].name, now[j].name);
+			used[j] = true;
+		}
+		if (j >= 0 && !strcmp(now[j].id, was[i].id))
+			continue;
+		if (k < max) {
+			memset(&ch[k], 0, sizeof(ch[k]));
+			ch[k].was = was[i];
+			if (j >= 0) {
+				ch[k].now = now[j];
+				ch[k].path = paths[j];
+			}
+			ch[k++].recorded = recorded;
+		}
+		total++;
+	}
+	for (size_t j = 0; j < nnow; j++)
+		if (!used[j]) {
+			bool named = false;
+
+			for (size_t i = 0; i < nwas && !named; i++)
+				named = !strcmp(was[i].name, now[j].name);
+			if (named)
+				continue;
+			if (k < max) {
+				memset(&ch[k], 0, sizeof(ch[k]));
+				ch[k].now = now[j];
+				ch[k].path = paths[j];
+				ch[k++].recorded = recorded;
+			}
+			total++;
+		}
+	/* The packages of what is loaded now, for the changed ones only: the
+	 * database is read once, and only when something changed. */
+	look = calloc(k + 1, sizeof(*look));
+	lpaths = calloc(k + 1, sizeof(*lpaths));
+	if (look && lpaths) {
+		size_t m = 0;
+
+		for (size_t i = 0; i < k; i++)
+			if (ch[i].path)
+				lpaths[m++] = ch[i].path;
+		if (pmc_libraries_packages(lpaths, look, m) == 0)
+			for (size_t i = 0, q = 0; i < k; i++)
+				if (ch[i].path) {
+					memcpy(ch[i].now.package, look[q].package, sizeof(look[q].package));
+					memcpy(ch[i].now.version, look[q].version, sizeof(look[q].version));
+					q++;
+				}
+	}
+	free(look);
+	free(lpaths);
+	free(used);
+	free(was);
+	free(now);
+	free(paths);
+	return total;
+}
+
+/* "libexpat1 2.5.0-1+deb12u1, build ID a2f37366bc97[, PATH]" */
+static void identity_text(const struct pmc_library *l, bool recorded, const char *path,
+			  char *out, size_t size)
+{
+	char pkg[300], id[64];
+
+	if (l->package[0])
+		snprintf(pkg, sizeof(pkg), "%s %s", l->package, l->version);
+	else
+		snprintf(pkg, sizeof(pkg), "%s", recorded ? "no package" : "its package not recorded");
+	short_id(l->id, id, sizeof(id));
+	snprintf(out, size, "%s, %s%s%s", pkg, id, path ? ", " : "", path ? path : "");
+}
+
+void pmc__library_change_text(const struct pmc__library_change *c, const char *since, char *out,
+			      size_t size)
+{
+	char was[512], now[PATH_MAX + 512];
+
+	if (c->was.name[0])
+		identity_text(&c->was, c->recorded, NULL, was, sizeof(was));
+	if (c->now.name[0])
+		identity_text(&c->now, true, c->path, now, sizeof(now));
+	if (c->was.name[0] && c->now.name[0])
+		snprintf(out, size, "library %s changed since %s (was %s; now %s)", c->was.name, since,
+			 was, now);
+	else if (c->now.name[0])
+		snprintf(out, size, "library %s loaded now, not at %s (now %s)", c->now.name, since,
+			 now);
+	else
+		snprintf(out, size, "library %s loaded at %s, not now (was %s)", c->was.name, since,
+			 was);
+}
+
+/* ", +N of the difference (P%) lies in it", where the sim backend measured
+ * the functions on both sides. */
+static void share_of(FILE *f, const struct pmc__region_rec *old, const struct pmc__region_rec *g,
+		     const char *label, const char *name, const char *path)
+{
+	double total, in;
+	char d[48];
+
+	if (!g || !old || !old->nfns || !g->nfns)
+		return;
+	in = pmc__change_in_library(old, g, label, name, path, &total);
+	pmc__fmt_num(d, sizeof(d), fabs(in));
+	if (total != 0 && in == 0)
+		fprintf(f, ", none of the difference lies in it");
+	else if (total != 0)
+		fprintf(f, ", %s%s of the difference (%.0f%%) lies in it", in < 0 ? "-" : "+", d,
+			100.0 * in / total);
+}
+
+/*
+ * Whose change was it, first: the libraries that are not those the budget
+ * was calibrated with (its case's library lines, or SUITE.calibration.json
+ * for a file calibrated before them), each with both identities and its
+ * part of the difference.  Malloc'd text to put before the figures, or NULL.
+ */
+char *pmc__libraries_before(const struct pmc__result *r, const char *budget_source,
+			    const struct pmc__region_rec *old, const struct pmc__region_rec *g,
+			    const char *label)
+{
+	struct pmc__library_change ch[8];
+	size_t n = pmc__libraries_changed(r, budget_source, ch, PMC__COUNT(ch)), cap = 0;
+	char *text = NULL;
+	FILE *f = n ? open_memstream(&text, &cap) : NULL;
+
+	if (!f)
+		return NULL;
+	for (size_t i = 0; i < n && i < PMC__COUNT(ch); i++) {
+		char line[PATH_MAX + 1024];
+
+		pmc__library_change_text(&ch[i], "calibration", line, sizeof(line));
+		fprintf(f, "%s%s", i ? "; " : "", line);
+		share_of(f, old, g, label, ch[i].was.name[0] ? ch[i].was.name : ch[i].now.name,
+			 ch[i].path);
+	}
+	if (n > PMC__COUNT(ch))
+		fprintf(f, "; and %zu more libraries", n - PMC__COUNT(ch));
+	fclose(f);
+	return text;
+}
+
+/*
+ * Whose change was it, after the figures: pmcheck's own libraries that are
+ * another build than when the budget was calibrated (SUITE.calibration.json
+ * beside it), and pmcheck's version.  Malloc'd text to append, or NULL.
+ */
+char *pmc__provenance_after(const struct pmc__result *r, const char *budget_source,
+			    const struct pmc__region_rec *old, const struct pmc__region_rec *g,
+			    const char *label)
+{
+	struct pmc__calibration_file cf;
+	struct pmc__object_change ch[8];
+	char *text = NULL;
+	size_t n, k = 0, cap = 0;
+	FILE *f;
+
+	if (pmc__calibration_load(budget_source, &cf))
+		return NULL;
+	n = cf.nobjects ? pmc__objects_diff(cf.objects, cf.nobjects, r->objects, r->nobjects, ch, 8)
+			: 0;
+	for (size_t i = 0; i < n; i++)
+		if (ch[i].pmcheck)
+			ch[k++] = ch[i];
+	f = k || (cf.pmcheck[0] && strcmp(cf.pmcheck, PMCHECK_VERSION_STRING))
+		    ? open_memstream(&text, &cap) : NULL;
+	if (f) {
+		fprintf(f, " Since calibration (%s):", cf.path);
+		for (size_t i = 0; i < k; i++) {
+			char line[400];
+
+			pmc__object_change_text(&ch[i], "calibration", line, sizeof(line));
+			fprintf(f, "%s %s", i ? ";" : "", line);
+			share_of(f, old, g, label, pmc__file_part(ch[i].path), ch[i].now ? ch[i].path : NULL);
+		}
+		if (cf.pmcheck[0] && strcmp(cf.pmcheck, PMCHECK_VERSION_STRING))
+			fprintf(f, "%s calibrated with pmcheck %s, measured with pmcheck %s", k ? ";" : "",
+				cf.pmcheck, PMCHECK_VERSION_STRING);
+		fputc('.', f);
+		fclose(f);
+	}
+	pmc__calibration_release(&cf);
+	return text;
 }
 
 const char *pmc__program_name(void)

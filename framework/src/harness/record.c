@@ -383,87 +383,6 @@ static int engine_moved(struct pmc_test *t, struct pmc__result *r, struct pmc__c
 	return 1;
 }
 
-/* The change of one event from calibration to now of the functions of one
- * object (matched by file name), and of all functions (*total). */
-static double change_in_object(const struct pmc__region_rec *old, const struct pmc__region_rec *g,
-			       const char *label, const char *object, double *total)
-{
-	double in = 0;
-	int j = -1;
-
-	*total = 0;
-	for (size_t e = 0; e < g->nev; e++)
-		if (!strcmp(g->ev[e].label, label))
-			j = (int)e;
-	for (size_t k = 0; j >= 0 && k < g->nfns; k++) {
-		const struct pmc__fn_rec *o = pmc__fn_in(old, &g->fns[k]);
-		double d = g->fns[k].cost[j] - (o ? o->cost[j] : 0);
-
-		*total += d;
-		if (!strcmp(pmc__file_part(g->fns[k].object), pmc__file_part(object)))
-			in += d;
-	}
-	for (size_t k = 0; j >= 0 && k < old->nfns; k++)
-		if (!pmc__fn_in(g, &old->fns[k])) {
-			*total -= old->fns[k].cost[j];
-			if (!strcmp(pmc__file_part(old->fns[k].object), pmc__file_part(object)))
-				in -= old->fns[k].cost[j];
-		}
-	return in;
-}
-
-/*
- * Whose change was it: the libraries that are another build than when the
- * budget was calibrated (SUITE.calibration.json beside it), pmcheck's own
- * among them, with their part of the difference where the sim backend
- * measured the functions.  Malloc'd text to append, or NULL.
- */
-static char *explain_provenance(const struct pmc__result *r, const char *budget_source,
-				const struct pmc__region_rec *old, const struct pmc__region_rec *g,
-				const char *label)
-{
-	struct pmc__calibration_file cf;
-	struct pmc__object_change ch[8];
-	char *text = NULL;
-	size_t n, cap = 0;
-	FILE *f;
-
-	if (pmc__calibration_load(budget_source, &cf))
-		return NULL;
-	n = cf.nobjects ? pmc__objects_diff(cf.objects, cf.nobjects, r->objects, r->nobjects, ch, 8)
-			: 0;
-	f = n || (cf.pmcheck[0] && strcmp(cf.pmcheck, PMCHECK_VERSION_STRING))
-		    ? open_memstream(&text, &cap) : NULL;
-	if (f) {
-		fprintf(f, " Since calibration (%s):", cf.path);
-		for (size_t i = 0; i < n; i++) {
-			char line[400];
-
-			pmc__object_change_text(&ch[i], "calibration", line, sizeof(line));
-			fprintf(f, "%s %s", i ? ";" : "", line);
-			if (g && old && old->nfns && g->nfns) {
-				double total, in = change_in_object(old, g, label, ch[i].path, &total);
-				char d[48];
-
-				pmc__fmt_num(d, sizeof(d), fabs(in));
-				if (total != 0 && in == 0)
-					fprintf(f, ", none of the difference lies in it");
-				else if (total != 0)
-					fprintf(f, ", %s%s of the difference (%.0f%%) lies in it",
-						in < 0 ? "-" : "+", d, 100.0 * in / total);
-			}
-		}
-		if (cf.pmcheck[0] && strcmp(cf.pmcheck, PMCHECK_VERSION_STRING))
-			fprintf(f, "%s calibrated with pmcheck %s, measured with pmcheck %s", n ? ";" : "",
-				cf.pmcheck, PMCHECK_VERSION_STRING);
-		fputc('.', f);
-		fclose(f);
-	}
-	pmc__calibration_release(&cf);
-	return text;
-}
-
-
 /* The case's result record: everything the reports, calibration and
  * comparison need, built here and nowhere else. */
 int pmc__result_record(struct pmc_test *t, struct pmc__result *r)
@@ -610,7 +529,7 @@ int pmc__result_record(struct pmc_test *t, struct pmc__result *r)
 			const struct pmc__region_rec *g = pmc__result_region(r, c->e.region);
 			int col = pmc__column_of(t, c->e.event);
 			struct pmc__region_rec old = { 0 };
-			char path[PATH_MAX] = "", *why = NULL, *whose = NULL;
+			char path[PATH_MAX] = "", *why = NULL, *whose = NULL, *libs = NULL;
 			const char *label = g && col >= 0 && (size_t)col < g->nev ? g->ev[col].label : NULL;
 			int ex = 0;
 
@@ -620,7 +539,8 @@ int pmc__result_record(struct pmc_test *t, struct pmc__result *r)
 				excused += ex > 0;
 				why = ex == 0 ? explain_budget(&old, g, label, path) : NULL;
 			}
-			whose = ex == 0 ? explain_provenance(r, c->budget_source, &old, g, label) : NULL;
+			whose = ex == 0 ? pmc__provenance_after(r, c->budget_source, &old, g, label) : NULL;
+			libs = ex == 0 ? pmc__libraries_before(r, c->budget_source, &old, g, label) : NULL;
 			calibrated_free(&old);
 			if (ex == 0 && t->backend == PMC_BACKEND_SIM) {
 				int moved = engine_moved(t, r, c, cr);
@@ -628,18 +548,22 @@ int pmc__result_record(struct pmc_test *t, struct pmc__result *r)
 				if (moved < 0) {
 					free(why);
 					free(whose);
+					free(libs);
 					goto oom;
 				}
 				excused += moved;
 			}
 			if (ex < 0 || (why && pmc__check_explain(r, cr, why)) ||
-			    (whose && pmc__check_explain(r, cr, whose))) {
+			    (whose && pmc__check_explain(r, cr, whose)) ||
+			    (libs && pmc__check_preface(r, cr, libs))) {
 				free(why);
 				free(whose);
+				free(libs);
 				goto oom;
 			}
 			free(why);
 			free(whose);
+			free(libs);
 		}
 	}
 	/* Every failure was layout, or not judged (another engine's budget):

@@ -369,18 +369,10 @@ static char *joined(const char *a, const char *b)
 	return asprintf(&s, "%s%s", a, b) < 0 ? NULL : s;
 }
 
-int pmc__check_explain(struct pmc__result *r, struct pmc__check_rec *cr, const char *why)
+/* The check's message becomes m (taken over); the case's reason quotes
+ * the first failed check, so where it quotes this one it follows. */
+static int replace_message(struct pmc__result *r, struct pmc__check_rec *cr, char *m)
 {
-	size_t len = strlen(cr->message);
-	char *m = NULL;
-
-	/* The check's words end in a full stop before the explanation. */
-	if (asprintf(&m, "%s%s%s", cr->message, len && cr->message[len - 1] != '.' ? "." : "",
-		     why) < 0)
-		return -1;
-	/* The case's reason quotes the first failed check: the explanation
-	 * goes right after the check's own words, so the reason still reads
-	 * as that check's. */
 	if (r->reason && !strncmp(r->reason, cr->message, strlen(cr->message))) {
 		char *rr = joined(m, r->reason + strlen(cr->message));
 
@@ -394,4 +386,33 @@ int pmc__check_explain(struct pmc__result *r, struct pmc__check_rec *cr, const c
 	free(cr->message);
 	cr->message = m;
 	return 0;
+}
+
+int pmc__check_explain(struct pmc__result *r, struct pmc__check_rec *cr, const char *why)
+{
+	size_t len = strlen(cr->message);
+	char *m = NULL;
+
+	/* The check's words end in a full stop before the explanation. */
+	if (asprintf(&m, "%s%s%s", cr->message, len && cr->message[len - 1] != '.' ? "." : "",
+		     why) < 0)
+		return -1;
+	return replace_message(r, cr, m);
+}
+
+int pmc__check_preface(struct pmc__result *r, struct pmc__check_rec *cr, const char *text)
+{
+	char *head = NULL, *m = NULL;
+	size_t hlen;
+
+	/* After the check's subject, before its figures. */
+	if (asprintf(&head, "region \"%s\", %s: ", cr->region, cr->event) < 0)
+		return -1;
+	hlen = strlen(head);
+	if (strncmp(cr->message, head, hlen))
+		hlen = 0;
+	free(head);
+	if (asprintf(&m, "%.*s%s; %s", (int)hlen, cr->message, text, cr->message + hlen) < 0)
+		return -1;
+	return replace_message(r, cr, m);
 }

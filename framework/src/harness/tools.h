@@ -290,6 +290,10 @@ json_t *pmc__compare(const struct pmc__results *old, const struct pmc__results *
  * baseline figure this run did not measure, is PMC_EXIT_REGRESSION; the
  * cases that did not run are named on f. */
 int pmc__compare_status(json_t *rep, bool allow_missing, FILE *f);
+/* The cases of a comparison whose counts moved (a regression, an
+ * improvement, a change within the tolerance, a figure new or gone), one
+ * name per line on f (NULL: only counted), each once; their number. */
+size_t pmc__compare_moved(json_t *rep, FILE *f);
 void pmc__print_compare(FILE *f, json_t *report);
 char *pmc__compare_markdown(json_t *report);
 /* The regressions of one case in a comparison, with the functions behind

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Budget bounds: the text form ("<= 1200", "1000 +- 2%", "900..1100", ...),
- * its parser with positioned errors, and the test a measured value meets.
+ * its parser with positioned errors, and the test a measured value meets;
+ * and the names a budget file can hold (tests, regions, libraries).
  */
 #define _GNU_SOURCE
 #include <ctype.h>
@@ -156,4 +157,64 @@ int pmc_budget_holds(const struct pmc_budget *b, double x)
 		return x >= b->lo && x <= b->hi;
 	}
 	return 0;
+}
+
+/* ---- names in budget files -------------------------------------------------------- */
+
+/* The length of the UTF-8 sequence at p (0 if invalid) and its code point. */
+static size_t utf8_decode(const unsigned char *p, unsigned *cp)
+{
+	size_t n = p[0] >= 0xF0 && p[0] < 0xF5 ? 4 : p[0] >= 0xE0 ? 3 : p[0] >= 0xC2 ? 2 : 0;
+
+	if (n == 0 || p[0] >= 0xF5)
+		return 0;
+	*cp = p[0] & (0x3F >> (n - 1));
+	for (size_t i = 1; i < n; i++) {
+		if ((p[i] & 0xC0) != 0x80)
+			return 0;
+		*cp = (*cp << 6) | (p[i] & 0x3F);
+	}
+	/* Overlong forms, surrogates and beyond U+10FFFF. */
+	if ((n == 3 && *cp < 0x800) || (n == 4 && (*cp < 0x10000 || *cp > 0x10FFFF)) ||
+	    (*cp >= 0xD800 && *cp <= 0xDFFF))
+		return 0;
+	return n;
+}
+
+/* Unicode's white space and the invisible characters that pass for none. */
+static bool unicode_blank(unsigned cp)
+{
+	return cp == 0x85 || cp == 0xA0 || cp == 0x1680 || (cp >= 0x2000 && cp <= 0x200D) ||
+	       cp == 0x2028 || cp == 0x2029 || cp == 0x202F || cp == 0x205F || cp == 0x2060 ||
+	       cp == 0x3000 || cp == 0xFEFF || (cp >= 0x80 && cp < 0xA0);
+}
+
+const char *pmc__budget_name_why(const char *name)
+{
+	const unsigned char *p = (const unsigned char *)name;
+
+	if (!*p)
+		return "it is empty";
+	if (strlen(name) >= 200)
+		return "it is 200 bytes or longer";
+	while (*p) {
+		unsigned cp;
+		size_t n;
+
+		if (*p < 0x80) {
+			if (*p <= ' ' || *p == 0x7F)
+				return *p == ' ' || *p == '\t' ? "it contains a blank" : "it contains a control character";
+			if (strchr("=:;#[]", *p))
+				return "it contains one of = : ; # [ ]";
+			p++;
+			continue;
+		}
+		n = utf8_decode(p, &cp);
+		if (n == 0)
+			return "it is not valid UTF-8";
+		if (unicode_blank(cp))
+			return "it contains a Unicode blank or invisible character (such as a non-breaking space)";
+		p += n;
+	}
+	return NULL;
 }

@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * hwdb's private interface.  The files: ini.c (INI with line numbers),
- * budget.c (bounds), pattern.c (the map's regex guard), db.c (open, map,
- * models), lookup.c (key chain, budget files), lint.c (check), writer.c
- * (budget lines), cpuid.c (the CPU's identity).
+ * budget.c (bounds, names in budget files), pattern.c (the map's regex
+ * guard), db.c (open, map, models), lookup.c (key chain, budget files and
+ * their library lines read), lint.c (check), writer.c (budget and library
+ * lines written), library.c (a library line's form; who a loaded object
+ * is: soname, dpkg package), cpuid.c (the CPU's identity).
  */
 #ifndef PMCHECK_HWDB_INT_H
 #define PMCHECK_HWDB_INT_H
@@ -48,7 +50,7 @@ int pmc__ini_parse(const char *name, const char *text, size_t len, pmc_ini_handl
 int pmc__ini_parse_path(const char *path, pmc_ini_handler handler, void *user,
 			const struct pmc__ini_opts *opts, struct pmc_error *err);
 
-/* lookup.c: can a budget file name this test or region?  Not empty, no
+/* budget.c: can a budget file name this test, region or library?  Not empty, no
  * blank (ASCII or Unicode: a non-breaking space looks like a blank), no
  * control character, none of = : ; # [ ], valid UTF-8, under 200 bytes.
  * NULL when it can, else the reason. */
@@ -75,5 +77,16 @@ int pmc__budget_handler(void *user, const char *section, const char *name, const
 			int line, struct pmc_error *err);
 /* lookup.c: "event bound..." -> the event (first token) and the bound. */
 int pmc__split_budget_value(const char *value, char *event, size_t size, const char **bound);
+
+/* library.c: the library lines of a case's section ("library:SONAME = ID
+ * [package:NAME=VERSION]").  Is this line's name one; its parse (0, or -1
+ * with why: what is wrong, for a message that adds file:line and the fix);
+ * the line as written for l (0, or -EINVAL when it would not read back). */
+#define PMC__LIBRARY_PREFIX "library:"
+#define PMC__LIBRARY_FORM "library:SONAME = build-id:HEX [package:NAME=VERSION]"
+bool pmc__library_line(const char *name);
+int pmc__library_parse(const char *name, const char *value, struct pmc_library *out, char *why,
+		       size_t size);
+int pmc__library_format(const struct pmc_library *l, char *buf, size_t size);
 
 #endif

@@ -106,19 +106,30 @@ static int check_handler(void *user, const char *section, const char *name, cons
 	const char *bound;
 	size_t i;
 
-	c->l->budgets++;
+	bool library = pmc__library_line(name);
+
+	c->l->budgets += !library;
 	if (pmc__budget_handler(&b, section, name, value, line, err)) {
 		finding(c->l, err->code, c->path, "%s", err->message);
 		return 0;
 	}
-	pmc__split_budget_value(value, event, sizeof(event), &bound);
-	lint_event(c->l, c->path, line, event, c->key, "");
+	if (library) {
+		event[0] = '\0';
+	} else {
+		pmc__split_budget_value(value, event, sizeof(event), &bound);
+		lint_event(c->l, c->path, line, event, c->key, "");
+	}
 	pmc__snprintf(id, sizeof(id), "%s|%s|%s", section, name, event);
 	for (i = 0; i < c->nseen; i++)
 		if (!strcmp(c->seen[i], id)) {
-			finding(c->l, PMC_E_SYNTAX, c->path,
-				"%s:%d: second budget for [%s] %s %s (the first is at line %d; lookups use the first: remove one)",
-				c->path, line, section, name, event, c->seen_line[i]);
+			if (library)
+				finding(c->l, PMC_E_SYNTAX, c->path,
+					"%s:%d: [%s] %s is given twice (the first is at line %d; a case loads one library of a name: remove one, or calibrate again)",
+					c->path, line, section, name, c->seen_line[i]);
+			else
+				finding(c->l, PMC_E_SYNTAX, c->path,
+					"%s:%d: second budget for [%s] %s %s (the first is at line %d; lookups use the first: remove one)",
+					c->path, line, section, name, event, c->seen_line[i]);
 			return 0;
 		}
 	{

@@ -167,64 +167,6 @@ int pmc__split_budget_value(const char *value, char *event, size_t size, const c
 	return 0;
 }
 
-/* The length of the UTF-8 sequence at p (0 if invalid) and its code point. */
-static size_t utf8_decode(const unsigned char *p, unsigned *cp)
-{
-	size_t n = p[0] >= 0xF0 && p[0] < 0xF5 ? 4 : p[0] >= 0xE0 ? 3 : p[0] >= 0xC2 ? 2 : 0;
-
-	if (n == 0 || p[0] >= 0xF5)
-		return 0;
-	*cp = p[0] & (0x3F >> (n - 1));
-	for (size_t i = 1; i < n; i++) {
-		if ((p[i] & 0xC0) != 0x80)
-			return 0;
-		*cp = (*cp << 6) | (p[i] & 0x3F);
-	}
-	/* Overlong forms, surrogates and beyond U+10FFFF. */
-	if ((n == 3 && *cp < 0x800) || (n == 4 && (*cp < 0x10000 || *cp > 0x10FFFF)) ||
-	    (*cp >= 0xD800 && *cp <= 0xDFFF))
-		return 0;
-	return n;
-}
-
-/* Unicode's white space and the invisible characters that pass for none. */
-static bool unicode_blank(unsigned cp)
-{
-	return cp == 0x85 || cp == 0xA0 || cp == 0x1680 || (cp >= 0x2000 && cp <= 0x200D) ||
-	       cp == 0x2028 || cp == 0x2029 || cp == 0x202F || cp == 0x205F || cp == 0x2060 ||
-	       cp == 0x3000 || cp == 0xFEFF || (cp >= 0x80 && cp < 0xA0);
-}
-
-const char *pmc__budget_name_why(const char *name)
-{
-	const unsigned char *p = (const unsigned char *)name;
-
-	if (!*p)
-		return "it is empty";
-	if (strlen(name) >= 200)
-		return "it is 200 bytes or longer";
-	while (*p) {
-		unsigned cp;
-		size_t n;
-
-		if (*p < 0x80) {
-			if (*p <= ' ' || *p == 0x7F)
-				return *p == ' ' || *p == '\t' ? "it contains a blank" : "it contains a control character";
-			if (strchr("=:;#[]", *p))
-				return "it contains one of = : ; # [ ]";
-			p++;
-			continue;
-		}
-		n = utf8_decode(p, &cp);
-		if (n == 0)
-			return "it is not valid UTF-8";
-		if (unicode_blank(cp))
-			return "it contains a Unicode blank or invisible character (such as a non-breaking space)";
-		p += n;
-	}
-	return NULL;
-}
-
 int pmc__budget_handler(void *user, const char *section, const char *name, const char *value,
 			  int line, struct pmc_error *err)
 {
@@ -237,11 +179,22 @@ int pmc__budget_handler(void *user, const char *section, const char *name, const
 	c->lines++;
 	if (!*section)
 		return pmc__fail(err, PMC_E_SYNTAX, c->path, -1,
-				 "%s:%d: budget outside a [test] section", c->path, line);
+				 "%s:%d: %s outside a [test] section", c->path, line,
+				 pmc__library_line(name) ? "library line" : "budget");
 	if ((why = pmc__budget_name_why(section)))
 		return pmc__fail(err, PMC_E_SYNTAX, c->path, -1,
 				 "%s:%d: test \"%s\" cannot be budgeted: %s; a test name in a budget file has no blank, control character or any of = : ; # [ ]",
 				 c->path, line, section, why);
+	if (pmc__library_line(name)) {
+		struct pmc_library lib;
+		char what[300];
+
+		if (pmc__library_parse(name, value, &lib, what, sizeof(what)))
+			return pmc__fail(err, PMC_E_SYNTAX, c->path, -1,
+					 "%s:%d: \"%s = %s\": %s; expected \"" PMC__LIBRARY_FORM "\" as --calibrate writes it (calibrate again, or delete the line)",
+					 c->path, line, name, value, what);
+		return 0;
+	}
 	if ((why = pmc__budget_name_why(name)))
 		return pmc__fail(err, PMC_E_SYNTAX, c->path, -1,
 				 "%s:%d: \"%s = %s\": region name \"%s\" cannot be budgeted: %s; expected \"region = event bound\" with a region name without blanks, control characters or any of = : ; # [ ] (rename the region)",
@@ -296,4 +249,51 @@ int pmc_hwdb_budget(const struct pmc_hwdb *db, const struct pmc_budget_key *key,
 		}
 	}
 	return -ENOENT;
+}
+
+/* ---- reading a case's libraries ---------------------------------------------------------- */
+
+struct read_ctx {
+	const char *path, *test;
+	struct pmc_library *v;
+	size_t n;
+};
+
+static int read_handler(void *user, const char *section, const char *name, const char *value,
+			int line, struct pmc_error *err)
+{
+	struct read_ctx *c = user;
+	struct pmc__budget_ctx b = { c->path, NULL, NULL, false, 0 };
+	struct pmc_library *grown;
+	char why[8];
+	int rc;
+
+	/* Every line is checked, as a lookup checks it. */
+	if ((rc = pmc__budget_handler(&b, section, name, value, line, err)))
+		return rc;
+	if (!pmc__library_line(name) || strcmp(section, c->test))
+		return 0;
+	grown = realloc(c->v, (c->n + 1) * sizeof(*grown));
+	if (!grown)
+		return pmc__fail(err, -ENOMEM, c->path, -1, "out of memory");
+	c->v = grown;
+	pmc__library_parse(name, value, &c->v[c->n], why, sizeof(why));
+	c->v[c->n++].line = line;
+	return 0;
+}
+
+int pmc_hwdb_libraries(const char *budget_file, const char *test, struct pmc_library **out,
+		       size_t *n, struct pmc_error *err)
+{
+	struct read_ctx c = { budget_file, test, NULL, 0 };
+	int rc = pmc__ini_parse_path(budget_file, read_handler, &c, NULL, err);
+
+	if (rc) {
+		free(c.v);
+		c.v = NULL;
+		c.n = 0;
+	}
+	*out = c.v;
+	*n = c.n;
+	return rc;
 }

@@ -81,6 +81,37 @@ static bool name_ok(const char *s)
 	return *s && !strpbrk(s, "=:;#[]\n\r\t ") && strlen(s) < 200;
 }
 
+/* dir/budgets/KEY/SUITE.ini into path, its directory made, its text read
+ * ("" when it does not exist yet): 0, or an error naming it. */
+static int read_budget_file(const char *dir, const char *key, const char *suite, char *path,
+			    size_t size, char **text, size_t *len, struct pmc_error *err)
+{
+	int rc = 0;
+
+	if (pmc__snprintf(path, size, "%s/budgets/%s", dir, key) < 0 || (rc = pmc__mkdir_p(path)))
+		return pmc__fail(err, rc ? rc : -ENAMETOOLONG, path, -1, "cannot create %s: %s", path,
+				 strerror(rc ? -rc : ENAMETOOLONG));
+	pmc__snprintf(path, size, "%s/budgets/%s/%s.ini", dir, key, suite);
+	rc = pmc__read_file(path, text, len);
+	if (rc == -ENOENT) {
+		*len = 0;
+		rc = (*text = strdup("")) ? 0 : -ENOMEM;
+	}
+	return rc ? pmc__fail(err, rc, path, -1, "cannot read %s: %s", path, strerror(-rc)) : 0;
+}
+
+/* out[0..len) written atomically to path; text and out freed: 0, or an
+ * error naming path. */
+static int write_budget_file(const char *path, char *text, char *out, size_t len,
+			     struct pmc_error *err)
+{
+	int rc = pmc_write_file_atomic(path, out, len);
+
+	free(text);
+	free(out);
+	return rc ? pmc__fail(err, rc, path, -1, "cannot write %s: %s", path, strerror(-rc)) : 0;
+}
+
 int pmc_hwdb_write_budget(const char *dir, const char *key, const char *suite, const char *test,
 			  const char *region, const char *event, const char *bound,
 			  char *old_line, size_t old_size, struct pmc_error *err)
@@ -122,20 +153,8 @@ int pmc_hwdb_write_budget(const char *dir, const char *key, const char *suite, c
 		if ((rc = pmc_budget_parse(only, &check, err)))
 			return rc;
 	}
-	if (pmc__snprintf(path, sizeof(path), "%s/budgets/%s", dir, key) < 0 ||
-	    (rc = pmc__mkdir_p(path)) != 0)
-		return pmc__fail(err, rc ? rc : -ENAMETOOLONG, path, -1, "cannot create %s: %s", path,
-				 strerror(rc ? -rc : ENAMETOOLONG));
-	pmc__snprintf(path, sizeof(path), "%s/budgets/%s/%s.ini", dir, key, suite);
-	rc = pmc__read_file(path, &text, &len);
-	if (rc) {
-		if (rc != -ENOENT)
-			return pmc__fail(err, rc, path, -1, "cannot read %s: %s", path, strerror(-rc));
-		text = strdup("");
-		len = 0;
-		if (!text)
-			return pmc__fail(err, -ENOMEM, path, -1, "out of memory");
-	}
+	if ((rc = read_budget_file(dir, key, suite, path, sizeof(path), &text, &len, err)))
+		return rc;
 	pmc__snprintf(newline, sizeof(newline), "%s = %s %s", region, event, bound);
 	cap = len + strlen(newline) + strlen(test) + 64;
 	out = malloc(cap);
@@ -226,10 +245,82 @@ int pmc_hwdb_write_budget(const char *dir, const char *key, const char *suite, c
 		out = out2;
 		outlen = o2;
 	}
-	rc = pmc_write_file_atomic(path, out, outlen);
-	free(text);
-	free(out);
-	if (rc)
-		return pmc__fail(err, rc, path, -1, "cannot write %s: %s", path, strerror(-rc));
-	return 0;
+	return write_budget_file(path, text, out, outlen, err);
+}
+
+/* ---- writing a case's library lines ------------------------------------------------ */
+
+/* Is this line one of the libraries ("library:NAME = ...")? */
+static bool line_is_library(const char *line, size_t len)
+{
+	const char *p = pmc__skip_blank(line);
+	size_t n = strlen(PMC__LIBRARY_PREFIX);
+
+	return (size_t)(p - line) + n <= len && !strncmp(p, PMC__LIBRARY_PREFIX, n);
+}
+
+int pmc_hwdb_write_libraries(const char *dir, const char *key, const char *suite,
+			     const char *test, const struct pmc_library *l, size_t n,
+			     struct pmc_error *err)
+{
+	char path[PATH_MAX], sect[256], *text = NULL, *out = NULL;
+	size_t len = 0, outlen = 0, cap, lines_len = 0, at = SIZE_MAX;
+	bool in_section = false;
+	const char *why;
+	int rc = 0;
+
+	if ((why = pmc__budget_name_why(test)) || !name_ok(key) || !name_ok(suite))
+		return pmc__fail(err, -EINVAL, test, -1,
+				 "cannot write the libraries of test \"%s\" (key \"%s\", suite \"%s\"): names in budget files have no blanks, control characters or any of = : ; # [ ]",
+				 test, key, suite);
+	for (size_t i = 0; i < n; i++) {
+		char line[1024];
+
+		if (pmc__library_format(&l[i], line, sizeof(line)))
+			return pmc__fail(err, -EINVAL, l[i].name, -1,
+					 "cannot write library \"%s\" (%s) of test \"%s\" as a line of a budget file: its name or package has a character such a line cannot hold",
+					 l[i].name, l[i].id, test);
+		lines_len += strlen(line) + 1;
+	}
+	if ((rc = read_budget_file(dir, key, suite, path, sizeof(path), &text, &len, err)))
+		return rc;
+	cap = len + lines_len + strlen(test) + 8;
+	if (!(out = malloc(cap))) {
+		free(text);
+		return pmc__fail(err, -ENOMEM, path, -1, "out of memory");
+	}
+	/* The file without the section's library lines; `at`: the end of the
+	 * section's last line that is not blank. */
+	for (const char *p = text, *end = text + len; p < end;) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		size_t ll = nl ? (size_t)(nl - p) : (size_t)(end - p);
+
+		if (line_section(p, ll, sect, sizeof(sect)))
+			in_section = !strcmp(sect, test);
+		if (!(in_section && line_is_library(p, ll))) {
+			memcpy(out + outlen, p, ll);
+			outlen += ll;
+			out[outlen++] = '\n';
+			if (in_section && (size_t)(pmc__skip_blank(p) - p) < ll)
+				at = outlen;
+		}
+		p += ll + 1;
+	}
+	if (at == SIZE_MAX) { /* a new section at the end */
+		if (outlen > 1 && out[outlen - 2] != '\n')
+			out[outlen++] = '\n';
+		at = outlen + (size_t)sprintf(out + outlen, "[%s]\n", test);
+		outlen = at;
+	}
+	memmove(out + at + lines_len, out + at, outlen - at);
+	for (size_t i = 0, o = at; i < n; i++) {
+		char line[1024];
+
+		pmc__library_format(&l[i], line, sizeof(line));
+		memcpy(out + o, line, strlen(line)); /* no NUL: the rest follows */
+		o += strlen(line);
+		out[o++] = '\n';
+	}
+	outlen += lines_len;
+	return write_budget_file(path, text, out, outlen, err);
 }

@@ -58,6 +58,9 @@ int pmc__read_u64(const char *path, uint64_t *out);
 #include <link.h>
 typedef int (*pmc__elf_sym_fn)(void *ctx, const char *name, const ElfW(Sym) *sym);
 int pmc__elf_symbols(const char *path, pmc__elf_sym_fn fn, void *ctx);
+/* elf.c: an ELF file's DT_SONAME into out: 1, 0 without one, or negative
+ * when the file cannot be read as ELF. */
+int pmc__elf_soname(const char *path, char *out, size_t size);
 /* C++: the demangled form of a mangled name (malloc'd; NULL when it is not
  * one or no demangler is at hand), and whether a name is qualified (ns::f). */
 char *pmc__demangle(const char *mangled);

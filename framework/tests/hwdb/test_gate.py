@@ -224,6 +224,36 @@ def t_compare_crafted():
     check(p.returncode == 3, "--force compares anyway")
     p, rep, md = compare(old, doc(backend="sim", cases=new["cases"]))
     check("different backends" in rep["mismatch"], "backend mismatch")
+    # Sim results of two toolchains: both named, refused, not a pass.
+    gcc, clang = ("sim-x86_64-valgrind-3.19.0-I1-32k-8w-D1-32k-8w-LL-8M-16w-64B-%s-O-RelWithDebInfo" % c
+                  for c in ("gcc-12.2.0", "clang-14.0.6"))
+    so, sn = copy.deepcopy(old), copy.deepcopy(new)
+    for c in so["cases"]:
+        c["sim_profile"] = gcc
+    for c in sn["cases"]:
+        c["sim_profile"] = clang
+    p, rep, md = compare(doc(backend="sim", cases=so["cases"]), doc(backend="sim", cases=sn["cases"]))
+    check(p.returncode == 2 and rep["mismatch"].startswith("different toolchains") and gcc in rep["mismatch"]
+          and clang in rep["mismatch"] and "not compared" in p.stdout and "Not comparable" in md
+          and set(verdicts(rep).values()) <= {"no-verdict", "new", "gone"},
+          f"two toolchains: named, refused: {p.returncode} {rep.get('mismatch')}\n{p.stdout}")
+    for c in sn["cases"]:
+        c["sim_profile"] = gcc
+    p, rep, md = compare(doc(backend="sim", cases=so["cases"]), doc(backend="sim", cases=sn["cases"]))
+    check(p.returncode == 3 and "mismatch" not in rep, f"one toolchain: compared: {p.returncode} {rep.get('mismatch')}")
+    # The cases whose counts moved, each once.
+    with tempfile.TemporaryDirectory() as d:
+        a, b, moved = (os.path.join(d, n) for n in ("a.json", "b.json", "moved"))
+        json.dump(old, open(a, "w"))
+        json.dump(new, open(b, "w"))
+        p = cli("compare", a, b, "--moved-cases=" + moved)
+        got = open(moved).read().split() if os.path.exists(moved) else None
+        check(p.returncode == 3 and got is not None and sorted(got) == ["s.exact", "s.gone", "s.new", "s.noisy"],
+              f"--moved-cases: regression, improvement, new, gone; not noise or no verdict: {got}")
+        p = cli("compare", a, a, "--moved-cases=" + moved)
+        check(p.returncode == 0 and open(moved).read() == "", "nothing moved: an empty file")
+        p = cli("compare", a, b, "--moved-cases=" + d)
+        check(p.returncode == 2 and f"cannot write {d}" in p.stderr, f"an unwritable path: {p.returncode} {p.stderr}")
     # A tolerance wide enough turns the noisy regression into noise, and a
     # deterministic +1% into "tolerated"; per event, only that event.
     p, rep, md = compare(old, new, "--tolerance=25")

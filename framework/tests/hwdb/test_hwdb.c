@@ -14,49 +14,6 @@
 
 #include "../t.h"
 
-static void write_file(const char *dir, const char *name, const char *text)
-{
-	char path[4096], cmd[4200];
-	FILE *f;
-
-	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	snprintf(cmd, sizeof(cmd), "mkdir -p \"$(dirname '%s')\"", path);
-	if (system(cmd) != 0)
-		abort();
-	f = fopen(path, "w");
-	if (!f)
-		abort();
-	fputs(text, f);
-	fclose(f);
-}
-
-static char *read_file(const char *dir, const char *name)
-{
-	static char buf[8192];
-	char path[4096];
-	FILE *f;
-	size_t n;
-
-	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	f = fopen(path, "r");
-	if (!f)
-		return NULL;
-	n = fread(buf, 1, sizeof(buf) - 1, f);
-	buf[n] = '\0';
-	fclose(f);
-	return buf;
-}
-
-static char *tmpdir(void)
-{
-	static char dir[64];
-
-	strcpy(dir, "/tmp/pmcheck-hwdb-XXXXXX");
-	if (!mkdtemp(dir))
-		abort();
-	return dir;
-}
-
 T_CASE(signatures_to_models)
 {
 	static const struct {
@@ -247,7 +204,7 @@ T_CASE(bounds)
 
 T_CASE(override_order_and_sources)
 {
-	const char *dir = tmpdir();
+	const char *dir = t_tmpdir("hwdb");
 	struct pmc_budget_key key = { "s", "t", "r", "calls:f", "perf", "AuthenticAMD-25-11-1" };
 	struct pmc_budget b;
 	struct pmc_error err;
@@ -256,8 +213,8 @@ T_CASE(override_order_and_sources)
 
 	/* Users' generic entry vs a user model entry: the more specific key
 	 * wins; at one key the user's directory wins over the built-in. */
-	write_file(dir, "budgets/any/s.ini", "[t]\nr = calls:f <= 10\n");
-	write_file(dir, "budgets/zen4/s.ini", "; comment\n[t]\n\nr = calls:f = 7\nr = other <= 1\n");
+	t_write(dir, "budgets/any/s.ini", "[t]\nr = calls:f <= 10\n");
+	t_write(dir, "budgets/zen4/s.ini", "; comment\n[t]\n\nr = calls:f = 7\nr = other <= 1\n");
 	T_CHECK(pmc_hwdb_open(&db, dirs, 1, &err) == 0, "%s", err.message);
 	T_CHECK(pmc_hwdb_budget(db, &key, &b, &err) == 0, "found: %s", err.message);
 	T_EQ_STR(b.text, "= 7", "model key before any");
@@ -299,12 +256,12 @@ T_CASE(ini_errors_name_file_and_line)
 	size_t i;
 
 	for (i = 0; i < sizeof(table) / sizeof(table[0]); i++) {
-		const char *dir = tmpdir();
+		const char *dir = t_tmpdir("hwdb");
 		const char *dirs[1] = { dir };
 		struct pmc_hwdb *db = NULL;
 		struct pmc_error err;
 
-		write_file(dir, table[i].file, table[i].text);
+		t_write(dir, table[i].file, table[i].text);
 		T_CHECK(pmc_hwdb_open(&db, dirs, 1, &err) == PMC_E_SYNTAX, "%s must fail", table[i].text);
 		T_CHECK(strstr(err.message, table[i].line) && strstr(err.message, table[i].what),
 			"%s: \"%s\" lacks %s / %s", table[i].text, err.message, table[i].line,
@@ -324,7 +281,7 @@ T_CASE(ini_errors_name_file_and_line)
 
 T_CASE(writer_keeps_everything_else)
 {
-	const char *dir = tmpdir();
+	const char *dir = t_tmpdir("hwdb");
 	char old[256];
 	struct pmc_error err;
 	const char *text;
@@ -332,28 +289,28 @@ T_CASE(writer_keeps_everything_else)
 	/* New file, new section. */
 	T_CHECK(pmc_hwdb_write_budget(dir, "zen4", "s", "t1", "r", "calls:f", "= 5", old,
 				      sizeof(old), &err) == 0, "%s", err.message);
-	T_EQ_STR(read_file(dir, "budgets/zen4/s.ini"), "[t1]\nr = calls:f = 5\n", "created");
+	T_EQ_STR(t_read(dir, "budgets/zen4/s.ini"), "[t1]\nr = calls:f = 5\n", "created");
 	T_EQ_STR(old, "", "nothing replaced");
 	/* Existing file with comments, two sections: replace in place. */
-	write_file(dir, "budgets/zen4/s.ini",
+	t_write(dir, "budgets/zen4/s.ini",
 		   "; header\n[t1]\n; why 5\nr = calls:f = 5 ; inline\nr = cycles <= 9\n\n[t2]\nx = y <= 1\n");
 	T_CHECK(pmc_hwdb_write_budget(dir, "zen4", "s", "t1", "r", "calls:f", "= 6", old,
 				      sizeof(old), &err) == 0, "%s", err.message);
-	T_EQ_STR(read_file(dir, "budgets/zen4/s.ini"),
+	T_EQ_STR(t_read(dir, "budgets/zen4/s.ini"),
 		 "; header\n[t1]\n; why 5\nr = calls:f = 6\nr = cycles <= 9\n\n[t2]\nx = y <= 1\n",
 		 "replaced in place");
 	T_EQ_STR(old, "r = calls:f = 5 ; inline", "old line returned");
 	/* A new region in t1 goes after t1's last line, before [t2]. */
 	T_CHECK(pmc_hwdb_write_budget(dir, "zen4", "s", "t1", "q", "calls:g", "<= 3", old,
 				      sizeof(old), &err) == 0, "%s", err.message);
-	text = read_file(dir, "budgets/zen4/s.ini");
+	text = t_read(dir, "budgets/zen4/s.ini");
 	T_EQ_STR(text,
 		 "; header\n[t1]\n; why 5\nr = calls:f = 6\nr = cycles <= 9\nq = calls:g <= 3\n\n[t2]\nx = y <= 1\n",
 		 "inserted at the end of its section");
 	/* A new section goes at the end. */
 	T_CHECK(pmc_hwdb_write_budget(dir, "zen4", "s", "t3", "r", "calls:f", "1..2", old,
 				      sizeof(old), &err) == 0, "%s", err.message);
-	text = read_file(dir, "budgets/zen4/s.ini");
+	text = t_read(dir, "budgets/zen4/s.ini");
 	T_CHECK(strstr(text, "x = y <= 1\n\n[t3]\nr = calls:f 1..2\n") != NULL, "appended: %s", text);
 	/* What cannot be written is refused before touching the file. */
 	T_CHECK(pmc_hwdb_write_budget(dir, "zen4", "s", "t1", "a:b", "calls:f", "= 1", old,
@@ -362,7 +319,7 @@ T_CASE(writer_keeps_everything_else)
 				      sizeof(old), &err) == -EINVAL, "key with '/'");
 	T_CHECK(pmc_hwdb_write_budget(dir, "zen4", "s", "t1", "r", "calls:f", "about 5", old,
 				      sizeof(old), &err) == PMC_E_SYNTAX, "bad bound");
-	T_CHECK(!strcmp(read_file(dir, "budgets/zen4/s.ini"), text), "file untouched by refusals");
+	T_CHECK(!strcmp(t_read(dir, "budgets/zen4/s.ini"), text), "file untouched by refusals");
 }
 
 /*
@@ -451,7 +408,7 @@ T_CASE(broken_trees_refused)
 
 	for (size_t i = 0; i < sizeof(broken_trees) / sizeof(broken_trees[0]); i++) {
 		const struct broken_tree *t = &broken_trees[i];
-		const char *dir = tmpdir();
+		const char *dir = t_tmpdir("hwdb");
 		const char *dirs[1] = { dir };
 		struct pmc_hwdb *db = NULL;
 		struct pmc_error err;
@@ -459,8 +416,8 @@ T_CASE(broken_trees_refused)
 		char path[4200];
 		int rc;
 
-		write_file(dir, "map.ini", BASE_MAP);
-		write_file(dir, "models.ini", BASE_MODELS);
+		t_write(dir, "map.ini", BASE_MAP);
+		t_write(dir, "models.ini", BASE_MODELS);
 		for (int k = 0; k < 2 && t->file[k]; k++) {
 			snprintf(path, sizeof(path), "%s/%s", dir, t->file[k]);
 			if (!strcmp(t->text[k], "DIR")) {
@@ -468,7 +425,7 @@ T_CASE(broken_trees_refused)
 				snprintf(path, sizeof(path), "mkdir -p '%s/%s'", dir, t->file[k]);
 				T_CHECK(system(path) == 0, "mkdir");
 			} else {
-				write_file(dir, t->file[k], t->text[k]);
+				t_write(dir, t->file[k], t->text[k]);
 			}
 		}
 		rc = pmc_hwdb_open(&db, dirs, 1, &err);
@@ -491,19 +448,19 @@ T_CASE(broken_trees_refused)
 
 T_CASE(check_finds_duplicates_and_counts)
 {
-	const char *dir = tmpdir();
+	const char *dir = t_tmpdir("hwdb");
 	const char *dirs[1] = { dir };
 	struct pmc_hwdb *db;
 	struct pmc_error err;
 	size_t n = 0;
 
-	write_file(dir, "budgets/any/a.ini", "[t]\nr = page-faults <= 1\nr = task-clock <= 1\n");
-	write_file(dir, "budgets/zen4/b.ini", "[t]\nr = instructions = 3\n[u]\nr = instructions = 3\n");
+	t_write(dir, "budgets/any/a.ini", "[t]\nr = page-faults <= 1\nr = task-clock <= 1\n");
+	t_write(dir, "budgets/zen4/b.ini", "[t]\nr = instructions = 3\n[u]\nr = instructions = 3\n");
 	T_CHECK(pmc_hwdb_open(&db, dirs, 1, &err) == 0, "%s", err.message);
 	T_CHECK(pmc_hwdb_check(db, &n, &err) == 0, "%s", err.message);
 	T_CHECK(n >= 4, "counted %zu lines", n);
 	pmc_hwdb_free(db);
-	write_file(dir, "budgets/any/a.ini", "[t]\nr = page-faults <= 1\n\nr = page-faults <= 2\n");
+	t_write(dir, "budgets/any/a.ini", "[t]\nr = page-faults <= 1\n\nr = page-faults <= 2\n");
 	T_CHECK(pmc_hwdb_open(&db, dirs, 1, &err) == 0, "%s", err.message);
 	T_CHECK(pmc_hwdb_check(db, &n, &err) == PMC_E_SYNTAX && strstr(err.message, "a.ini:4") &&
 			strstr(err.message, "line 2"),

@@ -1,0 +1,158 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""A pull request gated against its base (ci/compare-pr), on the README's
+quick start in a git repository made here, against a prefix installed from
+this build.  Each branch is a pull request into main:
+  unchanged   a commit that changes no code: passes, nothing moved
+  twice       twice the work: exit 3, the table names expat's functions
+  tolerated   twice the work under --threshold=150: passes, said as moved
+  half        half the work: an improvement, passes
+  no-build    the head does not compile: exit 1
+and from branches whose own base is broken:
+  a merge base that does not build: exit 5, said, neither pass nor fail
+  a merge base built Debug (its CMakeLists forces it): two toolchains,
+  both named, refused (exit 2)
+A library upgrade under both sides (another libexpat.so.1 first on both)
+moves nothing; the unchanged one also passes run as nobody (no root); bad
+arguments are usage errors.
+usage: test_compare_pr.py SOURCE_DIR BUILD_DIR STUB_LIBRARY_DIR
+"""
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from checks import check, finish, guarded  # noqa: E402
+
+SRC, BUILD, STUB_DIR = sys.argv[1:4]
+SCRIPT = os.path.join(SRC, "ci", "compare-pr")
+GIT = ["git", "-c", "user.email=ci@pmcheck.invalid", "-c", "user.name=ci"]
+
+
+def git(repo, *args):
+    subprocess.run([*GIT, "-C", repo, *args], check=True, capture_output=True)
+
+
+def branch(repo, name, start, edit, message):
+    """A branch from start with one commit: edit(repo) changes the files."""
+    git(repo, "checkout", "-q", "-b", name, start)
+    edit(repo)
+    git(repo, "commit", "-qam", message)
+    git(repo, "checkout", "-q", "main")
+
+
+def sed(path, old, new):
+    def edit(repo):
+        f = os.path.join(repo, path)
+        text = open(f).read()
+        assert old in text, (path, old)
+        open(f, "w").write(text.replace(old, new, 1))
+    return edit
+
+
+def compare(repo, head, base, prefix, *args, env=None, user=None):
+    if head:
+        git(repo, "checkout", "-q", head)
+    out = tempfile.mkdtemp(prefix="pmcheck-compare-out-")
+    if user:
+        shutil.chown(out, user, "nogroup")
+    e = {k: v for k, v in os.environ.items() if not k.startswith(("PMCHECK_", "GITHUB_"))}
+    e.update(env or {})
+    cmd = ["bash", SCRIPT, "--suites=gate", f"--base={base}", f"--prefix={prefix}", f"--out={out}", *args]
+    if user:
+        cmd = ["setpriv", f"--reuid={user}", "--regid=nogroup", "--clear-groups", *cmd]
+        e["HOME"] = out
+    p = subprocess.run(cmd, cwd=repo, capture_output=True, text=True, env=e, timeout=600)
+    summary = open(os.path.join(out, "summary.md")).read() if os.path.exists(os.path.join(out, "summary.md")) else ""
+    if head:
+        git(repo, "checkout", "-q", "main")
+    shutil.rmtree(out, ignore_errors=True)
+    return p.returncode, summary, p.stderr
+
+
+def main():
+    work = tempfile.mkdtemp(prefix="pmcheck-compare-pr-")
+    os.chmod(work, 0o755)
+    prefix = os.path.join(work, "prefix")
+    p = subprocess.run(["cmake", "--install", BUILD, "--prefix", prefix], capture_output=True, text=True)
+    check(p.returncode == 0, f"install: {p.stderr}")
+    repo = os.path.join(work, "repo")
+    os.makedirs(repo)
+    for f in ("CMakeLists.txt", "gate.c"):
+        shutil.copy(os.path.join(SRC, "ci", "quickstart-c", f), repo)
+    subprocess.run(["git", "init", "-q", "-b", "main", repo], check=True)
+    git(repo, "add", ".")
+    git(repo, "commit", "-qm", "the quick start")
+    items = "int items = env ? atoi(env) : 1000"
+
+    def readme(r):
+        open(os.path.join(r, "README"), "w").write("words, no code\n")
+        git(r, "add", "README")
+    branch(repo, "unchanged", "main", readme, "a README")
+    branch(repo, "twice", "main", sed("gate.c", items, items.replace("1000", "2000")), "twice the work")
+    branch(repo, "half", "main", sed("gate.c", items, items.replace("1000", "500")), "half the work")
+    branch(repo, "no-build", "main", sed("gate.c", "static void parse", "static void parse("), "a typo")
+    branch(repo, "broken", "main", sed("gate.c", "static void parse", "static void parse("), "broken")
+    branch(repo, "fixed", "broken", sed("gate.c", "static void parse(", "static void parse"), "fixed")
+    branch(repo, "debug", "main", sed("CMakeLists.txt", "enable_testing()",
+                                      'set(CMAKE_BUILD_TYPE Debug CACHE STRING "" FORCE)\nenable_testing()'), "Debug")
+    branch(repo, "release", "debug", sed("CMakeLists.txt", 'set(CMAKE_BUILD_TYPE Debug CACHE STRING "" FORCE)\n', ""),
+           "back")
+
+    rc, md, err = compare(repo, "unchanged", "main", prefix)
+    check(rc == 0 and "No count moved: 0 regressions, 0 improvements, 0 tolerated, 3 same" in md,
+          f"unchanged: passes, nothing moved: {rc}\n{md}{err}")
+
+    rc, md, err = compare(repo, "twice", "main", prefix)
+    rows = re.findall(r"^\| `0x[0-9a-f]+` \| libexpat\.so\.1[.\d]* \| \d+ \| \d+ \| \+\d+ \|", md, re.M)
+    check(rc == 3 and "Moved: `xml.parse` — **a regression beyond the threshold**" in md and
+          re.search(r"\| `xml\.parse` \| parse \| `instructions:u` \| \d+(\.\.\d+)? \| \d+(\.\.\d+)? \(\+10\d\.\d\d%\) \| "
+                    r"\*\*regression\*\* \|", md) and len(rows) >= 3 and "xml.parse_calls" not in md,
+          f"twice the work: exit 3, the table, expat's functions (by address: Debian strips it): {rc}\n{md}{err}")
+    print(md)
+
+    rc, md, err = compare(repo, "twice", "main", prefix, "--threshold=150")
+    check(rc == 0 and "Moved: `xml.parse`" in md and "| tolerated |" in md and "threshold: 150%" in md,
+          f"within the threshold: passes, said as moved and tolerated: {rc}\n{md}")
+    rc, md, err = compare(repo, "half", "main", prefix)
+    check(rc == 0 and "| improvement" in md, f"half the work: an improvement passes: {rc}\n{md}")
+    rc, md, err = compare(repo, "no-build", "main", prefix)
+    check(rc == 1 and "The head does not build" in md, f"the head does not build: exit 1: {rc}\n{md}")
+    rc, md, err = compare(repo, "fixed", "broken", prefix)
+    check(rc == 5 and "No verdict: the merge base" in md and "does not build" in md and "error" in md and
+          "no verdict" in err, f"a merge base that does not build: exit 5, said: {rc}\n{md}{err}")
+    rc, md, err = compare(repo, "release", "debug", prefix)
+    check(rc == 2 and "**Not compared:** different toolchains" in md and "-O0-Debug" in md and
+          "-O-RelWithDebInfo" in md, f"two toolchains: both named, refused: {rc}\n{md}")
+
+    # A library upgrade that lands under both sides moves nothing.
+    rc, md, err = compare(repo, "unchanged", "main", prefix,
+                          env={"LD_LIBRARY_PATH": STUB_DIR, "PMCHECK_SIM_ENV": "LD_LIBRARY_PATH"})
+    check(rc == 0 and "No count moved" in md, f"another libexpat under both sides: passes: {rc}\n{md}{err}")
+
+    # No root: the same as nobody, on a copy of the repository it owns.
+    if os.geteuid() == 0 and shutil.which("setpriv"):
+        mine = os.path.join(work, "repo-nobody")
+        shutil.copytree(repo, mine)
+        git(mine, "checkout", "-q", "twice")
+        subprocess.run(["chown", "-R", "nobody:nogroup", mine], check=True)
+        rc, md, err = compare(mine, None, "main", prefix, user="nobody")
+        check(rc == 3 and "Moved: `xml.parse`" in md, f"as nobody (no root, no PMU): {rc}\n{md}{err}")
+    else:
+        print("not root: the unprivileged run is every run here")
+
+    for args, what in (((), "no base"), (("--suites=",), "no suites"), (("--threshold=lots",), "--threshold"),
+                       (("--base=no-such-branch",), "no commit")):
+        e = {k: v for k, v in os.environ.items() if not k.startswith(("PMCHECK_", "GITHUB_"))}
+        p = subprocess.run(["bash", SCRIPT, "--suites=gate", f"--prefix={prefix}",
+                            *(("--base=main",) if what not in ("no base", "no commit") else ()), *args],
+                           cwd=repo, capture_output=True, text=True, env=e, timeout=60)
+        check(p.returncode == 64 and what in p.stderr, f"{what}: usage, exit 64: {p.returncode} {p.stderr}")
+    shutil.rmtree(work, ignore_errors=True)
+
+
+guarded(main)
+finish()
