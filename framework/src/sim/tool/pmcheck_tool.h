@@ -18,7 +18,11 @@
  * none) answers the default 0, so this tells the engines apart. */
 #define PMC_TOOL_REQ_HELLO PMC_TOOL_REQ(0)
 #define PMC_TOOL_MAGIC 0x706d6300u /* "pmc\0" */
-#define PMC_TOOL_PROTOCOL 2u
+#define PMC_TOOL_PROTOCOL 3u
+/* Protocol 2 (pmcheck 0.2 to 0.4): no cache or branch-predictor models,
+ * PMC_TOOL_NFIXED_2 fixed counters, calls slots after them. */
+#define PMC_TOOL_PROTOCOL_OLDEST 2u
+#define PMC_TOOL_NFIXED_2 5
 
 /* READ(ULong *buf, UWord n, UWord ended_too, ULong *now): the calling
  * thread's counters, n of them at most, in enum pmc_tool_counter order,
@@ -47,24 +51,44 @@
  * (UWord)-1 when the tool does not follow children (no --pmcheck-out). */
 #define PMC_TOOL_REQ_CHILDREN PMC_TOOL_REQ(4)
 
+/* MODELS(UWord on): switch the cache and branch-predictor models on (1)
+ * or off (0), as callgrind's instrumentation is switched: each switch
+ * empties the caches, the branch predictor keeps what it learned, and
+ * nothing is simulated while they are off.  Returns 0, or (UWord)-1 when
+ * this run has no model (--pmcheck-cache-sim and --pmcheck-branch-sim
+ * both no). */
+#define PMC_TOOL_REQ_MODELS PMC_TOOL_REQ(5)
+
 enum pmc_tool_counter {
 	PMC_TOOL_IR = 0, /* guest instructions executed (callgrind's Ir) */
 	PMC_TOOL_DR,     /* data reads (Dr) */
 	PMC_TOOL_DW,     /* data writes, read-modify-writes included (Dw) */
 	PMC_TOOL_BC,     /* conditional branches executed (Bc) */
 	PMC_TOOL_BI,     /* indirect branches executed (Bi) */
+	/* protocol 3: the models' counters */
+	PMC_TOOL_I1MR, /* instruction fetches that missed I1 (I1mr) */
+	PMC_TOOL_D1MR, /* data reads that missed D1 (D1mr) */
+	PMC_TOOL_D1MW, /* data writes and modifies that missed D1 (D1mw) */
+	PMC_TOOL_ILMR, /* instruction fetches that missed I1 and LL (ILmr) */
+	PMC_TOOL_DLMR, /* data reads that missed D1 and LL (DLmr) */
+	PMC_TOOL_DLMW, /* data writes that missed D1 and LL (DLmw) */
+	PMC_TOOL_BCM,  /* conditional branches mispredicted (Bcm) */
+	PMC_TOOL_BIM,  /* indirect branches mispredicted (Bim) */
 	PMC_TOOL_NFIXED
 };
 
-#define PMC_TOOL_COUNTS_MEMORY 1u   /* Dr, Dw */
-#define PMC_TOOL_COUNTS_BRANCHES 2u /* Bc, Bi */
+#define PMC_TOOL_COUNTS_MEMORY 1u     /* Dr, Dw */
+#define PMC_TOOL_COUNTS_BRANCHES 2u   /* Bc, Bi */
+#define PMC_TOOL_COUNTS_CACHE_SIM 4u  /* I1mr, D1mr, D1mw, ILmr, DLmr, DLmw */
+#define PMC_TOOL_COUNTS_BRANCH_SIM 8u /* Bcm, Bim */
 
 /* Calls slots a run can watch. */
 #define PMC_TOOL_MAX_WATCH 64
 
 /* The totals file the tool writes at each process's exit
  * (--pmcheck-out=FILE, %p expanded): "pmcheck-tool 1", then one
- * "NAME COUNT" line per fixed counter (Ir Dr Dw Bc Bi) and one
+ * "NAME COUNT" line per fixed counter (Ir Dr Dw Bc Bi, and from protocol
+ * 3 I1mr D1mr D1mw ILmr DLmr DLmw Bcm Bim: callgrind's names) and one
  * "call SLOT COUNT" line per watch, summed over every thread of the
  * process since it started or was forked. */
 #define PMC_TOOL_TOTALS_HEADER "pmcheck-tool 1"
