@@ -162,19 +162,22 @@ void pmc_cache_clear(void)
 static Bool touch(struct cache *c, UWord block)
 {
 	UWord *row = c->rows + (block & c->set_mask) * (UWord)c->ways;
-	Int i, n = (Int)c->ways;
-	Bool hit;
+	UWord moved = row[0], next;
 
-	if (row[0] == block)
+	if (moved == block)
 		return True;
-	for (i = 1; i < n && row[i] != block; i++)
-		;
-	hit = i < n;
-	if (!hit)
-		i = n - 1; /* a miss: the least recently used leaves */
-	VG_(memmove)(row + 1, row, (SizeT)i * sizeof(UWord));
-	row[0] = block;
-	return hit;
+	/* Each entry down one place until the block's own place. */
+	for (Int i = 1; i < (Int)c->ways; i++) {
+		next = row[i];
+		row[i] = moved;
+		if (next == block) {
+			row[0] = block;
+			return True;
+		}
+		moved = next;
+	}
+	row[0] = block; /* a miss: the least recently used has left */
+	return False;
 }
 
 /* One access: True for a miss.  An access over two lines touches both
@@ -253,6 +256,13 @@ void pmc_cache_fetch(IRSB *out, Addr a, Int size, UWord *last)
 	call_slow(out, "pmcheck_fetch", (void *)fetch_slow, mkIRExpr_HWord((HWord)a), size, when);
 }
 
+/*
+ * A data access.  Inline, the first two entries of the row: the first is
+ * a hit that changes nothing; the second is a hit that swaps them (what
+ * touch does for it).  Anything else -- a deeper hit, a miss, two lines --
+ * is access_slow's.  The swap may precede a call for two lines: the first
+ * line is then where touch would have put it.
+ */
 void pmc_cache_data(IRSB *out, IRExpr *ea, Int size, Bool write, IRExpr *guard)
 {
 	IRExpr *bits = IRExpr_Const(IRConst_U8((UChar)D1.line_bits));
@@ -265,13 +275,29 @@ void pmc_cache_data(IRSB *out, IRExpr *ea, Int size, Bool write, IRExpr *guard)
 	IRExpr *offset = pmc_ir_tmp(out, Ity_I64,
 				    IRExpr_Binop(Iop_Mul64, set,
 						 IRExpr_Const(IRConst_U64((ULong)D1.ways * sizeof(UWord)))));
-	IRExpr *where = pmc_ir_tmp(out, Ity_I64,
-				   IRExpr_Binop(Iop_Add64, offset, mkIRExpr_HWord((HWord)D1.rows)));
-	IRExpr *mru = pmc_ir_tmp(out, Ity_I64, IRExpr_Load(Iend_LE, Ity_I64, where));
+	IRExpr *row = pmc_ir_tmp(out, Ity_I64,
+				 IRExpr_Binop(Iop_Add64, offset, mkIRExpr_HWord((HWord)D1.rows)));
+	IRExpr *mru = pmc_ir_tmp(out, Ity_I64, IRExpr_Load(Iend_LE, Ity_I64, row));
 	IRExpr *elsewhere = pmc_ir_tmp(out, Ity_I1, IRExpr_Binop(Iop_CmpNE64, mru, first));
 	IRExpr *split = pmc_ir_tmp(out, Ity_I1, IRExpr_Binop(Iop_CmpNE64, first, last));
-	IRExpr *when = pmc_ir_tmp(out, Ity_I1, IRExpr_Binop(Iop_Or1, elsewhere, split));
+	IRExpr *when;
 
+	if (D1.ways > 1) {
+		IRExpr *row1 = pmc_ir_tmp(out, Ity_I64,
+					  IRExpr_Binop(Iop_Add64, row, IRExpr_Const(IRConst_U64(sizeof(UWord)))));
+		IRExpr *second = pmc_ir_tmp(out, Ity_I64, IRExpr_Load(Iend_LE, Ity_I64, row1));
+		IRExpr *there = pmc_ir_tmp(out, Ity_I1, IRExpr_Binop(Iop_CmpEQ64, second, first));
+		IRExpr *swap = pmc_ir_tmp(out, Ity_I1, IRExpr_Binop(Iop_And1, elsewhere, there));
+
+		if (guard)
+			swap = pmc_ir_tmp(out, Ity_I1, IRExpr_Binop(Iop_And1, swap, guard));
+		addStmtToIRSB(out, IRStmt_StoreG(Iend_LE, row, first, swap));
+		addStmtToIRSB(out, IRStmt_StoreG(Iend_LE, row1, mru, swap));
+		elsewhere = pmc_ir_tmp(out, Ity_I1,
+				       IRExpr_Binop(Iop_And1, elsewhere,
+						    pmc_ir_tmp(out, Ity_I1, IRExpr_Unop(Iop_Not1, there))));
+	}
+	when = pmc_ir_tmp(out, Ity_I1, IRExpr_Binop(Iop_Or1, elsewhere, split));
 	if (guard)
 		when = pmc_ir_tmp(out, Ity_I1, IRExpr_Binop(Iop_And1, when, guard));
 	if (write)
