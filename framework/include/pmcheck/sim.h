@@ -139,6 +139,14 @@ PMC_API int pmc_sim_active(void);
 PMC_API const char *pmc_sim_engine(void);
 
 /*
+ * Why callgrind counts this process where pmcheck's valgrind tool would
+ * have (the tool not built, built for another valgrind, or a build too old
+ * for the misses asked for), as a sentence; NULL when it was chosen, when
+ * the tool counts, or outside the simulator.  The string is static.
+ */
+PMC_API const char *pmc_sim_fallback(void);
+
+/*
  * Why this process's last sim reading failed, as a sentence (for example,
  * callgrind refusing a region a signal handler ran in), or NULL when none
  * has.  The string is static, overwritten by the next failure.

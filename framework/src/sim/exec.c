@@ -61,8 +61,9 @@ const char *pmc_sim_valgrind_version(void)
 static const char *engine_preferred; /* pmc_sim_engine_prefer's, or NULL */
 static const char *tool_dir(void);
 /* PMCHECK_FAULT_CHECKS names sim-tool: the tool miscounts on purpose (the
- * known-work check's test).  Latched with the tool's directory. */
-static int tool_fault;
+ * known-work check's test); sim-tool-old: it answers as a build of
+ * protocol 2 would, without models.  Latched with the tool's directory. */
+static const char *tool_fault;
 
 int pmc_sim_engine_prefer(const char *name, struct pmc_error *err)
 {
@@ -125,6 +126,19 @@ static const char *find_tool_dir(void)
 #endif
 }
 
+/* Is word one of the comma- or space-separated words of list? */
+static int fault_named(const char *list, const char *word)
+{
+	size_t n = strlen(word);
+
+	for (const char *w = list; w && *w; w += strcspn(w, ", ")) {
+		w += strspn(w, ", ");
+		if (!strncmp(w, word, n) && (w[n] == '\0' || w[n] == ',' || w[n] == ' '))
+			return 1;
+	}
+	return 0;
+}
+
 /* Found once, before a runner clears the environment for a case. */
 static const char *tool_dir(void)
 {
@@ -136,7 +150,9 @@ static const char *tool_dir(void)
 		const char *faults = getenv("PMCHECK_FAULT_CHECKS");
 
 		looked = 1;
-		tool_fault = faults && strstr(faults, "sim-tool") != NULL;
+		tool_fault = fault_named(faults, "sim-tool") ? "--pmcheck-fault=miscount"
+			     : fault_named(faults, "sim-tool-old") ? "--pmcheck-fault=old"
+								    : NULL;
 		if (dir && pmc__copy(found, sizeof(found), dir) == 0)
 			return found;
 		found[0] = '\0';
@@ -145,10 +161,31 @@ static const char *tool_dir(void)
 	return found[0] ? found : NULL;
 }
 
-/* Columns pmcheck's tool counts: the rest are callgrind's models. */
-#define TOOL_COLUMNS                                                                     \
-	((1u << PMC_SIM_IR) | (1u << PMC_SIM_DR) | (1u << PMC_SIM_DW) | (1u << PMC_SIM_BC) | \
-	 (1u << PMC_SIM_BI))
+/* Columns of the tool's models (protocol 3): the cache misses, the branch
+ * mispredictions.  A build of protocol 2 counts the other columns only. */
+#define CACHE_MISS_COLUMNS                                                                   \
+	((1u << PMC_SIM_I1MR) | (1u << PMC_SIM_D1MR) | (1u << PMC_SIM_D1MW) | (1u << PMC_SIM_ILMR) | \
+	 (1u << PMC_SIM_DLMR) | (1u << PMC_SIM_DLMW))
+#define BRANCH_MISS_COLUMNS ((1u << PMC_SIM_BCM) | (1u << PMC_SIM_BIM))
+
+/* The protocol of the tool in dir, from the file its build wrote beside
+ * it; a build of protocol 2 wrote none. */
+static unsigned tool_protocol(const char *dir)
+{
+	char path[PATH_MAX], text[16] = "";
+	unsigned protocol = PMC_TOOL_PROTOCOL_OLDEST;
+	FILE *f;
+
+	if (snprintf(path, sizeof(path), "%s/protocol", dir) >= (int)sizeof(path))
+		return protocol;
+	f = fopen(path, "r");
+	if (f) {
+		if (fgets(text, sizeof(text), f))
+			protocol = (unsigned)strtoul(text, NULL, 10);
+		fclose(f);
+	}
+	return protocol;
+}
 
 /* 0 when the tool in dir can run under the valgrind on PATH; else why not. */
 static int tool_usable(const char *dir, char *why, size_t size)
@@ -186,6 +223,8 @@ const char *pmc_sim_engine_for(unsigned columns, char *why, size_t size)
 	const char *pref = engine_preferred;
 	const char *dir = tool_dir();
 	char unusable[2 * PATH_MAX + 256];
+	unsigned protocol;
+	int models;
 
 	if (!pref)
 		pref = getenv("PMCHECK_SIM_ENGINE");
@@ -199,6 +238,14 @@ const char *pmc_sim_engine_for(unsigned columns, char *why, size_t size)
 		snprintf(why, size, "%s", unusable);
 		return strcmp(pref, "pmcheck") ? "callgrind" : NULL;
 	}
+	models = columns == ~0u || (columns & (CACHE_MISS_COLUMNS | BRANCH_MISS_COLUMNS));
+	protocol = tool_protocol(dir);
+	if (models && protocol < 3) {
+		snprintf(why, size, "pmcheck's valgrind tool in %s is a build of protocol %u, without the cache and branch-predictor models that %s need%s",
+			 dir, protocol, columns == ~0u ? "a whole run's events" : "the misses asked for",
+			 strcmp(pref, "pmcheck") ? ": callgrind counts them" : "");
+		return strcmp(pref, "pmcheck") ? "callgrind" : NULL;
+	}
 	if (!strcmp(pref, "pmcheck")) {
 		snprintf(why, size, "pmcheck's valgrind tool chosen (PMCHECK_SIM_ENGINE=pmcheck or --sim-engine)");
 		return "pmcheck";
@@ -207,16 +254,8 @@ const char *pmc_sim_engine_for(unsigned columns, char *why, size_t size)
 		snprintf(why, size, "unknown sim engine \"%s\" in PMCHECK_SIM_ENGINE: use auto, pmcheck or callgrind", pref);
 		return NULL;
 	}
-	if (columns == ~0u) {
-		snprintf(why, size, "a whole run may read any event, cache and branch misses included, which only callgrind simulates");
-		return "callgrind";
-	}
-	if (columns & ((1u << PMC_SIM_NCOLUMNS) - 1) & ~TOOL_COLUMNS) {
-		snprintf(why, size, "cache or branch misses are asked for, which only callgrind simulates");
-		return "callgrind";
-	}
-	snprintf(why, size, "pmcheck's valgrind tool (%s/" PMC_TOOL_NAME "-amd64-linux, for %s) counts instructions, loads, stores, branches and calls:",
-		 dir, pmc_sim_valgrind_version());
+	snprintf(why, size, "pmcheck's valgrind tool (%s/" PMC_TOOL_NAME "-amd64-linux, for %s) counts instructions, loads, stores, branches, calls and %s:",
+		 dir, pmc_sim_valgrind_version(), protocol < 3 ? "no misses" : "callgrind's cache and branch misses");
 	return "pmcheck";
 }
 
@@ -452,9 +491,6 @@ static int add_final_dump(const char *path, const char *name, uint64_t *totals,
 static int add_tool_totals(const char *path, const char *name, uint64_t *totals,
 			   struct final_events *ev, const int *slot, struct pmc_error *err)
 {
-	static const unsigned column[PMC_TOOL_NFIXED] = { PMC_SIM_IR, PMC_SIM_DR, PMC_SIM_DW,
-							  PMC_SIM_BC, PMC_SIM_BI };
-	static const char *const names[PMC_TOOL_NFIXED] = { "Ir", "Dr", "Dw", "Bc", "Bi" };
 	char line[512];
 	int lineno = 0, rc = 0;
 	FILE *f = fopen(path, "r");
@@ -479,9 +515,10 @@ static int add_tool_totals(const char *path, const char *name, uint64_t *totals,
 				if (slot[i] == w)
 					ev->calls[i] += v;
 		} else if (sscanf(line, "%15s %llu", word, &v) == 2) {
-			for (int k = 0; k < PMC_TOOL_NFIXED; k++)
-				if (!strcmp(word, names[k]))
-					totals[column[k]] += v;
+			/* The tool's names are callgrind's. */
+			for (unsigned c = 0; c < PMC_SIM_NCOLUMNS; c++)
+				if (!strcmp(word, pmc_sim_column_name(c)))
+					totals[c] += v;
 		} else {
 			rc = pmc__fail(err, PMC_E_SYNTAX, path, lineno, "%s:%d: cannot read \"%s\"", path,
 				       lineno, line);
@@ -541,7 +578,7 @@ static int run_under_valgrind(char *const argv[], int verbose, unsigned columns,
 	char *watch[PMC_TOOL_MAX_WATCH];
 	int slot[PMC_MAX_EVENTS];
 	size_t nwatch = 0;
-	bool whole = columns == ~0u, tool;
+	bool whole = columns == ~0u, tool, fallback;
 	const char *vargv[32 + 64 + PMC_TOOL_MAX_WATCH], *engine;
 	struct pmc__child c;
 	struct sigaction sa = { 0 }, old_int, old_term;
@@ -568,6 +605,9 @@ static int run_under_valgrind(char *const argv[], int verbose, unsigned columns,
 				 "the sim engine asked for cannot be used: %s; use PMCHECK_SIM_ENGINE=callgrind or auto",
 				 why);
 	tool = !strcmp(engine, "pmcheck");
+	/* callgrind counts because the tool could not: the case says why. */
+	fallback = !tool && strncmp(why, "callgrind chosen", 16);
+	why[strcspn(why, "\n")] = '\0';
 	if (tool && snprintf(valgrind, sizeof(valgrind), "%s/valgrind", tool_dir()) >= (int)sizeof(valgrind))
 		return pmc__fail(err, -ENAMETOOLONG, "", -1, "the tool's directory is too long");
 	direct_launcher(valgrind, sizeof(valgrind));
@@ -610,11 +650,27 @@ static int run_under_valgrind(char *const argv[], int verbose, unsigned columns,
 		vargv[n++] = whole || (columns & ((1u << PMC_SIM_BC) | (1u << PMC_SIM_BI)))
 				     ? "--pmcheck-branches=yes"
 				     : "--pmcheck-branches=no";
+		/* The models only when a miss is asked for: without them the
+		 * instrumentation is what it was before they existed. */
+		if (whole || (columns & CACHE_MISS_COLUMNS)) {
+			vargv[n++] = "--pmcheck-cache-sim=yes";
+			vargv[n++] = "--I1=" PMC_SIM_I1;
+			vargv[n++] = "--D1=" PMC_SIM_D1;
+			vargv[n++] = "--LL=" PMC_SIM_LL;
+		}
+		if (whole || (columns & BRANCH_MISS_COLUMNS))
+			vargv[n++] = "--pmcheck-branch-sim=yes";
+		/* As callgrind's instrumentation: from the program's first
+		 * sim set on (engine_tool.c switches them on), unless told to
+		 * from the start. */
+		if (!whole && !(columns & PMC_SIM_FROM_START) &&
+		    (columns & (CACHE_MISS_COLUMNS | BRANCH_MISS_COLUMNS)))
+			vargv[n++] = "--pmcheck-models-atstart=no";
 		vargv[n++] = "--quiet";
 		vargv[n++] = "--child-silent-after-fork=yes";
 		vargv[n++] = "--trace-children=no";
 		if (tool_fault)
-			vargv[n++] = "--pmcheck-fault=miscount";
+			vargv[n++] = tool_fault;
 		for (i = 0; i < nwatch; i++)
 			vargv[n++] = watch[i];
 	}
@@ -673,11 +729,12 @@ static int run_under_valgrind(char *const argv[], int verbose, unsigned columns,
 
 		snprintf(run, sizeof(run), "%s/" SIM_RUN_FILE, dir);
 		f = fopen(run, "w");
-		if (!f || fprintf(f, "columns %x\n%s",
+		if (!f || fprintf(f, "columns %x\n%s%s%s%s",
 				  (columns & PMC_SIM_CACHE_COLUMNS ? PMC_SIM_CACHE_COLUMNS : 0) |
 					  (columns & PMC_SIM_BRANCH_COLUMNS ? PMC_SIM_BRANCH_COLUMNS : 0) |
 					  (1u << PMC_SIM_IR),
-				  columns & PMC_SIM_FROM_START ? "" : "instrument deferred\n") < 0 ||
+				  columns & PMC_SIM_FROM_START ? "" : "instrument deferred\n",
+				  fallback ? "fallback " : "", fallback ? why : "", fallback ? "\n" : "") < 0 ||
 		    fclose(f)) {
 			if (f)
 				fclose(f);

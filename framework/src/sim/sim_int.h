@@ -21,12 +21,28 @@
 
 struct pmc_reading;
 
+/* The run pmc_sim_exec_for started, as its run file says: the columns
+ * simulated (all when not narrowed), whether instrumentation (callgrind)
+ * or the models (pmcheck's tool) wait for the first sim set, and why
+ * callgrind counts where the tool would have ("" when it would not).
+ * Read once per process, without the heap. */
+struct pmc__sim_run {
+	unsigned columns;
+	int deferred;
+	char fallback[768];
+};
+const struct pmc__sim_run *pmc__sim_run(void);
+
 /* Column index of a callgrind event name, or -1. */
 int pmc__sim_column_of(const char *name, size_t len);
 /* Can this process count with the sim backend the columns of `name`
  * (mask)?  0, PMC_E_NO_SIM, or PMC_E_UNSUPPORTED when this run does not
- * simulate them (pmc_sim_exec_for).  Starts deferred instrumentation. */
+ * simulate them (pmc_sim_exec_for). */
 int pmc__sim_check(unsigned mask, const char *name, struct pmc_error *err);
+/* The set just opened: the engine starts what the run defers (callgrind's
+ * instrumentation, the tool's models), so that both start at the same
+ * point of the program. */
+void pmc__sim_start(void);
 /* One reading of n events whose column masks are masks[]; t0 is the set's
  * open time (CLOCK_MONOTONIC ns); flags: PMC_OPEN_INHERIT when the threads
  * that ended count too. */

@@ -61,8 +61,8 @@
  *   inside a superblock leaves the waiting ones unsimulated, as there.
  * - State: one for every thread; a forked child goes on from a copy.  It
  *   starts empty.  With --pmcheck-models-atstart=no the models wait for
- *   the program's MODELS request (callgrind's --instr-atstart=no and
- *   START_INSTRUMENTATION); each switch on or off empties the caches.
+ *   the program's START_INSTRUMENTATION request (callgrind's request and
+ *   --instr-atstart=no); each switch on or off empties the caches.
  * - Refused at start, as valgrind refuses them: sizes, ways and lines not
  *   positive, a number of sets or a line size not a power of two, lines
  *   under 16 bytes, a cache of one line or less, more ways than lines, a
@@ -290,36 +290,66 @@ static void switch_models(Bool on)
 	VG_(discard_translations_safely)((Addr)0x1000, ~(SizeT)0xfff, "pmcheck");
 }
 
+/* READ's work: n counters to buf (client memory), now to *now_ns. */
+static UWord read_counters(ThreadId tid, Addr buf, UWord n, UWord ended_too, Addr now_ns)
+{
+	if (n > NCOUNTERS)
+		n = NCOUNTERS;
+	switch_thread(tid, 0);
+	if ((n && !VG_(am_is_valid_for_client)(buf, n * sizeof(ULong), VKI_PROT_WRITE)) ||
+	    (now_ns && !VG_(am_is_valid_for_client)(now_ns, sizeof(ULong), VKI_PROT_WRITE)))
+		return (UWord)-1;
+	if (ended_too)
+		children_take();
+	for (UWord i = 0; i < n; i++)
+		((ULong *)buf)[i] = pmc_live[i] + (ended_too ? exited[i] + kids[i] : 0);
+	if (now_ns) {
+		struct vki_timespec ts;
+
+		VG_(clock_gettime)(&ts, VKI_CLOCK_MONOTONIC);
+		*(ULong *)now_ns = (ULong)ts.tv_sec * 1000000000ULL + (ULong)ts.tv_nsec;
+	}
+	return n;
+}
+
+/* callgrind's requests, as pmcheck_tool.h says the tool answers them. */
+static Bool callgrind_request(ThreadId tid, UWord *arg, UWord *ret)
+{
+	struct pmc_tool_dump *d = (struct pmc_tool_dump *)arg[2];
+
+	switch (arg[0]) {
+	case PMC_TOOL_CG_DUMP_STATS_AT:
+		if (!d || !VG_(am_is_valid_for_client)((Addr)d, sizeof(*d), VKI_PROT_WRITE))
+			return False;
+		d->written = read_counters(tid, (Addr)d->counters, (UWord)d->n, (UWord)d->ended_too,
+					   (Addr)&d->now_ns);
+		*ret = 0;
+		return True;
+	case PMC_TOOL_CG_START_INSTRUMENTATION:
+	case PMC_TOOL_CG_STOP_INSTRUMENTATION:
+		if (pmc_cache_sim || pmc_branch_sim)
+			switch_models(arg[0] == PMC_TOOL_CG_START_INSTRUMENTATION);
+		*ret = 0;
+		return True;
+	default:
+		return False;
+	}
+}
+
 static Bool pmc_client_request(ThreadId tid, UWord *arg, UWord *ret)
 {
+	/* A build of protocol 2 knew callgrind's requests not. */
+	if (VG_IS_TOOL_USERREQ('C', 'T', arg[0]) && !clo_old)
+		return callgrind_request(tid, arg, ret);
 	if (!VG_IS_TOOL_USERREQ('P', 'M', arg[0]))
 		return False;
 	switch (arg[0]) {
 	case PMC_TOOL_REQ_HELLO:
 		*ret = PMC_TOOL_MAGIC | (clo_old ? PMC_TOOL_PROTOCOL_OLDEST : PMC_TOOL_PROTOCOL);
 		return True;
-	case PMC_TOOL_REQ_READ: {
-		UWord n = arg[2] < NCOUNTERS ? arg[2] : NCOUNTERS;
-
-		switch_thread(tid, 0);
-		if ((n && !VG_(am_is_valid_for_client)(arg[1], n * sizeof(ULong), VKI_PROT_WRITE)) ||
-		    (arg[4] && !VG_(am_is_valid_for_client)(arg[4], sizeof(ULong), VKI_PROT_WRITE))) {
-			*ret = (UWord)-1;
-			return True;
-		}
-		if (arg[3])
-			children_take();
-		for (UWord i = 0; i < n; i++)
-			((ULong *)arg[1])[i] = pmc_live[i] + (arg[3] ? exited[i] + kids[i] : 0);
-		if (arg[4]) {
-			struct vki_timespec ts;
-
-			VG_(clock_gettime)(&ts, VKI_CLOCK_MONOTONIC);
-			*(ULong *)arg[4] = (ULong)ts.tv_sec * 1000000000ULL + (ULong)ts.tv_nsec;
-		}
-		*ret = n;
+	case PMC_TOOL_REQ_READ:
+		*ret = read_counters(tid, arg[1], arg[2], arg[3], arg[4]);
 		return True;
-	}
 	case PMC_TOOL_REQ_WATCH: {
 		const HChar *path = (const HChar *)arg[1];
 		Int slot;
@@ -352,12 +382,6 @@ static Bool pmc_client_request(ThreadId tid, UWord *arg, UWord *ret)
 		       (pmc_clo_branches ? PMC_TOOL_COUNTS_BRANCHES : 0) |
 		       (pmc_cache_sim ? PMC_TOOL_COUNTS_CACHE_SIM : 0) |
 		       (pmc_branch_sim ? PMC_TOOL_COUNTS_BRANCH_SIM : 0);
-		return True;
-	case PMC_TOOL_REQ_MODELS:
-		if (clo_old || (!pmc_cache_sim && !pmc_branch_sim))
-			return False;
-		switch_models(arg[1] != 0);
-		*ret = 0;
 		return True;
 	default:
 		return False;
@@ -394,8 +418,8 @@ static void pmc_usage(void)
 		    "    --pmcheck-out=FILE          write each process's totals to FILE at exit (%%p: pid)\n"
 		    "    --pmcheck-watch=OFFSET:PATH count entries to the code at file offset OFFSET of PATH\n"
 		    "    --pmcheck-branch-sim=no|yes simulate the branch predictors as callgrind does [no]\n"
-		    "    --pmcheck-models-atstart=no|yes  simulate from the start, or from the MODELS\n"
-		    "                                request on [yes]\n"
+		    "    --pmcheck-models-atstart=no|yes  simulate from the start, or from callgrind's\n"
+		    "                                START_INSTRUMENTATION request on [yes]\n"
 		    "    --pmcheck-fault=miscount|old count wrong, or answer as protocol %u, on purpose\n"
 		    "                                (pmcheck's tests)\n",
 		    PMC_TOOL_PROTOCOL_OLDEST);

@@ -51,13 +51,34 @@
  * (UWord)-1 when the tool does not follow children (no --pmcheck-out). */
 #define PMC_TOOL_REQ_CHILDREN PMC_TOOL_REQ(4)
 
-/* MODELS(UWord on): switch the cache and branch-predictor models on (1)
- * or off (0), as callgrind's instrumentation is switched: each switch
- * empties the caches, the branch predictor keeps what it learned, and
- * nothing is simulated while they are off.  Returns 0, or (UWord)-1 when
- * this run has no model (--pmcheck-cache-sim and --pmcheck-branch-sim
- * both no). */
-#define PMC_TOOL_REQ_MODELS PMC_TOOL_REQ(5)
+/*
+ * callgrind's requests (valgrind/callgrind.h) the tool answers too (from
+ * protocol 3), so that a program makes the same requests -- executes the
+ * same instructions, touches the same memory -- whichever engine counts
+ * it, and the cache and branch models of both see the same program:
+ * DUMP_STATS_AT(const char *tag, struct pmc_tool_dump *d): callgrind
+ *   dumps its counters; the tool writes d->n counters to d->counters
+ *   (READ's order, d->ended_too as READ's), CLOCK_MONOTONIC in ns to
+ *   d->now_ns and how many it wrote to d->written.
+ * START_INSTRUMENTATION, STOP_INSTRUMENTATION: callgrind switches its
+ *   instrumentation; the tool its models, as callgrind switches its
+ *   instrumentation: each switch empties the caches, the branch predictor
+ *   keeps what it learned, and nothing is simulated while they are off.
+ *   A run without models (--pmcheck-cache-sim and --pmcheck-branch-sim
+ *   both no) ignores them.
+ */
+#define PMC_TOOL_CG_REQ(n) (((unsigned)'C' << 24 | (unsigned)'T' << 16) + (n))
+#define PMC_TOOL_CG_DUMP_STATS_AT PMC_TOOL_CG_REQ(3)
+#define PMC_TOOL_CG_START_INSTRUMENTATION PMC_TOOL_CG_REQ(4)
+#define PMC_TOOL_CG_STOP_INSTRUMENTATION PMC_TOOL_CG_REQ(5)
+
+struct pmc_tool_dump {
+	unsigned long long counters;  /* the address of n counters */
+	unsigned long long n;
+	unsigned long long ended_too; /* nonzero: threads that ended count too */
+	unsigned long long now_ns;
+	unsigned long long written;
+};
 
 enum pmc_tool_counter {
 	PMC_TOOL_IR = 0, /* guest instructions executed (callgrind's Ir) */
