@@ -124,6 +124,15 @@ PMC_API void pmc_sim_functions_free(struct pmc_sim_fn_cost *f, size_t n);
 PMC_API int pmc_sim_claim_dump(char *path, size_t size);
 
 /*
+ * pmc_sim_claim_dump into paths[*kept] (rows of size bytes), counting it
+ * in *kept, while *kept < max; nothing when there is no dump (pmcheck's
+ * valgrind tool makes none).  The work is done on the host CPU, unseen by
+ * either engine's caches and branch predictor, so that a program keeping
+ * dumps between its regions executes the same instructions under both.
+ */
+PMC_API void pmc_sim_keep_dump(char *paths, size_t size, size_t *kept, size_t max);
+
+/*
  * Non-zero when this process runs under the sim backend's valgrind as set
  * up by pmc_sim_exec() (so PMC_OPEN_SIM sets can read it).
  */

@@ -33,7 +33,6 @@ struct pmc_reading;
  * DUMP_STATS_AT request; collect runs after it. */
 struct pmc__sim_exchange {
 	struct pmc_tool_dump dump;
-	void *thread_pointer;  /* the reading thread's, for native code */
 	struct pmc_error *err; /* collect's words when it fails */
 	int status;            /* collect's: 0, or a negative code */
 };

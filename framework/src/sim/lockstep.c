@@ -16,7 +16,8 @@
  *   a reading    DUMP_STATS_AT (callgrind dumps; the tool writes its
  *                counters), then collect (callgrind's dump parsed; the
  *                tool's counters checked);
- *   pause        STOP_INSTRUMENTATION.
+ *   pause        STOP_INSTRUMENTATION;
+ *   attribution  the last reading's dump kept natively (pmc_sim_keep_dump).
  * A build of the tool of protocol 2 has no models and knows none of
  * callgrind's requests: it is read with its own request.
  */
@@ -177,17 +178,64 @@ static void *swap_thread_pointer(void *to)
 #define NO_CANARY
 #endif
 
+/* A call valgrind's core makes on the host CPU. */
+struct native_call {
+	int (*fn)(void *arg);
+	void *arg;
+	void *thread_pointer; /* the calling thread's */
+	int rc;
+};
+
 /* No canary here: the thread pointer it would be read through is the
  * host's until swapped. */
-NO_CANARY static unsigned long collect_natively(unsigned long tid, unsigned long arg)
+NO_CANARY static unsigned long run_natively(unsigned long tid, unsigned long arg)
 {
-	struct pmc__sim_exchange *x = (struct pmc__sim_exchange *)arg;
-	void *host = swap_thread_pointer(x->thread_pointer);
+	struct native_call *call = (struct native_call *)arg;
+	void *host = swap_thread_pointer(call->thread_pointer);
 
 	(void)tid;
-	x->status = engine->collect(x);
+	call->rc = call->fn(call->arg);
 	swap_thread_pointer(host);
 	return 0;
+}
+
+/* fn(arg) on the host CPU (under valgrind; directly elsewhere). */
+static int natively(int (*fn)(void *), void *arg)
+{
+	struct native_call call = { fn, arg, __builtin_thread_pointer(), 0 };
+
+	if (!RUNNING_ON_VALGRIND)
+		return fn(arg);
+	(void)VALGRIND_NON_SIMD_CALL1(run_natively, &call);
+	return call.rc;
+}
+
+static int collect(void *x)
+{
+	return engine->collect(x);
+}
+
+struct keep {
+	char *paths;
+	size_t size;
+	size_t *kept;
+	size_t max;
+};
+
+static int keep(void *arg)
+{
+	struct keep *k = arg;
+
+	if (*k->kept < k->max && pmc_sim_claim_dump(k->paths + *k->kept * k->size, k->size) == 0)
+		(*k->kept)++;
+	return 0;
+}
+
+void pmc_sim_keep_dump(char *paths, size_t size, size_t *kept, size_t max)
+{
+	struct keep k = { paths, size, kept, max };
+
+	natively(keep, &k);
 }
 
 /* ---- readings ------------------------------------------------------------------------ */
@@ -209,13 +257,12 @@ int pmc__sim_read(const unsigned *masks, size_t n, uint64_t t0, unsigned flags,
 	x.dump.ended_too = (flags & PMC_OPEN_INHERIT) != 0;
 	x.dump.now_ns = 0;
 	x.dump.written = 0;
-	x.thread_pointer = __builtin_thread_pointer();
 	x.err = err ? err : &read_error;
 	x.status = 0;
 	if (lockstep.protocol >= 3) {
 		VALGRIND_DO_CLIENT_REQUEST_STMT(VG_USERREQ__DUMP_STATS_AT, pmc__sim_dump_tag,
 						&x.dump, 0, 0, 0);
-		(void)VALGRIND_NON_SIMD_CALL1(collect_natively, &x);
+		x.status = natively(collect, &x);
 	} else {
 		x.status = pmc__sim_tool_read(c, lockstep.nread, (flags & PMC_OPEN_INHERIT) != 0,
 					      (uint64_t *)&x.dump.now_ns);
