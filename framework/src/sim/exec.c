@@ -241,8 +241,8 @@ const char *pmc_sim_engine_for(unsigned columns, char *why, size_t size)
 	models = columns == ~0u || (columns & (CACHE_MISS_COLUMNS | BRANCH_MISS_COLUMNS));
 	protocol = tool_protocol(dir);
 	if (models && protocol < 3) {
-		snprintf(why, size, "pmcheck's valgrind tool in %s is a build of protocol %u, without the cache and branch-predictor models that %s need%s",
-			 dir, protocol, columns == ~0u ? "a whole run's events" : "the misses asked for",
+		snprintf(why, size, "pmcheck's valgrind tool in %s is a build of protocol %u, which has no cache or branch-predictor model for %s%s",
+			 dir, protocol, columns == ~0u ? "a whole run's misses" : "the misses asked for",
 			 strcmp(pref, "pmcheck") ? ": callgrind counts them" : "");
 		return strcmp(pref, "pmcheck") ? "callgrind" : NULL;
 	}

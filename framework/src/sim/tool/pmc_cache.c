@@ -42,17 +42,15 @@ static struct cache LL = { "LL", NULL, -1, -1, -1, 0, 0, NULL };
  * instruction within two lines. */
 #define MIN_LINE 16
 
-/* Why c cannot be simulated, or NULL.  The conditions are valgrind's
- * (cachegrind's check of --I1, --D1, --LL), in the same order. */
+/* Why c cannot be simulated, or NULL.  The geometries refused are the
+ * ones valgrind refuses (cachegrind's check of --I1, --D1, --LL); the
+ * reasons are tried in an order that names the plainest first. */
 static const HChar *unusable(const struct cache *c)
 {
 	if (c->size <= 0 || c->ways <= 0 || c->line <= 0)
 		return "size, ways and line size must be positive";
 	if (c->size > 0x7fffffff || c->ways > 0x7fffffff || c->line > 0x7fffffff)
 		return "a figure is too large";
-	if (c->size % (c->line * c->ways) != 0 ||
-	    VG_(log2)((UInt)(c->size / c->line / c->ways)) == -1)
-		return "the number of sets (size / (ways x line size)) is not a power of two";
 	if (VG_(log2)((UInt)c->line) == -1)
 		return "the line size is not a power of two";
 	if (c->line < MIN_LINE)
@@ -61,6 +59,9 @@ static const HChar *unusable(const struct cache *c)
 		return "the size is not larger than one line";
 	if (c->ways > c->size / c->line)
 		return "it has more ways than lines";
+	if (c->size % (c->line * c->ways) != 0 ||
+	    VG_(log2)((UInt)(c->size / c->line / c->ways)) == -1)
+		return "the number of sets (size / (ways x line size)) is not a power of two";
 	return NULL;
 }
 
@@ -123,18 +124,25 @@ void pmc_cache_init(void)
 {
 	struct cache *all[3] = { &I1, &D1, &LL };
 	Int largest = VG_(machine_get_size_of_largest_guest_register)();
+	HChar why[160];
 
 	if (!pmc_cache_sim)
 		return;
 	for (Int i = 0; i < 3; i++)
 		if (all[i]->size < 0)
-			VG_(fmsg_bad_option)("--pmcheck-cache-sim=yes",
-					     "the cache models need the geometry of all three caches: --I1, --D1 and --LL\n");
+			pmc_refuse_option("--pmcheck-cache-sim=yes",
+					  "the cache models need the geometry of all three caches: --I1, --D1 and --LL\n");
 	/* An access is never split over more than two lines, at any level. */
-	if (pmc_cache_max_access() < largest)
-		VG_(fmsg_bad_option)(LL.option,
-				     "the smallest line size (%d bytes) is smaller than the largest register (%d bytes), so one access could span three lines\n",
-				     pmc_cache_max_access(), largest);
+	if (pmc_cache_max_access() < largest) {
+		const struct cache *small = I1.line <= D1.line && I1.line <= LL.line ? &I1
+					    : D1.line <= LL.line		     ? &D1
+										     : &LL;
+
+		VG_(snprintf)(why, sizeof(why),
+			      "the smallest line size (%d bytes) is smaller than the largest register (%d bytes), so one access could span three lines\n",
+			      pmc_cache_max_access(), largest);
+		pmc_refuse_option(small->option, why);
+	}
 	for (Int i = 0; i < 3; i++) {
 		struct cache *c = all[i];
 		UWord sets = (UWord)(c->size / c->line / c->ways);

@@ -390,6 +390,14 @@ static Bool pmc_client_request(ThreadId tid, UWord *arg, UWord *ret)
 
 /* ---- start and end -------------------------------------------------------------------- */
 
+void pmc_refuse_option(const HChar *opt, const HChar *why)
+{
+	VG_(fmsg)("Bad option: %s\n", opt);
+	VG_(fmsg)("%s", why);
+	VG_(fmsg)("Use --help for more information or consult the user manual.\n");
+	VG_(exit)(1);
+}
+
 static Bool pmc_option(const HChar *arg)
 {
 	const HChar *watch;
@@ -445,9 +453,8 @@ static void pmc_post_clo_init(void)
 	}
 	/* A build of protocol 2 knew no model: valgrind refused the options. */
 	if (clo_old && (pmc_cache_sim || pmc_branch_sim))
-		VG_(fmsg_bad_option)(pmc_cache_sim ? "--pmcheck-cache-sim=yes" : "--pmcheck-branch-sim=yes",
-				     "unknown to this tool (--pmcheck-fault=old: protocol %u)\n",
-				     PMC_TOOL_PROTOCOL_OLDEST);
+		pmc_refuse_option(pmc_cache_sim ? "--pmcheck-cache-sim=yes" : "--pmcheck-branch-sim=yes",
+				  "unknown to a build of protocol 2 (--pmcheck-fault=old)\n");
 	pmc_cache_init();
 	pmc_models_active = (pmc_cache_sim || pmc_branch_sim) && clo_models_atstart;
 	if (clo_out) {

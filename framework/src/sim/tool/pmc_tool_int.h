@@ -22,6 +22,9 @@ extern ULong pmc_live[NCOUNTERS];
 extern Bool pmc_clo_memory, pmc_clo_branches, pmc_clo_miscount;
 /* The models are simulating now (callgrind's instrumentation state). */
 extern Bool pmc_models_active;
+/* After the options are parsed: refuse opt with why (a line) and exit,
+ * as valgrind refuses a bad option while parsing them. */
+__attribute__((noreturn)) void pmc_refuse_option(const HChar *opt, const HChar *why);
 
 /* pmc_instrument.c */
 IRSB *pmc_instrument(VgCallbackClosure *closure, IRSB *in, const VexGuestLayout *layout,
