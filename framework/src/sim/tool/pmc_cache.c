@@ -239,6 +239,17 @@ static void call_slow(IRSB *out, const HChar *name, void *fn, IRExpr *a, Int siz
 	addStmtToIRSB(out, IRStmt_Dirty(d));
 }
 
+/* The byte offset of a set's row: a shift when it can be. */
+static IRExpr *row_offset(IRExpr *set, Long ways)
+{
+	ULong bytes = (ULong)ways * sizeof(UWord);
+	Int shift = VG_(log2)((UInt)bytes);
+
+	if (shift >= 0)
+		return IRExpr_Binop(Iop_Shl64, set, IRExpr_Const(IRConst_U8((UChar)shift)));
+	return IRExpr_Binop(Iop_Mul64, set, IRExpr_Const(IRConst_U64(bytes)));
+}
+
 /* I1 when the block's row does not start with it. */
 static IRExpr *not_first(IRSB *out, const struct cache *c, UWord block)
 {
@@ -264,13 +275,9 @@ void pmc_cache_fetch(IRSB *out, Addr a, Int size, UWord *last)
 	call_slow(out, "pmcheck_fetch", (void *)fetch_slow, mkIRExpr_HWord((HWord)a), size, when);
 }
 
-/*
- * A data access.  Inline, the first two entries of the row: the first is
- * a hit that changes nothing; the second is a hit that swaps them (what
- * touch does for it).  Anything else -- a deeper hit, a miss, two lines --
- * is access_slow's.  The swap may precede a call for two lines: the first
- * line is then where touch would have put it.
- */
+/* A data access: inline, a hit on the first of its row, which changes
+ * nothing; anything else -- a deeper hit, a miss, two lines -- is the
+ * slow path's. */
 void pmc_cache_data(IRSB *out, IRExpr *ea, Int size, Bool write, IRExpr *guard)
 {
 	IRExpr *bits = IRExpr_Const(IRConst_U8((UChar)D1.line_bits));
@@ -280,32 +287,17 @@ void pmc_cache_data(IRSB *out, IRExpr *ea, Int size, Bool write, IRExpr *guard)
 	IRExpr *last = pmc_ir_tmp(out, Ity_I64, IRExpr_Binop(Iop_Shr64, end, bits));
 	IRExpr *set = pmc_ir_tmp(out, Ity_I64,
 				 IRExpr_Binop(Iop_And64, first, IRExpr_Const(IRConst_U64(D1.set_mask))));
-	IRExpr *offset = pmc_ir_tmp(out, Ity_I64,
-				    IRExpr_Binop(Iop_Mul64, set,
-						 IRExpr_Const(IRConst_U64((ULong)D1.ways * sizeof(UWord)))));
+	IRExpr *offset = pmc_ir_tmp(out, Ity_I64, row_offset(set, D1.ways));
 	IRExpr *row = pmc_ir_tmp(out, Ity_I64,
 				 IRExpr_Binop(Iop_Add64, offset, mkIRExpr_HWord((HWord)D1.rows)));
 	IRExpr *mru = pmc_ir_tmp(out, Ity_I64, IRExpr_Load(Iend_LE, Ity_I64, row));
-	IRExpr *elsewhere = pmc_ir_tmp(out, Ity_I1, IRExpr_Binop(Iop_CmpNE64, mru, first));
-	IRExpr *split = pmc_ir_tmp(out, Ity_I1, IRExpr_Binop(Iop_CmpNE64, first, last));
-	IRExpr *when;
+	/* Nonzero unless the first line is the row's first and the only one. */
+	IRExpr *off = pmc_ir_tmp(out, Ity_I64,
+				 IRExpr_Binop(Iop_Or64,
+					      pmc_ir_tmp(out, Ity_I64, IRExpr_Binop(Iop_Xor64, mru, first)),
+					      pmc_ir_tmp(out, Ity_I64, IRExpr_Binop(Iop_Xor64, first, last))));
+	IRExpr *when = pmc_ir_tmp(out, Ity_I1, IRExpr_Binop(Iop_CmpNE64, off, IRExpr_Const(IRConst_U64(0))));
 
-	if (D1.ways > 1) {
-		IRExpr *row1 = pmc_ir_tmp(out, Ity_I64,
-					  IRExpr_Binop(Iop_Add64, row, IRExpr_Const(IRConst_U64(sizeof(UWord)))));
-		IRExpr *second = pmc_ir_tmp(out, Ity_I64, IRExpr_Load(Iend_LE, Ity_I64, row1));
-		IRExpr *there = pmc_ir_tmp(out, Ity_I1, IRExpr_Binop(Iop_CmpEQ64, second, first));
-		IRExpr *swap = pmc_ir_tmp(out, Ity_I1, IRExpr_Binop(Iop_And1, elsewhere, there));
-
-		if (guard)
-			swap = pmc_ir_tmp(out, Ity_I1, IRExpr_Binop(Iop_And1, swap, guard));
-		addStmtToIRSB(out, IRStmt_StoreG(Iend_LE, row, first, swap));
-		addStmtToIRSB(out, IRStmt_StoreG(Iend_LE, row1, mru, swap));
-		elsewhere = pmc_ir_tmp(out, Ity_I1,
-				       IRExpr_Binop(Iop_And1, elsewhere,
-						    pmc_ir_tmp(out, Ity_I1, IRExpr_Unop(Iop_Not1, there))));
-	}
-	when = pmc_ir_tmp(out, Ity_I1, IRExpr_Binop(Iop_Or1, elsewhere, split));
 	if (guard)
 		when = pmc_ir_tmp(out, Ity_I1, IRExpr_Binop(Iop_And1, when, guard));
 	if (write)
