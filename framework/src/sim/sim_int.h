@@ -66,6 +66,19 @@ int pmc__cg_calls_count(const char *file, const char *text, size_t len, struct p
  * process's first dump names the stack instrumentation began on instead. */
 int pmc__cg_uncalled(const char *text, size_t len, int first_dump, char *name, size_t size);
 
+/* The columns of the models' misses: the cache's and the branch
+ * predictor's (pmcheck's tool has them from protocol 3). */
+#define PMC__SIM_CACHE_MISSES                                                           \
+	((1u << PMC_SIM_I1MR) | (1u << PMC_SIM_D1MR) | (1u << PMC_SIM_D1MW) |            \
+	 (1u << PMC_SIM_ILMR) | (1u << PMC_SIM_DLMR) | (1u << PMC_SIM_DLMW))
+#define PMC__SIM_BRANCH_MISSES ((1u << PMC_SIM_BCM) | (1u << PMC_SIM_BIM))
+
+/* choose.c: the directory of pmcheck's valgrind tool (NULL: not built),
+ * and the tool option a fault injection asks for (NULL: none), both found
+ * once, before a runner clears the environment. */
+const char *pmc__sim_tool_dir(void);
+const char *pmc__sim_tool_fault(void);
+
 /* Nonzero when running under valgrind (rdpmc would raise SIGILL there). */
 int pmc__under_valgrind(void);
 
