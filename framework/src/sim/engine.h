@@ -49,9 +49,10 @@ struct pmc__sim_engine {
 	 * after the fixed ones). */
 	int (*watch)(const struct pmc_event_spec *s, unsigned *slot, struct pmc_error *err);
 	/* After the DUMP_STATS_AT request, on the host CPU (nothing here is
-	 * simulated or counted; glibc works, the heap must not be touched):
-	 * the running totals into x->dump.counters.  0, or a negative code
-	 * with x->err filled. */
+	 * simulated or counted; the heap must not be touched; glibc works
+	 * for callgrind's, not for the tool's): the running totals into
+	 * x->dump.counters.  0, or a negative code with x->err filled (-EIO
+	 * without: the engine did not answer). */
 	int (*collect)(struct pmc__sim_exchange *x);
 	/* Child processes that ended: those inherited readings add (*ended),
 	 * and those that exec'd a program no one counts (*execed).  NULL, or

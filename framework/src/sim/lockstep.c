@@ -187,15 +187,18 @@ struct native_call {
 };
 
 /* No canary here: the thread pointer it would be read through is the
- * host's until swapped. */
+ * host's until swapped.  The tool's side uses no glibc and needs no swap
+ * (three system calls, which a reading would otherwise cost). */
 NO_CANARY static unsigned long run_natively(unsigned long tid, unsigned long arg)
 {
 	struct native_call *call = (struct native_call *)arg;
-	void *host = swap_thread_pointer(call->thread_pointer);
+	int libc = engine != &pmc__sim_tool;
+	void *host = libc ? swap_thread_pointer(call->thread_pointer) : NULL;
 
 	(void)tid;
 	call->rc = call->fn(call->arg);
-	swap_thread_pointer(host);
+	if (libc)
+		swap_thread_pointer(host);
 	return 0;
 }
 
@@ -252,6 +255,8 @@ int pmc__sim_read(const unsigned *masks, size_t n, uint64_t t0, unsigned flags,
 
 	/* No stale words: a failure that sets no message leaves none. */
 	read_error.code = 0;
+	if (err)
+		err->code = 0;
 	x.dump.counters = (uintptr_t)c;
 	x.dump.n = lockstep.nread;
 	x.dump.ended_too = (flags & PMC_OPEN_INHERIT) != 0;
@@ -266,10 +271,10 @@ int pmc__sim_read(const unsigned *masks, size_t n, uint64_t t0, unsigned flags,
 	} else {
 		x.status = pmc__sim_tool_read(c, lockstep.nread, (flags & PMC_OPEN_INHERIT) != 0,
 					      (uint64_t *)&x.dump.now_ns);
-		if (x.status)
-			pmc__fail(x.err, PMC_E_SIM, "", -1,
-				  "sim: pmcheck's valgrind tool did not answer a reading");
 	}
+	if (x.status == -EIO && x.err->code == 0)
+		pmc__fail(x.err, PMC_E_SIM, "", -1, "sim: %s did not answer a reading",
+			  engine == &pmc__sim_tool ? "pmcheck's valgrind tool" : engine->name);
 	if (x.status && err)
 		read_error = *err;
 	if (x.status && !read_error.code)
