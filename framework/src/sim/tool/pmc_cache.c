@@ -15,6 +15,7 @@
  * Copyright (C) 2026 the pmcheck authors; GPL-2.0-or-later, see COPYING.
  */
 #include "pub_tool_basics.h"
+#include "pub_tool_libcassert.h"
 #include "pub_tool_libcbase.h"
 #include "pub_tool_libcprint.h"
 #include "pub_tool_machine.h"
@@ -29,14 +30,24 @@ struct cache {
 	const HChar *name;
 	const HChar *option; /* as given, for messages */
 	Long size, ways, line; /* bytes, ways, bytes; -1: not given */
-	Int line_bits;
+	Int line_bits, set_bits;
 	UWord set_mask;
-	UWord *rows; /* sets x ways block numbers, most recently used first */
+	/* sets x ways entries, most recently used first: block numbers, or,
+	 * in a narrow cache, the 32 bits of the block above its set (half
+	 * the memory: LL's rows are read on every L1 miss, and the host's
+	 * caches are what the simulation waits for).  EMPTY in neither. */
+	UWord *rows;
+	UInt *narrow;
 };
 
-static struct cache I1 = { "I1", NULL, -1, -1, -1, 0, 0, NULL };
-static struct cache D1 = { "D1", NULL, -1, -1, -1, 0, 0, NULL };
-static struct cache LL = { "LL", NULL, -1, -1, -1, 0, 0, NULL };
+/* A narrow cache's entry that no block has.  The widest client address
+ * (47 bits) leaves 31 bits above a narrow cache's line and set bits. */
+#define EMPTY 0xffffffffu
+#define ADDRESS_BITS 47
+
+static struct cache I1 = { "I1", NULL, -1, -1, -1, 0, 0, 0, NULL, NULL };
+static struct cache D1 = { "D1", NULL, -1, -1, -1, 0, 0, 0, NULL, NULL };
+static struct cache LL = { "LL", NULL, -1, -1, -1, 0, 0, 0, NULL, NULL };
 
 /* callgrind's smallest line: a line of at least 16 bytes keeps every
  * instruction within two lines. */
@@ -148,34 +159,43 @@ void pmc_cache_init(void)
 		UWord sets = (UWord)(c->size / c->line / c->ways);
 
 		c->line_bits = VG_(log2)((UInt)c->line);
+		c->set_bits = VG_(log2)((UInt)sets);
 		c->set_mask = sets - 1;
-		c->rows = VG_(malloc)("pmcheck.cache", sets * (UWord)c->ways * sizeof(UWord));
+		/* The generated code reads I1's and D1's rows: those stay wide. */
+		if (c == &LL && ADDRESS_BITS - c->line_bits - c->set_bits <= 31)
+			c->narrow = VG_(malloc)("pmcheck.cache", sets * (UWord)c->ways * sizeof(UInt));
+		else
+			c->rows = VG_(malloc)("pmcheck.cache", sets * (UWord)c->ways * sizeof(UWord));
 	}
 	pmc_cache_clear();
 }
 
 /* Empty, as callgrind leaves its caches when instrumentation is switched:
- * every entry block 0 (which no program fetches or reads). */
+ * every entry block 0 (which no program fetches or reads), or EMPTY. */
 void pmc_cache_clear(void)
 {
 	struct cache *all[3] = { &I1, &D1, &LL };
 
-	for (Int i = 0; pmc_cache_sim && i < 3; i++)
-		VG_(memset)(all[i]->rows, 0,
-			    (all[i]->set_mask + 1) * (UWord)all[i]->ways * sizeof(UWord));
+	for (Int i = 0; pmc_cache_sim && i < 3; i++) {
+		UWord n = (all[i]->set_mask + 1) * (UWord)all[i]->ways;
+
+		if (all[i]->narrow)
+			VG_(memset)(all[i]->narrow, 0xff, n * sizeof(UInt));
+		else
+			VG_(memset)(all[i]->rows, 0, n * sizeof(UWord));
+	}
 }
 
 /* One block in its row: True when it was there.  It becomes the first
  * (most recently used); on a miss the last one leaves. */
-static Bool touch(struct cache *c, UWord block)
+static inline __attribute__((always_inline)) Bool touch_wide(UWord *row, Int ways, UWord block)
 {
-	UWord *row = c->rows + (block & c->set_mask) * (UWord)c->ways;
 	UWord moved = row[0], next;
 
 	if (moved == block)
 		return True;
 	/* Each entry down one place until the block's own place. */
-	for (Int i = 1; i < (Int)c->ways; i++) {
+	for (Int i = 1; i < ways; i++) {
 		next = row[i];
 		row[i] = moved;
 		if (next == block) {
@@ -188,9 +208,42 @@ static Bool touch(struct cache *c, UWord block)
 	return False;
 }
 
+static inline __attribute__((always_inline)) Bool touch_narrow(UInt *row, Int ways, UInt tag)
+{
+	UInt moved = row[0], next;
+
+	if (moved == tag)
+		return True;
+	for (Int i = 1; i < ways; i++) {
+		next = row[i];
+		row[i] = moved;
+		if (next == tag) {
+			row[0] = tag;
+			return True;
+		}
+		moved = next;
+	}
+	row[0] = tag;
+	return False;
+}
+
+static inline __attribute__((always_inline)) Bool touch(struct cache *c, UWord block)
+{
+	UWord set = block & c->set_mask;
+
+	if (c->narrow) {
+		UWord tag = block >> c->set_bits;
+
+		if (tag >= EMPTY)
+			VG_(tool_panic)("pmcheck: an address wider than 47 bits reached the LL model");
+		return touch_narrow(c->narrow + set * (UWord)c->ways, (Int)c->ways, (UInt)tag);
+	}
+	return touch_wide(c->rows + set * (UWord)c->ways, (Int)c->ways, block);
+}
+
 /* One access: True for a miss.  An access over two lines touches both
  * and misses when either does (one miss, not two). */
-static Bool miss(struct cache *c, Addr a, UWord size)
+static inline __attribute__((always_inline)) Bool miss(struct cache *c, Addr a, UWord size)
 {
 	UWord first = a >> c->line_bits, last = (a + size - 1) >> c->line_bits;
 	Bool hit = touch(c, first);
