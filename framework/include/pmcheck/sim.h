@@ -124,6 +124,15 @@ PMC_API void pmc_sim_functions_free(struct pmc_sim_fn_cost *f, size_t n);
 PMC_API int pmc_sim_claim_dump(char *path, size_t size);
 
 /*
+ * pmc_sim_claim_dump into paths[*kept] (rows of size bytes), counting it
+ * in *kept, while *kept < max; nothing when there is no dump (pmcheck's
+ * valgrind tool makes none).  The work is done on the host CPU, unseen by
+ * either engine's caches and branch predictor, so that a program keeping
+ * dumps between its regions executes the same instructions under both.
+ */
+PMC_API void pmc_sim_keep_dump(char *paths, size_t size, size_t *kept, size_t max);
+
+/*
  * Non-zero when this process runs under the sim backend's valgrind as set
  * up by pmc_sim_exec() (so PMC_OPEN_SIM sets can read it).
  */
@@ -132,11 +141,19 @@ PMC_API int pmc_sim_active(void);
 /*
  * The engine counting this process under the sim backend: "pmcheck"
  * (pmcheck's own valgrind tool: instructions, data reads and writes,
- * branches and calls:, counted inline) or "callgrind" (everything,
- * cache and branch misses included, and the functions for attribution).
- * NULL outside the simulator.  The string is static.
+ * branches and calls:, counted inline, and cache and branch misses with
+ * callgrind's models) or "callgrind" (the same counts, and the functions
+ * for attribution).  NULL outside the simulator.  The string is static.
  */
 PMC_API const char *pmc_sim_engine(void);
+
+/*
+ * Why callgrind counts this process where pmcheck's valgrind tool would
+ * have (the tool not built, built for another valgrind, or a build too old
+ * for the misses asked for), as a sentence; NULL when it was chosen, when
+ * the tool counts, or outside the simulator.  The string is static.
+ */
+PMC_API const char *pmc_sim_fallback(void);
 
 /*
  * Why this process's last sim reading failed, as a sentence (for example,
@@ -158,7 +175,8 @@ PMC_API int pmc_sim_children(uint64_t *ended, uint64_t *execed);
 /*
  * Which engine the sim backend's runs (pmc_sim_exec*, pmc_sim_run*) use:
  * "auto" (pmcheck's valgrind tool when it is built, matches the valgrind
- * on PATH and can count every event the run needs; callgrind otherwise),
+ * on PATH and can count every event the run needs -- a build of protocol
+ * 2 has no cache or branch models; callgrind otherwise),
  * "pmcheck" (the tool, or an error saying why it cannot be used) or
  * "callgrind".  NULL or never called: $PMCHECK_SIM_ENGINE, else "auto".
  * 0, or -EINVAL (err names the value and the choices).
@@ -168,7 +186,7 @@ PMC_API int pmc_sim_engine_prefer(const char *name, struct pmc_error *err);
 /*
  * The engine a run counting `columns` (pmc_sim_exec_for's mask; ~0u: the
  * whole run) would use: "pmcheck" or "callgrind", with why in `why` (the
- * tool's absence, a version mismatch, an event only callgrind counts).
+ * tool's absence, a version mismatch, a tool too old for the misses asked).
  * NULL, with why, when the preference cannot be met.
  */
 PMC_API const char *pmc_sim_engine_for(unsigned columns, char *why, size_t size);

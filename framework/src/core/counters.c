@@ -342,6 +342,7 @@ int pmc__counters_open_set(struct pmc_counters **out, const struct pmc_event_spe
 		clock_gettime(CLOCK_MONOTONIC, &ts);
 		set->sim_t0 = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 		set->sim_flags = flags & PMC_OPEN_INHERIT;
+		pmc__sim_start();
 		set->n = n;
 		set->ngroups = 1;
 		set->g[0].leader_fd = -1;

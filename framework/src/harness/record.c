@@ -456,6 +456,10 @@ int pmc__result_record(struct pmc_test *t, struct pmc__result *r)
 				r->simulated_cpu = strdup(cpu.signature);
 				if (pmc_sim_engine())
 					r->sim_engine = strdup(pmc_sim_engine());
+				/* Why not the tool, when the case did not choose. */
+				if (pmc_sim_fallback())
+					pmc_test_note(t, "sim: counted by callgrind, not pmcheck's valgrind tool: %s",
+						      pmc_sim_fallback());
 			}
 		}
 	}

@@ -193,9 +193,9 @@ static bool other_threads_ran(struct pmc_test *t)
  * instruction counts moved by up to 117 when this called strdup). */
 static void keep_dump(struct pmc__region *r)
 {
-	if (r->attr && r->attr->n < PMC__ATTR_DUMPS &&
-	    pmc_sim_claim_dump(r->attr->dump[r->attr->n], sizeof(r->attr->dump[0])) == 0)
-		r->attr->n++;
+	if (r->attr)
+		pmc_sim_keep_dump(r->attr->dump[0], sizeof(r->attr->dump[0]), &r->attr->n,
+				  PMC__ATTR_DUMPS);
 }
 
 int pmc_test_region_end(struct pmc_test *t)

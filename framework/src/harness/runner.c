@@ -48,9 +48,9 @@ static const char usage_text[] =
 	"                      the start whatever the case asks (by default a case's\n"
 	"                      valgrind simulates only what its .events need)\n"
 	"  --sim-engine=auto|pmcheck|callgrind  sim: who counts (also PMCHECK_SIM_ENGINE);\n"
-	"                      auto: pmcheck's valgrind tool where every event of the\n"
-	"                      case is one it counts; callgrind for misses,\n"
-	"                      --sim-full and --save-baseline\n"
+	"                      auto: pmcheck's valgrind tool (misses included, with\n"
+	"                      callgrind's models); callgrind for --save-baseline\n"
+	"                      and where the tool is not usable\n"
 	"  --exact-layout      sim: an exact budget missed only in string and memory\n"
 	"                      functions called as often as at calibration fails too\n"
 	"                      (by default it passes, said as layout)\n"
@@ -361,15 +361,14 @@ static int parse_args(struct runner *r, int argc, char **argv)
 		return -1;
 	}
 	/* The sim engine, settled here: each case's valgrind is started
-	 * from a canonical environment without PMCHECK_SIM_ENGINE.
-	 * --sim-full asks for every simulation, which only callgrind has; a
+	 * from a canonical environment without PMCHECK_SIM_ENGINE.  A
 	 * baseline keeps each region's functions, which only callgrind's
 	 * dumps name, for the comparisons against it. */
 	if (r->backend == PMC_BACKEND_SIM && !r->request_fd) {
 		const char *engine = r->sim_engine ? r->sim_engine : getenv("PMCHECK_SIM_ENGINE");
 		struct pmc_error err;
 
-		if ((!engine || !*engine || !strcmp(engine, "auto")) && (r->sim_full || r->save_baseline))
+		if ((!engine || !*engine || !strcmp(engine, "auto")) && r->save_baseline)
 			engine = "callgrind";
 		r->sim_engine_settled = engine;
 		if (pmc_sim_engine_prefer(engine, &err)) {

@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The callgrind engine: a reading dumps callgrind's counters (a client
- * request), parses the dump's totals and calls, and zeroes the counters.
- * Used for cache and branch misses, for attribution (the dumps name
- * functions), and wherever pmcheck's own tool is not built or not usable.
+ * request), and its dump's totals and calls are parsed on the host CPU,
+ * unseen by callgrind (lockstep.c).
+ * The cross-check of pmcheck's valgrind tool, the engine of attribution
+ * (the dumps name functions), and wherever the tool is not built or not
+ * usable.
  */
 #define _GNU_SOURCE
 #include <stdint.h>
@@ -37,13 +39,14 @@ static struct {
 	pid_t pid;
 	unsigned part;       /* dumps this process has made */
 	uint64_t total[PMC_SIM_NCOLUMNS];
-	char tag[64];        /* trigger name of the next dump */
 	char pending[PATH_MAX]; /* the last reading's dump, deleted at the next */
 } sim_state;
 
+/* The name of the next dump, in the program's memory: the request that
+ * makes it passes it (lockstep.c). */
 static void next_tag(void)
 {
-	snprintf(sim_state.tag, sizeof(sim_state.tag), "pmcheck-%ld-%u", (long)sim_state.pid,
+	snprintf(pmc__sim_dump_tag, sizeof(pmc__sim_dump_tag), "pmcheck-%ld-%u", (long)sim_state.pid,
 		 sim_state.part + 1);
 }
 
@@ -87,7 +90,7 @@ static int take_dump(const char *path, struct pmc_sim_dump *d, struct pmc_error 
 		return -errno;
 	rc = pmc_sim_dump_parse(path, text, (size_t)st.st_size, d, err);
 	if (rc == 0) {
-		snprintf(want, sizeof(want), "Client Request: %s", sim_state.tag);
+		snprintf(want, sizeof(want), "Client Request: %s", pmc__sim_dump_tag);
 		if (strcmp(d->trigger, want))
 			rc = -ESTALE;
 		else /* calls: events count from the same dump */
@@ -177,130 +180,80 @@ static int collect_dump(struct pmc_sim_dump *d, struct pmc_error *err)
 	if (rc == -ENOENT || rc == -ESTALE)
 		rc = pmc__fail(err, PMC_E_SIM, dir, -1,
 			       "sim: callgrind wrote no dump named \"%s\" into %s (is the program running under the sim backend's valgrind command?)",
-			       sim_state.tag, dir);
+			       pmc__sim_dump_tag, dir);
 	return rc;
 }
 
-/* The run pmc_sim_exec_for started: the columns simulated (all when not
- * narrowed) and whether instrumentation waits for the first set.  Read
- * once per process. */
-static struct {
-	int read;
-	unsigned columns;
-	int deferred;
-} sim_run;
-
-static void read_sim_run(void)
+static int callgrind_init(unsigned *columns, struct pmc_error *err)
 {
-	const char *dir = getenv(SIM_ENV_DIR);
-	char path[PATH_MAX], text[256], *line, *save = NULL;
-	ssize_t n;
-	int fd;
-
-	if (sim_run.read)
-		return;
-	sim_run.read = 1;
-	sim_run.columns = ~0u;
-	/* read(2) into the stack, not stdio: a FILE is heap memory, and the
-	 * heap the measured code starts from is part of what it counts
-	 * (pmcheck's tool engine allocates nothing either). */
-	if (!dir || snprintf(path, sizeof(path), "%s/" SIM_RUN_FILE, dir) >= (int)sizeof(path) ||
-	    (fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
-		return;
-	n = read(fd, text, sizeof(text) - 1);
-	close(fd);
-	if (n <= 0)
-		return;
-	text[n] = '\0';
-	for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-		unsigned m;
-
-		if (sscanf(line, "columns %x", &m) == 1)
-			sim_run.columns = m | (1u << PMC_SIM_IR);
-		else if (!strncmp(line, "instrument deferred", 19))
-			sim_run.deferred = 1;
-	}
-}
-
-static int instrumenting; /* deferred instrumentation started */
-
-static void callgrind_pause(void)
-{
-	if (instrumenting && RUNNING_ON_VALGRIND) {
-		CALLGRIND_STOP_INSTRUMENTATION;
-		instrumenting = 0;
-	}
-}
-
-static int callgrind_check(unsigned mask, const char *name, struct pmc_error *err)
-{
-	unsigned missing;
-
-	read_sim_run();
-	missing = mask & ~sim_run.columns & ((1u << PMC_SIM_NCOLUMNS) - 1);
-	if (missing)
-		return pmc__fail(err, PMC_E_UNSUPPORTED, name ? name : "", -1,
-				 "\"%s\" needs callgrind's %s simulation, which this run left off: the runner turns each simulation on from the events the case names in .events, and an event added at run time (pmc_test_add_event) is not among them; name an event that needs it in .events",
-				 name ? name : "?", missing & PMC_SIM_CACHE_COLUMNS ? "cache" : "branch");
+	(void)err;
+	*columns = pmc__sim_run()->columns;
 	sim_state_for_this_process();
-	/* Instrumentation from the first set on: what ran before (start-up,
-	 * the case's set-up) was not measured and ran at valgrind's plain
-	 * speed.  The simulated caches start empty here. */
-	if (!instrumenting && sim_run.deferred) {
-		CALLGRIND_START_INSTRUMENTATION;
-		instrumenting = 1;
-	}
 	return 0;
 }
 
-/*
- * One reading: dump (callgrind stops counting the interval here), parse,
- * zero (callgrind starts the next interval here).  Everything between the
- * two requests -- file I/O, parsing, this function's bookkeeping -- is in
- * no interval at all.  The values are the running sums of all intervals,
- * so two readings difference like any counter.
- */
-static int callgrind_read(const unsigned *masks, size_t n, uint64_t t0, unsigned flags,
-			  struct pmc_reading *r, struct pmc_error *err)
+static int callgrind_refuse(unsigned missing, const char *name, struct pmc_error *err)
 {
-	struct pmc_sim_dump d;
-	uint64_t t;
-	int rc;
+	return pmc__fail(err, PMC_E_UNSUPPORTED, name ? name : "", -1,
+			 "\"%s\" needs callgrind's %s simulation, which this run left off: the runner turns each simulation on from the events the case names in .events, and an event added at run time (pmc_test_add_event) is not among them; name an event that needs it in .events",
+			 name ? name : "?", missing & PMC_SIM_CACHE_COLUMNS ? "cache" : "branch");
+}
 
-	(void)flags;
-	CALLGRIND_DUMP_STATS_AT(sim_state.tag);
-	sim_state_for_this_process();
-	sim_state.part++;
-	rc = collect_dump(&d, err);
-	if (rc == 0)
-		for (unsigned c = 0; c < PMC_SIM_NCOLUMNS; c++)
-			sim_state.total[c] += d.totals[c];
-	next_tag();
-	r->n = n;
-	t = pmc__sim_now_ns() - t0 + 1;
-	for (size_t i = 0; i < n; i++) {
-		uint64_t v = 0;
+/* calls: slots after the tool's fixed counters, as the tool numbers them. */
+static int callgrind_watch(const struct pmc_event_spec *s, unsigned *slot, struct pmc_error *err)
+{
+	unsigned k;
+	int rc = pmc__cg_calls_watch(s, &k, err);
 
-		if (masks[i] & PMC_SIM_CALLS_MASK)
-			v = pmc__cg_calls_total(masks[i] & 0xffff);
-		else
-			for (unsigned c = 0; c < PMC_SIM_NCOLUMNS; c++)
-				if (masks[i] & (1u << c))
-					v += sim_state.total[c];
-		r->c[i].value = v;
-		/* Simulated counters are never multiplexed. */
-		r->c[i].enabled_ns = t;
-		r->c[i].running_ns = t;
-	}
-	CALLGRIND_ZERO_STATS;
+	if (rc == 0 && k >= PMC_TOOL_MAX_WATCH)
+		return pmc__fail(err, PMC_E_TOO_MANY, s->name, -1,
+				 "\"%s\": more than %d functions counted with calls: in one process on the sim backend",
+				 s->name, PMC_TOOL_MAX_WATCH);
+	*slot = PMC_TOOL_NFIXED + k;
 	return rc;
 }
 
+/*
+ * After the dump (callgrind stopped counting the interval there, and
+ * counts the next from there), on the host CPU: parse it, add it to the
+ * totals, name the next.  Nothing here is in any interval, nor seen by
+ * callgrind's caches and predictor.  The values are the running sums of
+ * all intervals, so two readings difference like any counter.
+ */
+static int callgrind_collect(struct pmc__sim_exchange *x)
+{
+	uint64_t *c = (uint64_t *)(uintptr_t)x->dump.counters;
+	static const int counter[PMC_SIM_NCOLUMNS] = {
+		[PMC_SIM_IR] = PMC_TOOL_IR,     [PMC_SIM_DR] = PMC_TOOL_DR,
+		[PMC_SIM_DW] = PMC_TOOL_DW,     [PMC_SIM_I1MR] = PMC_TOOL_I1MR,
+		[PMC_SIM_D1MR] = PMC_TOOL_D1MR, [PMC_SIM_D1MW] = PMC_TOOL_D1MW,
+		[PMC_SIM_ILMR] = PMC_TOOL_ILMR, [PMC_SIM_DLMR] = PMC_TOOL_DLMR,
+		[PMC_SIM_DLMW] = PMC_TOOL_DLMW, [PMC_SIM_BC] = PMC_TOOL_BC,
+		[PMC_SIM_BCM] = PMC_TOOL_BCM,   [PMC_SIM_BI] = PMC_TOOL_BI,
+		[PMC_SIM_BIM] = PMC_TOOL_BIM,
+	};
+	struct pmc_sim_dump d;
+	int rc;
+
+	sim_state_for_this_process();
+	sim_state.part++;
+	rc = collect_dump(&d, x->err);
+	if (rc == 0)
+		for (unsigned k = 0; k < PMC_SIM_NCOLUMNS; k++)
+			sim_state.total[k] += d.totals[k];
+	next_tag();
+	for (unsigned k = 0; k < PMC_SIM_NCOLUMNS; k++)
+		c[counter[k]] = sim_state.total[k];
+	for (unsigned k = PMC_TOOL_NFIXED; k < x->dump.n; k++)
+		c[k] = pmc__cg_calls_total(k - PMC_TOOL_NFIXED);
+	x->dump.now_ns = pmc__sim_now_ns();
+	return rc;
+}
 
 const struct pmc__sim_engine pmc__sim_callgrind = {
 	.name = "callgrind",
-	.check = callgrind_check,
-	.watch = pmc__cg_calls_watch,
-	.read = callgrind_read,
-	.pause = callgrind_pause,
+	.init = callgrind_init,
+	.refuse = callgrind_refuse,
+	.watch = callgrind_watch,
+	.collect = callgrind_collect,
 };

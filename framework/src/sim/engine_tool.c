@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The engine for pmcheck's own valgrind tool (src/sim/tool): the tool adds
- * to per-thread counters inline, and a reading is one client request that
- * copies the calling thread's counters here.  No dump, no file, no
- * parsing: a reading costs about what a system call does under valgrind.
+ * to per-thread counters inline, and writes the calling thread's counters
+ * into the program at a reading's DUMP_STATS_AT request (lockstep.c).  No
+ * dump, no file, no parsing: a reading costs about what two system calls
+ * do under valgrind.
  *
  * Before its counts decide anything, the tool counts known work in this
  * process (check_known_work): a miscounting tool is an error, never a
@@ -31,40 +32,27 @@
 
 #define NCOUNTERS (PMC_TOOL_NFIXED + PMC_TOOL_MAX_WATCH)
 
-int pmc__sim_tool_present(void)
-{
-	unsigned long hello = VALGRIND_DO_CLIENT_REQUEST_EXPR(0, PMC_TOOL_REQ_HELLO, 0, 0, 0, 0, 0);
-
-	return (hello & ~0xffUL) == PMC_TOOL_MAGIC && (hello & 0xff) == PMC_TOOL_PROTOCOL;
-}
-
-/* Which counter of the tool's a callgrind column is; -1 for the columns
- * it has no model for (cache and branch misses). */
-static int counter_of(unsigned column)
-{
-	switch (column) {
-	case PMC_SIM_IR:
-		return PMC_TOOL_IR;
-	case PMC_SIM_DR:
-		return PMC_TOOL_DR;
-	case PMC_SIM_DW:
-		return PMC_TOOL_DW;
-	case PMC_SIM_BC:
-		return PMC_TOOL_BC;
-	case PMC_SIM_BI:
-		return PMC_TOOL_BI;
-	default:
-		return -1;
-	}
-}
-
 static struct {
-	pid_t checked; /* the process the known work was counted in */
-	unsigned what; /* PMC_TOOL_COUNTS_* of this run */
-	unsigned nread; /* counters a reading copies: the fixed ones and the watched */
+	unsigned protocol; /* the tool's (HELLO), or 0: another tool */
+	unsigned what;     /* PMC_TOOL_COUNTS_* of this run */
+	unsigned nread;    /* counters the known-work check reads */
 } tool;
 
-static int tool_read_now(uint64_t *c, unsigned n, int ended_too, uint64_t *now)
+unsigned pmc__sim_tool_protocol(void)
+{
+	unsigned long hello = VALGRIND_DO_CLIENT_REQUEST_EXPR(0, PMC_TOOL_REQ_HELLO, 0, 0, 0, 0, 0);
+	unsigned protocol = hello & 0xff;
+
+	/* A build of protocol 2 counts what it always counted; that it has
+	 * no model is tool_refuse's to say. */
+	if ((hello & ~0xffUL) != PMC_TOOL_MAGIC || protocol < PMC_TOOL_PROTOCOL_OLDEST ||
+	    protocol > PMC_TOOL_PROTOCOL)
+		return 0;
+	tool.protocol = protocol;
+	return protocol;
+}
+
+int pmc__sim_tool_read(uint64_t *c, unsigned n, int ended_too, uint64_t *now)
 {
 	unsigned long got = VALGRIND_DO_CLIENT_REQUEST_EXPR(0, PMC_TOOL_REQ_READ, c, n, ended_too, now, 0);
 
@@ -170,12 +158,12 @@ static int known_work_failed(struct pmc_error *err, const char *what)
 static int check_known_work(struct pmc_error *err)
 {
 #if defined(__x86_64__)
-	static const uint64_t per[PMC_TOOL_NFIXED] = KNOWN_PER_ITERATION;
-	static const char *const names[PMC_TOOL_NFIXED] = {
+	static const uint64_t per[PMC_TOOL_NFIXED_2] = KNOWN_PER_ITERATION;
+	static const char *const names[PMC_TOOL_NFIXED_2] = {
 		"instructions", "data reads", "data writes", "conditional branches",
 		"indirect branches",
 	};
-	static const unsigned counted[PMC_TOOL_NFIXED] = {
+	static const unsigned counted[PMC_TOOL_NFIXED_2] = {
 		0, PMC_TOOL_COUNTS_MEMORY, PMC_TOOL_COUNTS_MEMORY, PMC_TOOL_COUNTS_BRANCHES,
 		PMC_TOOL_COUNTS_BRANCHES,
 	};
@@ -187,13 +175,15 @@ static int check_known_work(struct pmc_error *err)
 	int slot;
 
 	for (int k = 0; k < 2; k++) {
-		if (tool_read_now(a[k], PMC_TOOL_NFIXED, 0, NULL))
+		if (pmc__sim_tool_read(a[k], PMC_TOOL_NFIXED, 0, NULL))
 			return known_work_failed(err, "a reading failed");
 		known_work(cells, iterations[k]);
-		if (tool_read_now(b[k], PMC_TOOL_NFIXED, 0, NULL))
+		if (pmc__sim_tool_read(b[k], PMC_TOOL_NFIXED, 0, NULL))
 			return known_work_failed(err, "a reading failed");
 	}
-	for (int c = 0; c < PMC_TOOL_NFIXED; c++) {
+	/* The misses' models are not checked here: in a deferred run they
+	 * are off until this check has passed. */
+	for (int c = 0; c < PMC_TOOL_NFIXED_2; c++) {
 		uint64_t got = (b[1][c] - a[1][c]) - (b[0][c] - a[0][c]);
 		uint64_t want = per[c] * (MANY - FEW);
 
@@ -211,11 +201,11 @@ static int check_known_work(struct pmc_error *err)
 	slot = tool_watch_at(path, offset);
 	if (slot < 0)
 		return known_work_failed(err, "it refused to watch a function");
-	if (tool_read_now(a[0], tool.nread, 0, NULL))
+	if (pmc__sim_tool_read(a[0], tool.nread, 0, NULL))
 		return known_work_failed(err, "a reading failed");
 	for (int i = 0; i < CALLS; i++)
 		known_work(cells, 1);
-	if (tool_read_now(b[0], tool.nread, 0, NULL))
+	if (pmc__sim_tool_read(b[0], tool.nread, 0, NULL))
 		return known_work_failed(err, "a reading failed");
 	if (b[0][slot] - a[0][slot] != CALLS) {
 		snprintf(what, sizeof(what), "%d calls of a watched function counted %llu", CALLS,
@@ -230,40 +220,52 @@ static int check_known_work(struct pmc_error *err)
 
 /* ---- the engine -------------------------------------------------------------------- */
 
-static int tool_check(unsigned mask, const char *name, struct pmc_error *err)
+/* The columns a run of the tool counts. */
+static unsigned tool_columns(void)
 {
-	unsigned missing = 0;
+	unsigned m = 1u << PMC_SIM_IR;
 
-	if (tool.checked != getpid()) {
-		int rc;
+	if (tool.what & PMC_TOOL_COUNTS_MEMORY)
+		m |= (1u << PMC_SIM_DR) | (1u << PMC_SIM_DW);
+	if (tool.what & PMC_TOOL_COUNTS_BRANCHES)
+		m |= (1u << PMC_SIM_BC) | (1u << PMC_SIM_BI);
+	if (tool.protocol >= 3 && (tool.what & PMC_TOOL_COUNTS_CACHE_SIM))
+		m |= (1u << PMC_SIM_I1MR) | (1u << PMC_SIM_D1MR) | (1u << PMC_SIM_D1MW) |
+		     (1u << PMC_SIM_ILMR) | (1u << PMC_SIM_DLMR) | (1u << PMC_SIM_DLMW);
+	if (tool.protocol >= 3 && (tool.what & PMC_TOOL_COUNTS_BRANCH_SIM))
+		m |= (1u << PMC_SIM_BCM) | (1u << PMC_SIM_BIM);
+	return m;
+}
 
-		tool.what = (unsigned)VALGRIND_DO_CLIENT_REQUEST_EXPR(0, PMC_TOOL_REQ_WHAT, 0, 0, 0, 0, 0);
-		if (tool.nread < PMC_TOOL_NFIXED)
-			tool.nread = PMC_TOOL_NFIXED;
-		rc = check_known_work(err);
-		if (rc)
-			return rc;
-		tool.checked = getpid();
-	}
-	for (unsigned c = 0; c < PMC_SIM_NCOLUMNS; c++) {
-		int k = counter_of(c);
+static int tool_init(unsigned *columns, struct pmc_error *err)
+{
+	int rc;
 
-		if (!(mask & (1u << c)))
-			continue;
-		if (k < 0 || ((k == PMC_TOOL_DR || k == PMC_TOOL_DW) && !(tool.what & PMC_TOOL_COUNTS_MEMORY)) ||
-		    ((k == PMC_TOOL_BC || k == PMC_TOOL_BI) && !(tool.what & PMC_TOOL_COUNTS_BRANCHES)))
-			missing |= 1u << c;
-	}
-	if (missing & ~((1u << PMC_SIM_DR) | (1u << PMC_SIM_DW) | (1u << PMC_SIM_BC) | (1u << PMC_SIM_BI)))
-		return pmc__fail(err, PMC_E_UNSUPPORTED, name ? name : "", -1,
-				 "\"%s\" needs callgrind's cache or branch-predictor simulation, and this run counts with pmcheck's valgrind tool, which has neither: the runner picks the engine from the events the case names in .events, and an event added at run time (pmc_test_add_event) is not among them; name it in .events, or run with PMCHECK_SIM_ENGINE=callgrind",
-				 name ? name : "?");
-	if (missing)
-		return pmc__fail(err, PMC_E_UNSUPPORTED, name ? name : "", -1,
-				 "\"%s\" needs %s, which this run's valgrind tool was started without counting: the runner turns each on from the events the case names in .events, and an event added at run time (pmc_test_add_event) is not among them; name it in .events",
-				 name ? name : "?",
-				 missing & ((1u << PMC_SIM_DR) | (1u << PMC_SIM_DW)) ? "data reads and writes" : "branches");
+	tool.what = (unsigned)VALGRIND_DO_CLIENT_REQUEST_EXPR(0, PMC_TOOL_REQ_WHAT, 0, 0, 0, 0, 0);
+	if (tool.nread < PMC_TOOL_NFIXED)
+		tool.nread = PMC_TOOL_NFIXED;
+	rc = check_known_work(err);
+	if (rc)
+		return rc;
+	*columns = tool_columns();
 	return 0;
+}
+
+static int tool_refuse(unsigned missing, const char *name, struct pmc_error *err)
+{
+	const unsigned misses = PMC_SIM_CACHE_COLUMNS & ~((1u << PMC_SIM_DR) | (1u << PMC_SIM_DW));
+
+	if (tool.protocol < 3 && (missing & (misses | (1u << PMC_SIM_BCM) | (1u << PMC_SIM_BIM))))
+		return pmc__fail(err, PMC_E_UNSUPPORTED, name ? name : "", -1,
+				 "\"%s\" needs callgrind's cache or branch-predictor simulation, and this run counts with a build of pmcheck's valgrind tool of protocol %u, which has neither: rebuild or reinstall pmcheck, or run with PMCHECK_SIM_ENGINE=callgrind",
+				 name ? name : "?", tool.protocol);
+	return pmc__fail(err, PMC_E_UNSUPPORTED, name ? name : "", -1,
+			 "\"%s\" needs %s, which this run's valgrind tool was started without counting: the runner turns each on from the events the case names in .events, and an event added at run time (pmc_test_add_event) is not among them; name it in .events",
+			 name ? name : "?",
+			 missing & ((1u << PMC_SIM_DR) | (1u << PMC_SIM_DW)) ? "data reads and writes"
+			 : missing & ((1u << PMC_SIM_BC) | (1u << PMC_SIM_BI)) ? "branches"
+			 : missing & misses ? "the cache model"
+					    : "the branch-predictor model");
 }
 
 static int tool_watch(const struct pmc_event_spec *s, unsigned *slot, struct pmc_error *err)
@@ -284,39 +286,13 @@ static int tool_watch(const struct pmc_event_spec *s, unsigned *slot, struct pmc
 	return 0;
 }
 
-/* One reading.  Unlike callgrind's engine, nothing here is outside the
- * count: the code around the request is the same in every reading, so the
- * empty region's overhead, subtracted, leaves the region's own counts. */
-static int tool_read(const unsigned *masks, size_t n, uint64_t t0, unsigned flags,
-		     struct pmc_reading *r, struct pmc_error *err)
+/* The tool wrote the counters at the request: nothing is outside the
+ * count, and the code around the request is the same in every reading, so
+ * the empty region's overhead, subtracted, leaves the region's own. */
+static int tool_collect(struct pmc__sim_exchange *x)
 {
-	uint64_t c[NCOUNTERS], t;
-
-	/* The time comes from the tool: a clock read here (the vDSO) would
-	 * run code whose length depends on the time, inside the count. */
-	if (tool_read_now(c, tool.nread, (flags & PMC_OPEN_INHERIT) != 0, &t))
-		return pmc__fail(err, PMC_E_SIM, "", -1,
-				 "sim: pmcheck's valgrind tool did not answer a reading");
-	r->n = n;
-	t = t - t0 + 1;
-	for (size_t i = 0; i < n; i++) {
-		uint64_t v = 0;
-
-		if (masks[i] & PMC_SIM_CALLS_MASK)
-			v = c[masks[i] & 0xffff];
-		else
-			for (unsigned k = 0; k < PMC_SIM_NCOLUMNS; k++)
-				if ((masks[i] & (1u << k)) && counter_of(k) >= 0)
-					v += c[counter_of(k)];
-		r->c[i].value = v;
-		r->c[i].enabled_ns = t;
-		r->c[i].running_ns = t;
-	}
-	return 0;
-}
-
-static void tool_pause(void)
-{
+	/* No glibc here (lockstep.c): the words are the program's to write. */
+	return x->dump.written == x->dump.n ? 0 : -EIO;
 }
 
 static int tool_children(uint64_t *ended, uint64_t *execed)
@@ -333,9 +309,9 @@ static int tool_children(uint64_t *ended, uint64_t *execed)
 
 const struct pmc__sim_engine pmc__sim_tool = {
 	.name = "pmcheck",
-	.check = tool_check,
+	.init = tool_init,
+	.refuse = tool_refuse,
 	.watch = tool_watch,
-	.read = tool_read,
-	.pause = tool_pause,
+	.collect = tool_collect,
 	.children = tool_children,
 };

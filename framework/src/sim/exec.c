@@ -1,12 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The sim backend's supervisor: finding valgrind, the options and the
- * pinned environment every sim run uses, choosing the engine (pmcheck's
- * valgrind tool or callgrind), and re-executing a program under it.
+ * pinned environment every sim run uses, and re-executing a program under
+ * the engine choose.c picks (pmcheck's valgrind tool or callgrind).
  */
 #define _GNU_SOURCE
 #include <dirent.h>
-#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -55,170 +54,6 @@ const char *pmc_sim_valgrind_version(void)
 	return asked;
 }
 
-
-/* ---- choosing the engine ------------------------------------------------------------ */
-
-static const char *engine_preferred; /* pmc_sim_engine_prefer's, or NULL */
-static const char *tool_dir(void);
-/* PMCHECK_FAULT_CHECKS names sim-tool: the tool miscounts on purpose (the
- * known-work check's test).  Latched with the tool's directory. */
-static int tool_fault;
-
-int pmc_sim_engine_prefer(const char *name, struct pmc_error *err)
-{
-	tool_dir();
-	if (!name)
-		name = getenv("PMCHECK_SIM_ENGINE");
-	if (!name || !*name || !strcmp(name, "auto")) {
-		engine_preferred = "auto";
-		return 0;
-	}
-	if (!strcmp(name, "pmcheck") || !strcmp(name, "callgrind")) {
-		engine_preferred = !strcmp(name, "pmcheck") ? "pmcheck" : "callgrind";
-		return 0;
-	}
-	return pmc__fail(err, -EINVAL, name, -1,
-			 "unknown sim engine \"%s\" (PMCHECK_SIM_ENGINE or --sim-engine): use auto, pmcheck (pmcheck's valgrind tool) or callgrind",
-			 name);
-}
-
-/*
- * The tool's directory: the build tree's for a library (or a program
- * linking it statically) in the build tree; beside an installed library,
- * wherever its prefix was put (lib/../libexec/pmcheck); else the prefix
- * configured.  PMCHECK_SIM_TOOL_DIR overrides them.  NULL when the tool
- * was not built.
- */
-static const char *find_tool_dir(void)
-{
-	const char *dir = getenv("PMCHECK_SIM_TOOL_DIR");
-
-	if (dir && *dir)
-		return dir;
-#ifdef PMCHECK_SIM_TOOL_INSTALL_DIR
-	{
-		static char beside[PATH_MAX];
-		Dl_info info;
-		size_t n = strlen(PMCHECK_BUILD_DIR);
-		const char *slash;
-
-		if (!dladdr((void *)&find_tool_dir, &info) || !info.dli_fname)
-			return PMCHECK_SIM_TOOL_INSTALL_DIR;
-		if (!strncmp(info.dli_fname, PMCHECK_BUILD_DIR, n) && info.dli_fname[n] == '/')
-			return PMCHECK_SIM_TOOL_BUILD_DIR;
-		slash = strrchr(info.dli_fname, '/');
-		if (slash &&
-		    snprintf(beside, sizeof(beside), "%.*s/%s/" PMC_TOOL_NAME "-amd64-linux",
-			     (int)(slash - info.dli_fname), info.dli_fname,
-			     PMCHECK_SIM_TOOL_FROM_LIBDIR) < (int)sizeof(beside) &&
-		    access(beside, X_OK) == 0) {
-			static char real[PATH_MAX];
-
-			*strrchr(beside, '/') = '\0';
-			/* /lib -> /usr/lib on merged-/usr systems: say the real place. */
-			return realpath(beside, real) ? real : beside;
-		}
-		return PMCHECK_SIM_TOOL_INSTALL_DIR;
-	}
-#else
-	return NULL;
-#endif
-}
-
-/* Found once, before a runner clears the environment for a case. */
-static const char *tool_dir(void)
-{
-	static char found[PATH_MAX];
-	static int looked;
-
-	if (!looked) {
-		const char *dir = find_tool_dir();
-		const char *faults = getenv("PMCHECK_FAULT_CHECKS");
-
-		looked = 1;
-		tool_fault = faults && strstr(faults, "sim-tool") != NULL;
-		if (dir && pmc__copy(found, sizeof(found), dir) == 0)
-			return found;
-		found[0] = '\0';
-		return NULL;
-	}
-	return found[0] ? found : NULL;
-}
-
-/* Columns pmcheck's tool counts: the rest are callgrind's models. */
-#define TOOL_COLUMNS                                                                     \
-	((1u << PMC_SIM_IR) | (1u << PMC_SIM_DR) | (1u << PMC_SIM_DW) | (1u << PMC_SIM_BC) | \
-	 (1u << PMC_SIM_BI))
-
-/* 0 when the tool in dir can run under the valgrind on PATH; else why not. */
-static int tool_usable(const char *dir, char *why, size_t size)
-{
-	char path[PATH_MAX], built[128] = "";
-	const char *now = pmc_sim_valgrind_version();
-	FILE *f;
-
-	if (!dir) {
-		snprintf(why, size, "pmcheck's valgrind tool was not built (valgrind's tool headers were missing when pmcheck was configured)");
-		return -ENOENT;
-	}
-	snprintf(path, sizeof(path), "%s/" PMC_TOOL_NAME "-amd64-linux", dir);
-	if (access(path, X_OK)) {
-		snprintf(why, size, "pmcheck's valgrind tool is not installed (%s: %s)", path, strerror(errno));
-		return -ENOENT;
-	}
-	snprintf(path, sizeof(path), "%s/valgrind-version", dir);
-	f = fopen(path, "r");
-	if (!f || !fgets(built, sizeof(built), f))
-		snprintf(built, sizeof(built), "an unknown valgrind (its valgrind-version file is unreadable)");
-	if (f)
-		fclose(f);
-	built[strcspn(built, "\r\n")] = '\0';
-	if (strcmp(built, now)) {
-		snprintf(why, size, "pmcheck's valgrind tool was built against %s and valgrind is now %s: rebuild or reinstall pmcheck to use it",
-			 built, *now ? now : "missing");
-		return -ESTALE;
-	}
-	return 0;
-}
-
-const char *pmc_sim_engine_for(unsigned columns, char *why, size_t size)
-{
-	const char *pref = engine_preferred;
-	const char *dir = tool_dir();
-	char unusable[2 * PATH_MAX + 256];
-
-	if (!pref)
-		pref = getenv("PMCHECK_SIM_ENGINE");
-	if (!pref || !*pref)
-		pref = "auto";
-	if (!strcmp(pref, "callgrind")) {
-		snprintf(why, size, "callgrind chosen (PMCHECK_SIM_ENGINE=callgrind or --sim-engine)");
-		return "callgrind";
-	}
-	if (tool_usable(dir, unusable, sizeof(unusable))) {
-		snprintf(why, size, "%s", unusable);
-		return strcmp(pref, "pmcheck") ? "callgrind" : NULL;
-	}
-	if (!strcmp(pref, "pmcheck")) {
-		snprintf(why, size, "pmcheck's valgrind tool chosen (PMCHECK_SIM_ENGINE=pmcheck or --sim-engine)");
-		return "pmcheck";
-	}
-	if (strcmp(pref, "auto")) {
-		snprintf(why, size, "unknown sim engine \"%s\" in PMCHECK_SIM_ENGINE: use auto, pmcheck or callgrind", pref);
-		return NULL;
-	}
-	if (columns == ~0u) {
-		snprintf(why, size, "a whole run may read any event, cache and branch misses included, which only callgrind simulates");
-		return "callgrind";
-	}
-	if (columns & ((1u << PMC_SIM_NCOLUMNS) - 1) & ~TOOL_COLUMNS) {
-		snprintf(why, size, "cache or branch misses are asked for, which only callgrind simulates");
-		return "callgrind";
-	}
-	snprintf(why, size, "pmcheck's valgrind tool (%s/" PMC_TOOL_NAME "-amd64-linux, for %s) counts instructions, loads, stores, branches and calls:",
-		 dir, pmc_sim_valgrind_version());
-	return "pmcheck";
-}
 
 /* ---- re-executing under valgrind ---------------------------------------------------- */
 
@@ -452,9 +287,6 @@ static int add_final_dump(const char *path, const char *name, uint64_t *totals,
 static int add_tool_totals(const char *path, const char *name, uint64_t *totals,
 			   struct final_events *ev, const int *slot, struct pmc_error *err)
 {
-	static const unsigned column[PMC_TOOL_NFIXED] = { PMC_SIM_IR, PMC_SIM_DR, PMC_SIM_DW,
-							  PMC_SIM_BC, PMC_SIM_BI };
-	static const char *const names[PMC_TOOL_NFIXED] = { "Ir", "Dr", "Dw", "Bc", "Bi" };
 	char line[512];
 	int lineno = 0, rc = 0;
 	FILE *f = fopen(path, "r");
@@ -479,9 +311,10 @@ static int add_tool_totals(const char *path, const char *name, uint64_t *totals,
 				if (slot[i] == w)
 					ev->calls[i] += v;
 		} else if (sscanf(line, "%15s %llu", word, &v) == 2) {
-			for (int k = 0; k < PMC_TOOL_NFIXED; k++)
-				if (!strcmp(word, names[k]))
-					totals[column[k]] += v;
+			/* The tool's names are callgrind's. */
+			for (unsigned c = 0; c < PMC_SIM_NCOLUMNS; c++)
+				if (!strcmp(word, pmc_sim_column_name(c)))
+					totals[c] += v;
 		} else {
 			rc = pmc__fail(err, PMC_E_SYNTAX, path, lineno, "%s:%d: cannot read \"%s\"", path,
 				       lineno, line);
@@ -541,7 +374,7 @@ static int run_under_valgrind(char *const argv[], int verbose, unsigned columns,
 	char *watch[PMC_TOOL_MAX_WATCH];
 	int slot[PMC_MAX_EVENTS];
 	size_t nwatch = 0;
-	bool whole = columns == ~0u, tool;
+	bool whole = columns == ~0u, tool, fallback;
 	const char *vargv[32 + 64 + PMC_TOOL_MAX_WATCH], *engine;
 	struct pmc__child c;
 	struct sigaction sa = { 0 }, old_int, old_term;
@@ -568,7 +401,10 @@ static int run_under_valgrind(char *const argv[], int verbose, unsigned columns,
 				 "the sim engine asked for cannot be used: %s; use PMCHECK_SIM_ENGINE=callgrind or auto",
 				 why);
 	tool = !strcmp(engine, "pmcheck");
-	if (tool && snprintf(valgrind, sizeof(valgrind), "%s/valgrind", tool_dir()) >= (int)sizeof(valgrind))
+	/* callgrind counts because the tool could not: the case says why. */
+	fallback = !tool && strncmp(why, "callgrind chosen", 16);
+	why[strcspn(why, "\n")] = '\0';
+	if (tool && snprintf(valgrind, sizeof(valgrind), "%s/valgrind", pmc__sim_tool_dir()) >= (int)sizeof(valgrind))
 		return pmc__fail(err, -ENAMETOOLONG, "", -1, "the tool's directory is too long");
 	direct_launcher(valgrind, sizeof(valgrind));
 	for (size_t i = 0; ev && i < ev->n && i < PMC_MAX_EVENTS; i++) {
@@ -610,11 +446,27 @@ static int run_under_valgrind(char *const argv[], int verbose, unsigned columns,
 		vargv[n++] = whole || (columns & ((1u << PMC_SIM_BC) | (1u << PMC_SIM_BI)))
 				     ? "--pmcheck-branches=yes"
 				     : "--pmcheck-branches=no";
+		/* The models only when a miss is asked for: without them the
+		 * instrumentation is what it was before they existed. */
+		if (whole || (columns & PMC__SIM_CACHE_MISSES)) {
+			vargv[n++] = "--pmcheck-cache-sim=yes";
+			vargv[n++] = "--I1=" PMC_SIM_I1;
+			vargv[n++] = "--D1=" PMC_SIM_D1;
+			vargv[n++] = "--LL=" PMC_SIM_LL;
+		}
+		if (whole || (columns & PMC__SIM_BRANCH_MISSES))
+			vargv[n++] = "--pmcheck-branch-sim=yes";
+		/* As callgrind's instrumentation: from the program's first
+		 * sim set on (engine_tool.c switches them on), unless told to
+		 * from the start. */
+		if (!whole && !(columns & PMC_SIM_FROM_START) &&
+		    (columns & (PMC__SIM_CACHE_MISSES | PMC__SIM_BRANCH_MISSES)))
+			vargv[n++] = "--pmcheck-models-atstart=no";
 		vargv[n++] = "--quiet";
 		vargv[n++] = "--child-silent-after-fork=yes";
 		vargv[n++] = "--trace-children=no";
-		if (tool_fault)
-			vargv[n++] = "--pmcheck-fault=miscount";
+		if (pmc__sim_tool_fault())
+			vargv[n++] = pmc__sim_tool_fault();
 		for (i = 0; i < nwatch; i++)
 			vargv[n++] = watch[i];
 	}
@@ -673,11 +525,12 @@ static int run_under_valgrind(char *const argv[], int verbose, unsigned columns,
 
 		snprintf(run, sizeof(run), "%s/" SIM_RUN_FILE, dir);
 		f = fopen(run, "w");
-		if (!f || fprintf(f, "columns %x\n%s",
+		if (!f || fprintf(f, "columns %x\n%s%s%s%s",
 				  (columns & PMC_SIM_CACHE_COLUMNS ? PMC_SIM_CACHE_COLUMNS : 0) |
 					  (columns & PMC_SIM_BRANCH_COLUMNS ? PMC_SIM_BRANCH_COLUMNS : 0) |
 					  (1u << PMC_SIM_IR),
-				  columns & PMC_SIM_FROM_START ? "" : "instrument deferred\n") < 0 ||
+				  columns & PMC_SIM_FROM_START ? "" : "instrument deferred\n",
+				  fallback ? "fallback " : "", fallback ? why : "", fallback ? "\n" : "") < 0 ||
 		    fclose(f)) {
 			if (f)
 				fclose(f);

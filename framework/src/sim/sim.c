@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <linux/perf_event.h>
 #include <signal.h>
 #include <stdio.h>
@@ -145,72 +146,60 @@ int pmc__under_valgrind(void)
 	return RUNNING_ON_VALGRIND ? 1 : 0;
 }
 
-/* The engine of this process, found at its first sim set. */
-static const struct pmc__sim_engine *engine;
+static struct pmc__sim_run sim_run;
 
-static const struct pmc__sim_engine *this_engine(void)
+const struct pmc__sim_run *pmc__sim_run(void)
 {
-	if (!engine)
-		engine = pmc__sim_tool_present() ? &pmc__sim_tool : &pmc__sim_callgrind;
-	return engine;
+	static int read_once;
+	const char *dir = getenv(SIM_ENV_DIR);
+	char path[PATH_MAX], text[1024], *line, *save = NULL;
+	ssize_t n;
+	int fd;
+
+	if (read_once)
+		return &sim_run;
+	read_once = 1;
+	sim_run.columns = ~0u;
+	/* read(2) into the stack, not stdio: a FILE is heap memory, and the
+	 * heap the measured code starts from is part of what it counts. */
+	if (!dir || snprintf(path, sizeof(path), "%s/" SIM_RUN_FILE, dir) >= (int)sizeof(path) ||
+	    (fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+		return &sim_run;
+	n = read(fd, text, sizeof(text) - 1);
+	close(fd);
+	if (n <= 0)
+		return &sim_run;
+	text[n] = '\0';
+	for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		unsigned m;
+
+		if (sscanf(line, "columns %x", &m) == 1)
+			sim_run.columns = m | (1u << PMC_SIM_IR);
+		else if (!strncmp(line, "instrument deferred", 19))
+			sim_run.deferred = 1;
+		else if (!strncmp(line, "fallback ", 9))
+			snprintf(sim_run.fallback, sizeof(sim_run.fallback), "%s", line + 9);
+	}
+	return &sim_run;
 }
 
 const char *pmc_sim_engine(void)
 {
-	return pmc_sim_active() ? this_engine()->name : NULL;
+	return pmc_sim_active() ? pmc__sim_engine_here()->name : NULL;
 }
 
-int pmc__sim_check(unsigned mask, const char *name, struct pmc_error *err)
+const char *pmc_sim_fallback(void)
 {
-	if (!RUNNING_ON_VALGRIND)
-		return pmc__fail(err, PMC_E_NO_SIM, "", -1,
-				 "the sim backend counts only under valgrind: run the suite with --backend=sim, or the program with `pmcheck sim -- PROGRAM`");
-	if (!getenv(SIM_ENV_DIR))
-		return pmc__fail(err, PMC_E_NO_SIM, "", -1,
-				 "running under valgrind, but not as the sim backend starts it (no " SIM_ENV_DIR "): use --backend=sim or `pmcheck sim -- PROGRAM` rather than calling valgrind yourself");
-	return this_engine()->check(mask, name, err);
-}
-
-int pmc__sim_calls_watch(const struct pmc_event_spec *s, unsigned *slot, struct pmc_error *err)
-{
-	return this_engine()->watch(s, slot, err);
-}
-
-/* The last failed reading's words: the counting core reads without an
- * error struct (the hot path), and the harness asks for them. */
-static struct pmc_error read_error;
-
-int pmc__sim_read(const unsigned *masks, size_t n, uint64_t t0, unsigned flags,
-		  struct pmc_reading *r, struct pmc_error *err)
-{
-	int rc;
-
-	/* No stale words: a failure that sets no message leaves none. */
-	read_error.code = 0;
-	rc = engine->read(masks, n, t0, flags, r, err ? err : &read_error);
-	if (rc && err)
-		read_error = *err;
-	if (rc && !read_error.code)
-		read_error.message[0] = '\0';
-	return rc;
-}
-
-const char *pmc_sim_read_error(void)
-{
-	return read_error.code && read_error.message[0] ? read_error.message : NULL;
+	if (!pmc_sim_active() || strcmp(pmc__sim_engine_here()->name, "callgrind"))
+		return NULL;
+	return pmc__sim_run()->fallback[0] ? pmc__sim_run()->fallback : NULL;
 }
 
 int pmc_sim_children(uint64_t *ended, uint64_t *execed)
 {
-	const struct pmc__sim_engine *e = pmc_sim_active() ? this_engine() : NULL;
+	const struct pmc__sim_engine *e = pmc_sim_active() ? pmc__sim_engine_here() : NULL;
 
 	if (!e || !e->children)
 		return -ENOTSUP;
 	return e->children(ended, execed);
-}
-
-void pmc_sim_pause(void)
-{
-	if (engine)
-		engine->pause();
 }

@@ -21,12 +21,28 @@
 
 struct pmc_reading;
 
+/* The run pmc_sim_exec_for started, as its run file says: the columns
+ * simulated (all when not narrowed), whether instrumentation (callgrind)
+ * or the models (pmcheck's tool) wait for the first sim set, and why
+ * callgrind counts where the tool would have ("" when it would not).
+ * Read once per process, without the heap. */
+struct pmc__sim_run {
+	unsigned columns;
+	int deferred;
+	char fallback[768];
+};
+const struct pmc__sim_run *pmc__sim_run(void);
+
 /* Column index of a callgrind event name, or -1. */
 int pmc__sim_column_of(const char *name, size_t len);
 /* Can this process count with the sim backend the columns of `name`
  * (mask)?  0, PMC_E_NO_SIM, or PMC_E_UNSUPPORTED when this run does not
- * simulate them (pmc_sim_exec_for).  Starts deferred instrumentation. */
+ * simulate them (pmc_sim_exec_for). */
 int pmc__sim_check(unsigned mask, const char *name, struct pmc_error *err);
+/* The set just opened: the engine starts what the run defers (callgrind's
+ * instrumentation, the tool's models), so that both start at the same
+ * point of the program. */
+void pmc__sim_start(void);
 /* One reading of n events whose column masks are masks[]; t0 is the set's
  * open time (CLOCK_MONOTONIC ns); flags: PMC_OPEN_INHERIT when the threads
  * that ended count too. */
@@ -49,6 +65,19 @@ int pmc__cg_calls_count(const char *file, const char *text, size_t len, struct p
  * handlers entered by delivery): how many, the first one's name; the
  * process's first dump names the stack instrumentation began on instead. */
 int pmc__cg_uncalled(const char *text, size_t len, int first_dump, char *name, size_t size);
+
+/* The columns of the models' misses: the cache's and the branch
+ * predictor's (pmcheck's tool has them from protocol 3). */
+#define PMC__SIM_CACHE_MISSES                                                           \
+	((1u << PMC_SIM_I1MR) | (1u << PMC_SIM_D1MR) | (1u << PMC_SIM_D1MW) |            \
+	 (1u << PMC_SIM_ILMR) | (1u << PMC_SIM_DLMR) | (1u << PMC_SIM_DLMW))
+#define PMC__SIM_BRANCH_MISSES ((1u << PMC_SIM_BCM) | (1u << PMC_SIM_BIM))
+
+/* choose.c: the directory of pmcheck's valgrind tool (NULL: not built),
+ * and the tool option a fault injection asks for (NULL: none), both found
+ * once, before a runner clears the environment. */
+const char *pmc__sim_tool_dir(void);
+const char *pmc__sim_tool_fault(void);
 
 /* Nonzero when running under valgrind (rdpmc would raise SIGILL there). */
 int pmc__under_valgrind(void);

@@ -3,21 +3,27 @@
 """The sim backend's two engines on the same binaries.
 
   agree      every sample of every event pmcheck's valgrind tool counts is
-             the one callgrind counts, on the kernels suite, the keep suite
-             and the library gates (expat, pugixml): instructions, loads,
-             stores, branches and calls:
+             the one callgrind counts, on the kernels suite, the keep suite,
+             the validation kernels and the library gates (expat, pugixml):
+             instructions, loads, stores, branches, calls: and every miss
+             of the cache and branch models
   stat       pmcheck stat --backend=sim: the same totals from both engines
   fallback   a tool built for another valgrind, or none at all: callgrind
              counts, and the probe, the log and the results say why;
-             PMCHECK_SIM_ENGINE=pmcheck then is an error that says why
+             PMCHECK_SIM_ENGINE=pmcheck then is an error that says why;
+             a build of protocol 2 (no models): misses go to callgrind,
+             counted, with the reason in the results, the rest to the tool
+  geometry   a cache geometry the models cannot simulate is refused at the
+             tool's start, with the reason, as valgrind refuses it
   miscount   a tool made to miscount (PMCHECK_FAULT_CHECKS=sim-tool) fails
              its check on known work: the case is an ERROR that says so,
              never a PASS or a FAIL
   bad_input  an unknown engine is refused with the choices
   realcode   the realcode suites (SQLite, zstd, xz, signals, longjmp, dlopen,
              tail calls, threads, fork, posix_spawn, C++ exceptions): every
-             sample of every region and event, calls: included, is the same
-             under --sim-engine=pmcheck and --sim-engine=callgrind; and a
+             sample of every region and event, calls: included, and every
+             miss (pmcheck_realcode_misses), is the same under
+             --sim-engine=pmcheck and --sim-engine=callgrind; and a
              case started from three working directories and from sh and
              bash with other environments counts what it counts from here;
              the tree's budgets (counted by the tool) PASS on both engines, and
@@ -79,11 +85,14 @@ def samples(doc):
 
 
 def t_agree():
-    compared = 0
+    compared = misses = 0
     for program in PROGRAMS:
         tool = samples(run_json(program, "pmcheck"))
         cg = samples(run_json(program, "callgrind"))
         for key, (values, lo, hi, engine) in sorted(tool.items()):
+            if "miss" in key[2]:
+                # The tool counts misses with callgrind's models.
+                check(engine == "pmcheck", f"{key}: counted by pmcheck's valgrind tool, not {engine}")
             if engine != "pmcheck":
                 continue
             other = cg.get(key)
@@ -99,11 +108,14 @@ def t_agree():
                 check(values == other[0] and (lo, hi) == other[1:3],
                       f"{key}: every sample equal: tool {values}, callgrind {other[0]}")
             compared += 1
+            misses += "miss" in key[2]
         print(f"{os.path.basename(program)}: {sum(1 for v in tool.values() if v[3] == 'pmcheck')} "
               "events counted by the tool, compared with callgrind")
-    # The kernels (instructions, branches), the gates (loads, stores) and
-    # the call counts: far more than a handful.
+    # The kernels (instructions, branches), the gates (loads, stores), the
+    # call counts, and the misses of the kernels, the gates and the
+    # validation kernels: far more than a handful.
     check(compared >= 30, f"events compared between the engines: {compared}")
+    check(misses >= 10, f"misses compared between the engines: {misses}")
 
 
 def t_stat():
@@ -134,9 +146,11 @@ def t_stat():
     _, err = stat("instructions,calls:malloc", {})
     check("sim: engine pmcheck:" in err, f"instructions and calls: the tool: {err[-500:]}")
     _, err = stat("instructions,branch-misses", {})
-    check("sim: engine callgrind: cache or branch misses are asked for" in err,
-          f"a miss: callgrind, and why: {err[-500:]}")
-    events = "instructions,branches,L1-dcache-loads,L1-dcache-stores,calls:malloc"
+    check("sim: engine pmcheck:" in err and "--pmcheck-branch-sim=yes" in err and
+          "--pmcheck-cache-sim=yes" not in err,
+          f"a branch miss: the tool, with its branch model alone: {err[-500:]}")
+    events = ("instructions,branches,L1-dcache-loads,L1-dcache-stores,calls:malloc,branch-misses,"
+              "L1-dcache-load-misses,LLC-load-misses")
     # Five runs each: a moved run is about one in ten, so ranges that miss
     # each other by chance are rare (three runs each failed once on a
     # machine loaded by four builds).
@@ -145,14 +159,17 @@ def t_stat():
     for k in ("calls:malloc", "L1-dcache-stores"):
         values = {r.get(k) for e in runs for r in runs[e]}
         check(len(values) == 1 and None not in values, f"{k}: one figure from every run of both engines: {values}")
-    for k in ("instructions", "branches", "L1-dcache-loads"):
+    for k in ("instructions", "branches", "L1-dcache-loads", "branch-misses", "L1-dcache-load-misses",
+              "LLC-load-misses"):
         lo = {e: min(r.get(k, -1) for r in runs[e]) for e in runs}
         hi = {e: max(r.get(k, -1) for r in runs[e]) for e in runs}
         check(lo["pmcheck"] <= hi["callgrind"] and lo["callgrind"] <= hi["pmcheck"] or
               lo["pmcheck"] == lo["callgrind"],
               f"{k}: the engines' runs overlap: tool {lo['pmcheck']}..{hi['pmcheck']}, "
               f"callgrind {lo['callgrind']}..{hi['callgrind']}")
-    check(runs["pmcheck"][0].get("instructions", 0) > 1000000 and runs["pmcheck"][0].get("calls:malloc", 0) > 0,
+    check(runs["pmcheck"][0].get("instructions", 0) > 1000000 and runs["pmcheck"][0].get("calls:malloc", 0) > 0
+          and runs["pmcheck"][0].get("branch-misses", 0) > 1000
+          and runs["pmcheck"][0].get("L1-dcache-load-misses", 0) > 100,
           f"the totals count something: {runs['pmcheck'][0]}")
 
 
@@ -201,6 +218,89 @@ def t_fallback():
             out = p.stdout + p.stderr
             check(p.returncode != 0 and "the sim engine asked for cannot be used" in out and words in out,
                   f"{where}: PMCHECK_SIM_ENGINE=pmcheck is an error that says why: {p.returncode} {out[-600:]}")
+        old_protocol(prog, built, d)
+
+
+def old_protocol(prog, built, d):
+    """A build of protocol 2 found on the machine: no protocol file beside
+    it, and a tool that answers as one (PMCHECK_FAULT_CHECKS=sim-tool-old:
+    no models, none of callgrind's requests).  A case asking misses runs
+    on callgrind, its misses counted, the reason in its results; a case
+    asking none still runs on the tool; insisting on the tool for misses
+    is an error that says why."""
+    old = os.path.join(d, "old")
+    os.mkdir(old)
+    for name in os.listdir(built):
+        if name != "protocol":
+            os.symlink(os.path.join(built, name), os.path.join(old, name))
+    env = dict(os.environ, PMCHECK_SIM_TOOL_DIR=old, PMCHECK_FAULT_CHECKS="sim-tool-old")
+    path = os.path.join(d, "old.json")
+    p = subprocess.run([prog, "--backend=sim", "--filter=kernels.branch_unpredictable,kernels.loop_linear",
+                        "--verbose", f"--json={path}"], capture_output=True, text=True, timeout=300, env=env)
+    out = p.stdout + p.stderr
+    words = (f"pmcheck's valgrind tool in {old} is a build of protocol 2, which has no cache or "
+             "branch-predictor model for the misses asked for: callgrind counts them")
+    check(p.returncode == 0 and f"sim: engine callgrind: {words}" in out,
+          f"protocol 2: misses on callgrind, and the log says why: {p.returncode} {out[-900:]}")
+    with open(path) as f:
+        cases = {c["name"]: c for c in json.load(f)["cases"]}
+    miss = cases.get("kernels.branch_unpredictable", {})
+    notes = " ".join(miss.get("notes", []))
+    random = next((g for g in miss.get("regions", []) if g["name"] == "random"), {})
+    counted = random.get("events", {}).get("branch-misses", {}).get("min", 0)
+    check(miss.get("verdict") == "PASS" and miss.get("sim_engine") == "callgrind" and
+          "sim: counted by callgrind, not pmcheck's valgrind tool" in notes and "protocol 2" in notes,
+          f"the results name callgrind and why: {miss.get('verdict')} {miss.get('sim_engine')} {notes}")
+    check(counted >= 12000, f"the misses are counted, not zero: {counted}")
+    plain = cases.get("kernels.loop_linear", {})
+    check(plain.get("verdict") == "PASS" and plain.get("sim_engine") == "pmcheck" and
+          not any("counted by callgrind" in n for n in plain.get("notes", [])),
+          f"no miss asked: still the tool: {plain.get('verdict')} {plain.get('sim_engine')} {plain.get('notes')}")
+    env["PMCHECK_SIM_ENGINE"] = "pmcheck"
+    p = subprocess.run([prog, "--backend=sim", "--filter=kernels.branch_unpredictable"], capture_output=True,
+                       text=True, timeout=300, env=env)
+    out = p.stdout + p.stderr
+    check(p.returncode != 0 and "the sim engine asked for cannot be used" in out and "protocol 2" in out,
+          f"protocol 2, PMCHECK_SIM_ENGINE=pmcheck and a miss: an error that says why: {p.returncode} {out[-600:]}")
+
+
+def t_geometry():
+    """The tool refuses, at its start, a geometry its cache models cannot
+    simulate, naming the option and the reason; one it can runs."""
+    built = tool_dir()
+    if not built:
+        print("SKIP: pmcheck's valgrind tool is not built here (no valgrind tool headers)")
+        sys.exit(77)
+    good = ["--I1=32768,8,64", "--D1=32768,8,64", "--LL=8388608,16,64"]
+    refused = [("--I1=32768,3,64", "the number of sets (size / (ways x line size)) is not a power of two"),
+               ("--D1=24576,8,64", "the number of sets (size / (ways x line size)) is not a power of two"),
+               ("--LL=6291456,16,48", "the line size is not a power of two"),
+               ("--I1=4096,8,8", "the line size is under 16 bytes"),
+               ("--D1=64,1,64", "the size is not larger than one line"),
+               ("--LL=8192,256,64", "it has more ways than lines"),
+               ("--D1=32768,0,64", "size, ways and line size must be positive"),
+               ("--I1=32768,8", "expected SIZE,WAYS,LINE_SIZE")]
+    # Valid for each cache, but with AVX (32-byte registers, as valgrind
+    # sees the host) one access could span three 16-byte lines.
+    with open("/proc/cpuinfo") as f:
+        avx = " avx " in f.read().replace("\n", " ")
+    if avx:
+        refused.append(("--LL=8388608,16,16", "smaller than the largest register"))
+    launcher = os.path.join(built, "valgrind")
+    for bad, words in refused:
+        option = bad.split("=")[0]
+        argv = [launcher, "--tool=pmcheck", "-q", "--pmcheck-cache-sim=yes"] + \
+            [g for g in good if not g.startswith(option)] + [bad, "/bin/true"]
+        p = subprocess.run(argv, capture_output=True, text=True, timeout=60)
+        check(p.returncode == 1 and "Bad option" in p.stderr and bad in p.stderr and words in p.stderr,
+              f"{bad}: refused at start with the reason: {p.returncode} {p.stderr[-400:]}")
+    p = subprocess.run([launcher, "--tool=pmcheck", "-q", "--pmcheck-cache-sim=yes", *good, "/bin/true"],
+                       capture_output=True, text=True, timeout=60)
+    check(p.returncode == 0 and p.stderr == "", f"the sim profile's geometry runs: {p.returncode} {p.stderr}")
+    p = subprocess.run([launcher, "--tool=pmcheck", "-q", "--pmcheck-cache-sim=yes", "/bin/true"],
+                       capture_output=True, text=True, timeout=60)
+    check(p.returncode == 1 and "--I1, --D1 and --LL" in p.stderr,
+          f"the models without a geometry: refused: {p.returncode} {p.stderr[-300:]}")
 
 
 def t_miscount():
@@ -299,7 +399,8 @@ def run_realcode(program, engine, where, *extra, cwd=None, shell=None, env=None)
 # What an engine cannot count as the other does, it refuses with the
 # reason: callgrind leaves a signal handler's cost out of its totals and
 # records no call for it.
-REALCODE_REFUSED = {("callgrind", "realcode.signals"): "signal handler"}
+REALCODE_REFUSED = {("callgrind", "realcode.signals"): "signal handler",
+                    ("callgrind", "realcode_misses.signals"): "signal handler"}
 
 
 def t_realcode_children(program, where):
@@ -354,7 +455,12 @@ def t_realcode_children(program, where):
 # in one run).  realcode.threads itself allows 20000 instructions for it
 # over its serial region, which both engines must count exactly; here
 # the smallest samples of "threads" must be within that.
-REALCODE_TIMING = {("realcode.threads", "threads"): 20000}
+REALCODE_TIMING = {("realcode.threads", "threads"): 20000, ("realcode_misses.threads", "threads"): 20000}
+# ... and what the caches and predictor hold after it, which the serial
+# region then misses on: its misses differ by as much from run to run of
+# either engine (measured: 33 L1 misses, 13 branch misses), its executed
+# work not at all.
+REALCODE_TIMING_MISSES = {("realcode_misses.threads", "serial"): 200}
 
 
 def t_realcode_switch(program, where):
@@ -407,7 +513,7 @@ def t_realcode():
         print("SKIP: the realcode suites are not built here (their libraries are missing)")
         sys.exit(77)
     disagree = []
-    compared = 0
+    compared = misses = 0
     with tempfile.TemporaryDirectory() as d:
         base = {}
         for program in PROGRAMS:
@@ -417,7 +523,10 @@ def t_realcode():
                 if ("callgrind", key[0]) in REALCODE_REFUSED:
                     continue  # refused by callgrind, checked in run_realcode
                 compared += 1
+                misses += "miss" in key[2]
                 allowance = REALCODE_TIMING.get(key[:2])
+                if allowance is None and "miss" in key[2]:
+                    allowance = REALCODE_TIMING_MISSES.get(key[:2])
                 if tool and cg and allowance is not None:
                     same = abs(min(tool) - min(cg)) <= allowance
                 else:
@@ -432,14 +541,16 @@ def t_realcode():
         # on pmcheck's tool alone); far fewer means cases or events went
         # missing.
         check(compared >= 70, f"(case, region, event) compared: {compared}")
-        c_program = next((p for p in PROGRAMS if "cxx" not in os.path.basename(p)), None)
+        # pmcheck_realcode_misses: six miss events in each region of eight
+        # cases.
+        check(misses >= 60, f"(case, region, miss event) compared: {misses}")
+        c_program = next((p for p in PROGRAMS if os.path.basename(p) == "pmcheck_realcode"), None)
         t_realcode_switch(c_program, d)
         if CHILDREN:
             t_realcode_children(CHILDREN, d)
         else:
             check(False, "pmcheck_realcode_children was not built")
 
-        c_program = next((p for p in PROGRAMS if "cxx" not in os.path.basename(p)), None)
         moved = []
         for name, cwd, shell, env in realcode_conditions(os.path.join(d, "deep")):
             for engine in ("pmcheck", "callgrind"):

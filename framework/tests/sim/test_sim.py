@@ -187,11 +187,13 @@ def t_cli():
     p = subprocess.run([CLI, "sim", "--", KERNELS, "--filter=kernels.loop_linear", "--backend=sim"],
                        capture_output=True, text=True, env=env_for(), timeout=200)
     check(p.returncode == 0 and "PASS" in p.stdout, f"pmcheck sim: {p.returncode} {p.stdout}{p.stderr}")
-    # --print-command: the environment and the valgrind options of a sim run,
-    # exactly those `pmcheck sim -v` shows for a real one (less its own files).
+    # --print-command: the environment and the valgrind options of a sim run
+    # on callgrind (the engine a bare valgrind has), exactly those
+    # `pmcheck sim -v` shows for a real one there (less its own files).
     p = subprocess.run([CLI, "sim", "--print-command"], capture_output=True, text=True)
     printed = p.stdout.split()
-    v = subprocess.run([CLI, "sim", "-v", "--", "/bin/true"], capture_output=True, text=True, timeout=200)
+    v = subprocess.run([CLI, "sim", "-v", "--", "/bin/true"], capture_output=True, text=True, timeout=200,
+                       env=dict(os.environ, PMCHECK_SIM_ENGINE="callgrind"))
     shown = [w for w in v.stderr.splitlines()[0].split()[1:]
              if not w.startswith(("--callgrind-out-file=", "--log-file="))]
     # The run itself starts the launcher Debian's valgrind script would
@@ -251,9 +253,15 @@ def t_narrowed():
     check("--cache-sim=no" in out and "--branch-sim=no" in out and "--instr-atstart=no" in out and
           "sim: engine callgrind: callgrind chosen" in out,
           f"instructions only under callgrind: no simulation: {out[-800:]}")
+    # Misses: the tool with both models, from the first set on; or, where
+    # the tool is not built, callgrind with both simulations.
     p = run(COST, "--backend=sim", "--filter=cost.misses", "--verbose")
-    check("--cache-sim=yes" in p.stdout + p.stderr and "--branch-sim=yes" in p.stdout + p.stderr,
-          f"misses: both simulations: {p.stdout[-800:]}")
+    out = p.stdout + p.stderr
+    check(("--pmcheck-cache-sim=yes" in out and "--pmcheck-branch-sim=yes" in out and
+           "--pmcheck-models-atstart=no" in out and "sim: engine pmcheck:" in out) or
+          ("sim: engine callgrind: pmcheck's valgrind tool" in out and "--cache-sim=yes" in out and
+           "--branch-sim=yes" in out),
+          f"misses: both simulations: {out[-800:]}")
     # An event with no simulated equivalent: skipped without valgrind.
     p = run(EXAMPLES, "--backend=sim", "--filter=software.page_faults_first_touch", "--verbose")
     check(p.returncode == 77 and "valgrind --tool" not in p.stdout + p.stderr,

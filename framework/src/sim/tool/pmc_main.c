@@ -2,18 +2,21 @@
 /*
  * pmcheck's valgrind tool: counts what callgrind counts for pmcheck's sim
  * backend -- instructions (Ir), data reads and writes (Dr, Dw), conditional
- * and indirect branches (Bc, Bi) and entries to watched functions -- with
- * inline additions to counters in memory, per thread, and answers a
- * reading with a client request.  No cache or branch-predictor model, no
- * call graph, no dump.  Forked children count in processes of their own and
- * report their totals back (see "forked children").
+ * and indirect branches (Bc, Bi), entries to watched functions, and, when
+ * asked, the misses of callgrind's cache and branch-predictor models --
+ * with inline additions to counters in memory, per thread, and answers a
+ * reading with a client request.  No call graph, no dump.  Forked children
+ * count in processes of their own and report their totals back (see
+ * "forked children").  The tool is this file and pmc_instrument.c,
+ * pmc_watch.c, pmc_cache.c and pmc_branch.c (pmc_tool_int.h).
  *
  * Copyright (C) 2026 the pmcheck authors.  This program is free software:
  * it links valgrind's core (GPL-2.0-or-later) and is distributed under the
  * same licence; see COPYING in this directory.
  *
- * The definitions are callgrind's (valgrind 3.19, callgrind/main.c), so
- * that the two engines agree on the same binary:
+ * The definitions are callgrind's (valgrind 3.19, callgrind/main.c and
+ * sim.c, cachegrind/cg_branchpred.c), so that the two engines agree on the
+ * same binary:
  * - Ir: a superblock left through an exit counts the instructions up to
  *   and including the one the exit belongs to; left at its end, all of
  *   them.  A rep-prefixed instruction is a superblock that loops on
@@ -29,6 +32,56 @@
  *   address (returns are left out, as callgrind's predictor does).
  * Statements before the first IMark (VEX's self-check preamble) count
  * nothing.
+ *
+ * Cache misses (--pmcheck-cache-sim=yes; callgrind's simulation as
+ * pmcheck runs it: no write-back, no prefetching, no cache-use metrics):
+ * - Three caches, each SIZE,WAYS,LINE (--I1, --D1, --LL): a block is an
+ *   address divided by the line size, its set the block modulo the number
+ *   of sets, and each set keeps WAYS blocks in order of use.  A hit makes
+ *   the block the most recently used; a miss brings it in as such and the
+ *   least recently used one leaves (LRU).
+ * - What reaches them: every instruction executed is fetched from I1 (its
+ *   address and length; an instruction VEX cannot decode, 1 byte); every
+ *   Dr reads D1 and every Dw (a modify too) writes it, with the size of
+ *   the loaded or stored type (a two-word CAS twice its word; a dirty
+ *   helper's access capped at the smallest line size).  Reads and writes
+ *   are the same to a cache: a write that misses brings its line in
+ *   (write-allocate), and no line is ever dirty.
+ * - An access over two lines touches the first, then the second, and is
+ *   one access: one miss when either missed, none when both hit.
+ * - An L1 miss sends the same access to LL, which I1 and D1 share; an L1
+ *   hit does not reach LL.  Nothing else ties the levels: a line LL loses
+ *   stays in L1 (inclusive only as far as the traffic makes it).
+ * - I1mr counts the fetches that missed I1, ILmr those that missed LL
+ *   too; D1mr/DLmr the reads, D1mw/DLmw the writes and modifies.
+ * - Order: accesses are simulated in the program's order, in callgrind's
+ *   batches: they wait and are simulated before each exit, at the
+ *   superblock's end, before a guarded access (itself simulated at once,
+ *   when its guard holds), after a load-linked, and when 16 wait; a fault
+ *   inside a superblock leaves the waiting ones unsimulated, as there.
+ * - State: one for every thread; a forked child goes on from a copy.  It
+ *   starts empty.  With --pmcheck-models-atstart=no the models wait for
+ *   the program's START_INSTRUMENTATION request (callgrind's request and
+ *   --instr-atstart=no); each switch on or off empties the caches.
+ * - Refused at start, as valgrind refuses them: sizes, ways and lines not
+ *   positive, a number of sets or a line size not a power of two, lines
+ *   under 16 bytes, a cache of one line or less, more ways than lines, a
+ *   smallest line smaller than the largest register.
+ * Branch mispredictions (--pmcheck-branch-sim=yes; cachegrind's
+ * predictors, which callgrind uses):
+ * - Bcm: each Bc consults 16384 two-bit counters (0 to 3, from 0), the
+ *   one at (the last 7 outcomes << 7) | (the low 7 bits of the address
+ *   of the instruction the exit belongs to).  It predicts taken from 2; a
+ *   prediction unlike the outcome is a miss.  The counter then moves one
+ *   towards 3 (taken) or 0, and the outcome enters the history.  The
+ *   outcome is the exit's condition, inverted for the superblock's last
+ *   exit when the last instruction's last exit goes to the next
+ *   instruction (callgrind's guess that VEX inverted the branch).
+ * - Bim: each Bi compares its target with the last target recorded at
+ *   the low 9 bits of the address of the superblock's last instruction
+ *   (512 entries, from 0); unlike is a miss; the target is recorded.
+ * - The state is never emptied (a switch of the models keeps it); while
+ *   the models are off it learns nothing.  One for every thread.
  */
 #include "pub_tool_basics.h"
 #include "pub_tool_aspacemgr.h"
@@ -47,28 +100,30 @@
 #include "pub_tool_vki.h"
 #include "pub_tool_vkiscnums.h"
 
-#include "pmcheck_tool.h"
-
-#define NCOUNTERS (PMC_TOOL_NFIXED + PMC_TOOL_MAX_WATCH)
-#define MAX_SITES 256
+#include "pmc_tool_int.h"
 
 /* ---- options ---------------------------------------------------------------------- */
 
-static Bool clo_memory = True;
-static Bool clo_branches = True;
+Bool pmc_clo_memory = True;
+Bool pmc_clo_branches = True;
 static const HChar *clo_out;
-/* Fault injection for pmcheck's tests (--pmcheck-fault=miscount): one
- * instruction too few wherever a conditional branch is left, so that the
- * known-work check must catch it. */
-static Bool clo_miscount;
+/* Fault injection for pmcheck's tests: --pmcheck-fault=miscount counts
+ * one instruction too few wherever a conditional branch is left, so that
+ * the known-work check must catch it; --pmcheck-fault=old answers as a
+ * build of protocol 2 (no models) would. */
+Bool pmc_clo_miscount;
+static Bool clo_old;
+static Bool clo_models_atstart = True;
 /* --pmcheck-watch=OFFSET:PATH, collected until post_clo_init. */
 static const HChar *clo_watch[PMC_TOOL_MAX_WATCH];
 static Int clo_nwatch;
 
+Bool pmc_models_active;
+
 /* ---- counters ------------------------------------------------------------------------ */
 
 /* The running thread's counters: generated code adds to these addresses. */
-static ULong live[NCOUNTERS];
+ULong pmc_live[NCOUNTERS];
 static ThreadId live_tid = VG_INVALID_THREADID;
 /* Every other thread's, swapped in and out when the scheduler switches. */
 static ULong (*parked)[NCOUNTERS];
@@ -81,8 +136,8 @@ static void switch_thread(ThreadId tid, ULong blocks_done)
 	if (tid == live_tid)
 		return;
 	if (live_tid != VG_INVALID_THREADID)
-		VG_(memcpy)(parked[live_tid], live, sizeof(live));
-	VG_(memcpy)(live, parked[tid], sizeof(live));
+		VG_(memcpy)(parked[live_tid], pmc_live, sizeof(pmc_live));
+	VG_(memcpy)(pmc_live, parked[tid], sizeof(pmc_live));
 	live_tid = tid;
 }
 
@@ -90,24 +145,24 @@ static void thread_created(ThreadId parent, ThreadId child)
 {
 	(void)parent;
 	if (child == live_tid)
-		VG_(memset)(live, 0, sizeof(live));
+		VG_(memset)(pmc_live, 0, sizeof(pmc_live));
 	VG_(memset)(parked[child], 0, sizeof(parked[child]));
 }
 
 static void thread_exiting(ThreadId tid)
 {
-	ULong *c = tid == live_tid ? live : parked[tid];
+	ULong *c = tid == live_tid ? pmc_live : parked[tid];
 
 	for (Int i = 0; i < NCOUNTERS; i++)
 		exited[i] += c[i];
-	VG_(memset)(c, 0, sizeof(live));
+	VG_(memset)(c, 0, sizeof(pmc_live));
 }
 
 /* The process's totals since it started or was forked: every thread. */
 static void process_totals(ULong *total)
 {
 	for (Int c = 0; c < NCOUNTERS; c++) {
-		total[c] = exited[c] + live[c] - at_fork[c];
+		total[c] = exited[c] + pmc_live[c] - at_fork[c];
 		for (ThreadId t = 1; t < VG_N_THREADS; t++)
 			if (t != live_tid)
 				total[c] += parked[t][c];
@@ -198,7 +253,7 @@ static void forked_child(ThreadId tid)
 			VG_(memset)(parked[t], 0, sizeof(parked[t]));
 	VG_(memset)(exited, 0, sizeof(exited));
 	switch_thread(tid, 0);
-	VG_(memcpy)(at_fork, live, sizeof(live));
+	VG_(memcpy)(at_fork, pmc_live, sizeof(pmc_live));
 	is_child = True;
 }
 
@@ -221,333 +276,80 @@ static void post_syscall(ThreadId tid, UInt syscallno, UWord *args, UInt nargs, 
 	(void)res;
 }
 
-/* ---- watched functions ------------------------------------------------------------- */
-
-struct watch {
-	HChar *path;  /* the object's real path */
-	ULong offset; /* the entry's file offset */
-};
-
-static struct watch watches[PMC_TOOL_MAX_WATCH];
-static Int nwatches;
-
-struct site {
-	Addr addr;
-	Int slot;
-};
-
-/* Where watched entries are mapped now. */
-static struct site sites[MAX_SITES];
-static Int nsites;
-
-static Int slot_at(Addr a)
-{
-	for (Int i = 0; i < nsites; i++)
-		if (sites[i].addr == a)
-			return sites[i].slot;
-	return -1;
-}
-
-static void add_site(Addr a, Int slot, Bool translated)
-{
-	for (Int i = 0; i < nsites; i++)
-		if (sites[i].addr == a && sites[i].slot == slot)
-			return;
-	if (nsites == MAX_SITES) {
-		VG_(umsg)("pmcheck: more than %d mappings of watched functions; %s at %#lx is not counted\n",
-			  MAX_SITES, watches[slot].path, a);
-		return;
-	}
-	sites[nsites].addr = a;
-	sites[nsites].slot = slot;
-	nsites++;
-	/* Code already translated from there has no counting in it. */
-	if (translated)
-		VG_(discard_translations_safely)(a, 1, "pmcheck");
-}
-
-/* The watches that fall into the executable file mapping seg. */
-static void map_segment(NSegment const *seg, Bool translated)
-{
-	const HChar *name;
-
-	if (!seg || seg->kind != SkFileC || !seg->hasX || !(name = VG_(am_get_filename)(seg)))
-		return;
-	for (Int w = 0; w < nwatches; w++) {
-		ULong off = watches[w].offset;
-
-		if (off >= (ULong)seg->offset && off - (ULong)seg->offset <= seg->end - seg->start &&
-		    !VG_(strcmp)(name, watches[w].path))
-			add_site(seg->start + (Addr)(off - (ULong)seg->offset), w, translated);
-	}
-}
-
-static void map_existing(Bool translated)
-{
-	Addr starts[512];
-	Int n = VG_(am_get_segment_starts)(SkFileC, starts, 512);
-
-	if (n < 0)
-		n = 512; /* more file mappings than that: the first 512 */
-	for (Int i = 0; i < n; i++)
-		map_segment(VG_(am_find_nsegment)(starts[i]), translated);
-}
-
-static void new_mapping(Addr a, SizeT len, Bool rr, Bool ww, Bool xx, ULong di_handle)
-{
-	(void)rr;
-	(void)ww;
-	(void)di_handle;
-	if (xx && nwatches) {
-		Addr end = a + len;
-
-		while (a < end) {
-			NSegment const *seg = VG_(am_find_nsegment)(a);
-
-			if (!seg)
-				break;
-			map_segment(seg, False);
-			a = seg->end + 1;
-		}
-	}
-}
-
-static void mapping_gone(Addr a, SizeT len)
-{
-	for (Int i = 0; i < nsites;)
-		if (sites[i].addr >= a && sites[i].addr - a < len)
-			sites[i] = sites[--nsites];
-		else
-			i++;
-}
-
-static Int add_watch(const HChar *path, ULong offset)
-{
-	for (Int w = 0; w < nwatches; w++)
-		if (watches[w].offset == offset && !VG_(strcmp)(watches[w].path, path))
-			return w;
-	if (nwatches == PMC_TOOL_MAX_WATCH)
-		return -1;
-	watches[nwatches].path = VG_(strdup)("pmcheck.watch", path);
-	watches[nwatches].offset = offset;
-	return nwatches++;
-}
-
-/* ---- instrumentation ---------------------------------------------------------------- */
-
-/* What a superblock has counted since its last addition to the counters. */
-struct pending {
-	ULong n[PMC_TOOL_NFIXED];
-};
-
-/* The last event callgrind would have queued, when it is a load: a store
- * can turn it into a modify. */
-struct last_load {
-	Bool valid;
-	Int insn;
-	Int size;
-	IRExpr *addr;
-};
-
-static void add_to(IRSB *out, ULong *counter, IRExpr *amount)
-{
-	IRExpr *where = mkIRExpr_HWord((HWord)counter);
-	IRTemp old = newIRTemp(out->tyenv, Ity_I64);
-	IRTemp sum = newIRTemp(out->tyenv, Ity_I64);
-
-	addStmtToIRSB(out, IRStmt_WrTmp(old, IRExpr_Load(Iend_LE, Ity_I64, where)));
-	addStmtToIRSB(out, IRStmt_WrTmp(sum, IRExpr_Binop(Iop_Add64, IRExpr_RdTmp(old), amount)));
-	addStmtToIRSB(out, IRStmt_Store(Iend_LE, mkIRExpr_HWord((HWord)counter), IRExpr_RdTmp(sum)));
-}
-
-static void flush(IRSB *out, struct pending *p)
-{
-	for (Int c = 0; c < PMC_TOOL_NFIXED; c++)
-		if (p->n[c]) {
-			add_to(out, &live[c], IRExpr_Const(IRConst_U64(p->n[c])));
-			p->n[c] = 0;
-		}
-}
-
-/* A guarded load or store counts when its guard holds.  callgrind adds it
- * at once, after emptying its queue, so it never merges. */
-static void guarded(IRSB *out, struct pending *p, Int counter, IRExpr *guard)
-{
-	IRTemp one = newIRTemp(out->tyenv, Ity_I64);
-
-	flush(out, p);
-	addStmtToIRSB(out, IRStmt_WrTmp(one, IRExpr_Unop(Iop_1Uto64, guard)));
-	add_to(out, &live[counter], IRExpr_RdTmp(one));
-}
-
-static Bool same_atom(const IRExpr *a, const IRExpr *b)
-{
-	if (a->tag == Iex_RdTmp && b->tag == Iex_RdTmp)
-		return a->Iex.RdTmp.tmp == b->Iex.RdTmp.tmp;
-	if (a->tag == Iex_Const && b->tag == Iex_Const)
-		return eqIRConst(a->Iex.Const.con, b->Iex.Const.con);
-	return False;
-}
-
-static void on_load(struct pending *p, struct last_load *l, Int insn, Int size, IRExpr *addr)
-{
-	p->n[PMC_TOOL_DR]++;
-	l->valid = True;
-	l->insn = insn;
-	l->size = size;
-	l->addr = addr;
-}
-
-static void on_store(struct pending *p, struct last_load *l, Int insn, Int size, IRExpr *addr)
-{
-	if (l->valid && l->insn == insn && l->size == size && same_atom(l->addr, addr))
-		p->n[PMC_TOOL_DR]--; /* a modify: counted as the write only */
-	p->n[PMC_TOOL_DW]++;
-	l->valid = False;
-}
-
-static IRSB *pmc_instrument(VgCallbackClosure *closure, IRSB *in, const VexGuestLayout *layout,
-			    const VexGuestExtents *vge, const VexArchInfo *archinfo_host,
-			    IRType gWordTy, IRType hWordTy)
-{
-	IRSB *out = deepCopyIRSBExceptStmts(in);
-	struct pending p = { { 0 } };
-	struct last_load last = { False, 0, 0, NULL };
-	Int insn = 0, i = 0;
-
-	(void)closure;
-	(void)layout;
-	(void)vge;
-	(void)archinfo_host;
-	if (gWordTy != hWordTy || hWordTy != Ity_I64)
-		VG_(tool_panic)("pmcheck: only 64-bit guests on 64-bit hosts");
-	/* VEX's preamble (the self-modifying-code check) is not client code. */
-	for (; i < in->stmts_used && in->stmts[i]->tag != Ist_IMark; i++)
-		addStmtToIRSB(out, in->stmts[i]);
-	for (; i < in->stmts_used; i++) {
-		IRStmt *st = in->stmts[i];
-
-		switch (st->tag) {
-		case Ist_IMark: {
-			Int slot = nsites ? slot_at((Addr)st->Ist.IMark.addr) : -1;
-
-			insn++;
-			p.n[PMC_TOOL_IR]++;
-			last.valid = False;
-			addStmtToIRSB(out, st);
-			if (slot >= 0)
-				add_to(out, &live[PMC_TOOL_NFIXED + slot], IRExpr_Const(IRConst_U64(1)));
-			continue;
-		}
-		case Ist_WrTmp:
-			if (st->Ist.WrTmp.data->tag == Iex_Load)
-				on_load(&p, &last, insn, sizeofIRType(st->Ist.WrTmp.data->Iex.Load.ty),
-					st->Ist.WrTmp.data->Iex.Load.addr);
-			break;
-		case Ist_Store:
-			on_store(&p, &last, insn,
-				 sizeofIRType(typeOfIRExpr(in->tyenv, st->Ist.Store.data)),
-				 st->Ist.Store.addr);
-			break;
-		case Ist_StoreG:
-			if (clo_memory)
-				guarded(out, &p, PMC_TOOL_DW, st->Ist.StoreG.details->guard);
-			last.valid = False;
-			break;
-		case Ist_LoadG:
-			if (clo_memory)
-				guarded(out, &p, PMC_TOOL_DR, st->Ist.LoadG.details->guard);
-			last.valid = False;
-			break;
-		case Ist_Dirty: {
-			IRDirty *d = st->Ist.Dirty.details;
-			/* callgrind caps the size at a cache line (64 bytes). */
-			Int size = d->mSize > 64 ? 64 : d->mSize;
-
-			if (d->mFx == Ifx_Read || d->mFx == Ifx_Modify)
-				on_load(&p, &last, insn, size, d->mAddr);
-			if (d->mFx == Ifx_Write || d->mFx == Ifx_Modify)
-				on_store(&p, &last, insn, size, d->mAddr);
-			break;
-		}
-		case Ist_CAS: {
-			IRCAS *cas = st->Ist.CAS.details;
-			Int size = sizeofIRType(typeOfIRExpr(in->tyenv, cas->dataLo));
-
-			if (cas->dataHi)
-				size *= 2;
-			on_load(&p, &last, insn, size, cas->addr);
-			on_store(&p, &last, insn, size, cas->addr);
-			last.valid = False; /* callgrind queues a bus event after it */
-			break;
-		}
-		case Ist_LLSC:
-			if (!st->Ist.LLSC.storedata)
-				p.n[PMC_TOOL_DR]++;
-			else
-				on_store(&p, &last, insn, 0, st->Ist.LLSC.addr);
-			last.valid = False;
-			break;
-		case Ist_Exit:
-			if (st->Ist.Exit.jk == Ijk_Boring || st->Ist.Exit.jk == Ijk_Call ||
-			    st->Ist.Exit.jk == Ijk_Ret)
-				p.n[PMC_TOOL_BC]++;
-			if (clo_miscount && p.n[PMC_TOOL_IR] > 1)
-				p.n[PMC_TOOL_IR]--;
-			if (!clo_memory)
-				p.n[PMC_TOOL_DR] = p.n[PMC_TOOL_DW] = 0;
-			if (!clo_branches)
-				p.n[PMC_TOOL_BC] = 0;
-			flush(out, &p);
-			last.valid = False;
-			break;
-		default:
-			break;
-		}
-		addStmtToIRSB(out, st);
-	}
-	if ((in->jumpkind == Ijk_Boring || in->jumpkind == Ijk_Call) && in->next->tag == Iex_RdTmp)
-		p.n[PMC_TOOL_BI]++;
-	if (!clo_memory)
-		p.n[PMC_TOOL_DR] = p.n[PMC_TOOL_DW] = 0;
-	if (!clo_branches)
-		p.n[PMC_TOOL_BC] = p.n[PMC_TOOL_BI] = 0;
-	flush(out, &p);
-	return out;
-}
-
 /* ---- client requests --------------------------------------------------------------- */
+
+/* As callgrind switches its instrumentation: the caches start empty, and
+ * code translated before is translated again, with or without the
+ * models' code. */
+static void switch_models(Bool on)
+{
+	if (on == pmc_models_active)
+		return;
+	pmc_models_active = on;
+	pmc_cache_clear();
+	VG_(discard_translations_safely)((Addr)0x1000, ~(SizeT)0xfff, "pmcheck");
+}
+
+/* READ's work: n counters to buf (client memory), now to *now_ns. */
+static UWord read_counters(ThreadId tid, Addr buf, UWord n, UWord ended_too, Addr now_ns)
+{
+	if (n > NCOUNTERS)
+		n = NCOUNTERS;
+	switch_thread(tid, 0);
+	if ((n && !VG_(am_is_valid_for_client)(buf, n * sizeof(ULong), VKI_PROT_WRITE)) ||
+	    (now_ns && !VG_(am_is_valid_for_client)(now_ns, sizeof(ULong), VKI_PROT_WRITE)))
+		return (UWord)-1;
+	if (ended_too)
+		children_take();
+	for (UWord i = 0; i < n; i++)
+		((ULong *)buf)[i] = pmc_live[i] + (ended_too ? exited[i] + kids[i] : 0);
+	if (now_ns) {
+		struct vki_timespec ts;
+
+		VG_(clock_gettime)(&ts, VKI_CLOCK_MONOTONIC);
+		*(ULong *)now_ns = (ULong)ts.tv_sec * 1000000000ULL + (ULong)ts.tv_nsec;
+	}
+	return n;
+}
+
+/* callgrind's requests, as pmcheck_tool.h says the tool answers them. */
+static Bool callgrind_request(ThreadId tid, UWord *arg, UWord *ret)
+{
+	struct pmc_tool_dump *d = (struct pmc_tool_dump *)arg[2];
+
+	switch (arg[0]) {
+	case PMC_TOOL_CG_DUMP_STATS_AT:
+		if (!d || !VG_(am_is_valid_for_client)((Addr)d, sizeof(*d), VKI_PROT_WRITE))
+			return False;
+		d->written = read_counters(tid, (Addr)d->counters, (UWord)d->n, (UWord)d->ended_too,
+					   (Addr)&d->now_ns);
+		*ret = 0;
+		return True;
+	case PMC_TOOL_CG_START_INSTRUMENTATION:
+	case PMC_TOOL_CG_STOP_INSTRUMENTATION:
+		if (pmc_cache_sim || pmc_branch_sim)
+			switch_models(arg[0] == PMC_TOOL_CG_START_INSTRUMENTATION);
+		*ret = 0;
+		return True;
+	default:
+		return False;
+	}
+}
 
 static Bool pmc_client_request(ThreadId tid, UWord *arg, UWord *ret)
 {
+	/* A build of protocol 2 knew callgrind's requests not. */
+	if (VG_IS_TOOL_USERREQ('C', 'T', arg[0]) && !clo_old)
+		return callgrind_request(tid, arg, ret);
 	if (!VG_IS_TOOL_USERREQ('P', 'M', arg[0]))
 		return False;
 	switch (arg[0]) {
 	case PMC_TOOL_REQ_HELLO:
-		*ret = PMC_TOOL_MAGIC | PMC_TOOL_PROTOCOL;
+		*ret = PMC_TOOL_MAGIC | (clo_old ? PMC_TOOL_PROTOCOL_OLDEST : PMC_TOOL_PROTOCOL);
 		return True;
-	case PMC_TOOL_REQ_READ: {
-		UWord n = arg[2] < NCOUNTERS ? arg[2] : NCOUNTERS;
-
-		switch_thread(tid, 0);
-		if ((n && !VG_(am_is_valid_for_client)(arg[1], n * sizeof(ULong), VKI_PROT_WRITE)) ||
-		    (arg[4] && !VG_(am_is_valid_for_client)(arg[4], sizeof(ULong), VKI_PROT_WRITE))) {
-			*ret = (UWord)-1;
-			return True;
-		}
-		if (arg[3])
-			children_take();
-		for (UWord i = 0; i < n; i++)
-			((ULong *)arg[1])[i] = live[i] + (arg[3] ? exited[i] + kids[i] : 0);
-		if (arg[4]) {
-			struct vki_timespec ts;
-
-			VG_(clock_gettime)(&ts, VKI_CLOCK_MONOTONIC);
-			*(ULong *)arg[4] = (ULong)ts.tv_sec * 1000000000ULL + (ULong)ts.tv_nsec;
-		}
-		*ret = n;
+	case PMC_TOOL_REQ_READ:
+		*ret = read_counters(tid, arg[1], arg[2], arg[3], arg[4]);
 		return True;
-	}
 	case PMC_TOOL_REQ_WATCH: {
 		const HChar *path = (const HChar *)arg[1];
 		Int slot;
@@ -556,9 +358,9 @@ static Bool pmc_client_request(ThreadId tid, UWord *arg, UWord *ret)
 			*ret = (UWord)-1;
 			return True;
 		}
-		slot = add_watch(path, (ULong)arg[2]);
+		slot = pmc_watch_add(path, (ULong)arg[2]);
 		if (slot >= 0)
-			map_existing(True);
+			pmc_watch_map_existing(True);
 		*ret = slot < 0 ? (UWord)-1 : (UWord)(PMC_TOOL_NFIXED + slot);
 		return True;
 	}
@@ -576,8 +378,10 @@ static Bool pmc_client_request(ThreadId tid, UWord *arg, UWord *ret)
 		return True;
 	}
 	case PMC_TOOL_REQ_WHAT:
-		*ret = (clo_memory ? PMC_TOOL_COUNTS_MEMORY : 0) |
-		       (clo_branches ? PMC_TOOL_COUNTS_BRANCHES : 0);
+		*ret = (pmc_clo_memory ? PMC_TOOL_COUNTS_MEMORY : 0) |
+		       (pmc_clo_branches ? PMC_TOOL_COUNTS_BRANCHES : 0) |
+		       (pmc_cache_sim ? PMC_TOOL_COUNTS_CACHE_SIM : 0) |
+		       (pmc_branch_sim ? PMC_TOOL_COUNTS_BRANCH_SIM : 0);
 		return True;
 	default:
 		return False;
@@ -586,14 +390,26 @@ static Bool pmc_client_request(ThreadId tid, UWord *arg, UWord *ret)
 
 /* ---- start and end -------------------------------------------------------------------- */
 
+void pmc_refuse_option(const HChar *opt, const HChar *why)
+{
+	VG_(fmsg)("Bad option: %s\n", opt);
+	VG_(fmsg)("%s", why);
+	VG_(fmsg)("Use --help for more information or consult the user manual.\n");
+	VG_(exit)(1);
+}
+
 static Bool pmc_option(const HChar *arg)
 {
 	const HChar *watch;
 
-	if VG_BOOL_CLO (arg, "--pmcheck-memory", clo_memory) {
-	} else if VG_BOOL_CLO (arg, "--pmcheck-branches", clo_branches) {
+	if VG_BOOL_CLO (arg, "--pmcheck-memory", pmc_clo_memory) {
+	} else if VG_BOOL_CLO (arg, "--pmcheck-branches", pmc_clo_branches) {
 	} else if VG_STR_CLO (arg, "--pmcheck-out", clo_out) {
-	} else if VG_XACT_CLO (arg, "--pmcheck-fault=miscount", clo_miscount, True) {
+	} else if VG_XACT_CLO (arg, "--pmcheck-fault=miscount", pmc_clo_miscount, True) {
+	} else if VG_XACT_CLO (arg, "--pmcheck-fault=old", clo_old, True) {
+	} else if VG_BOOL_CLO (arg, "--pmcheck-branch-sim", pmc_branch_sim) {
+	} else if VG_BOOL_CLO (arg, "--pmcheck-models-atstart", clo_models_atstart) {
+	} else if (pmc_cache_option(arg)) {
 	} else if VG_STR_CLO (arg, "--pmcheck-watch", watch) {
 		if (clo_nwatch == PMC_TOOL_MAX_WATCH)
 			VG_(fmsg_bad_option)(arg, "more than %d watched functions\n", PMC_TOOL_MAX_WATCH);
@@ -609,7 +425,13 @@ static void pmc_usage(void)
 		    "    --pmcheck-branches=no|yes   count conditional and indirect branches [yes]\n"
 		    "    --pmcheck-out=FILE          write each process's totals to FILE at exit (%%p: pid)\n"
 		    "    --pmcheck-watch=OFFSET:PATH count entries to the code at file offset OFFSET of PATH\n"
-		    "    --pmcheck-fault=miscount    count wrong on purpose (pmcheck's tests)\n");
+		    "    --pmcheck-branch-sim=no|yes simulate the branch predictors as callgrind does [no]\n"
+		    "    --pmcheck-models-atstart=no|yes  simulate from the start, or from callgrind's\n"
+		    "                                START_INSTRUMENTATION request on [yes]\n"
+		    "    --pmcheck-fault=miscount|old count wrong, or answer as protocol %u, on purpose\n"
+		    "                                (pmcheck's tests)\n",
+		    PMC_TOOL_PROTOCOL_OLDEST);
+	pmc_cache_usage();
 }
 
 static void pmc_debug_usage(void)
@@ -627,8 +449,14 @@ static void pmc_post_clo_init(void)
 
 		if (!colon || end != colon || colon[1] != '/')
 			VG_(fmsg_bad_option)(clo_watch[i], "expected OFFSET:/absolute/path\n");
-		add_watch(colon + 1, off);
+		pmc_watch_add(colon + 1, off);
 	}
+	/* A build of protocol 2 knew no model: valgrind refused the options. */
+	if (clo_old && (pmc_cache_sim || pmc_branch_sim))
+		pmc_refuse_option(pmc_cache_sim ? "--pmcheck-cache-sim=yes" : "--pmcheck-branch-sim=yes",
+				  "unknown to a build of protocol 2 (--pmcheck-fault=old)\n");
+	pmc_cache_init();
+	pmc_models_active = (pmc_cache_sim || pmc_branch_sim) && clo_models_atstart;
 	if (clo_out) {
 		const HChar *dir = VG_(dirname)(clo_out);
 
@@ -636,13 +464,15 @@ static void pmc_post_clo_init(void)
 		VG_(sprintf)(kids_path, "%s/pmcheck.children", dir);
 	}
 	/* Whatever is mapped already (nothing has been translated yet). */
-	if (nwatches)
-		map_existing(False);
+	if (pmc_watch_count())
+		pmc_watch_map_existing(False);
 }
 
 static void pmc_fini(Int exitcode)
 {
-	static const HChar *const names[PMC_TOOL_NFIXED] = { "Ir", "Dr", "Dw", "Bc", "Bi" };
+	static const HChar *const names[PMC_TOOL_NFIXED] = {
+		"Ir", "Dr", "Dw", "Bc", "Bi", "I1mr", "D1mr", "D1mw", "ILmr", "DLmr", "DLmw", "Bcm", "Bim",
+	};
 	ULong total[NCOUNTERS];
 	HChar line[256];
 	HChar *file;
@@ -663,11 +493,16 @@ static void pmc_fini(Int exitcode)
 	fd = (Int)sr_Res(sr);
 	VG_(write)(fd, PMC_TOOL_TOTALS_HEADER "\n", sizeof(PMC_TOOL_TOTALS_HEADER));
 	for (Int c = 0; c < PMC_TOOL_NFIXED; c++) {
-		Int n = VG_(snprintf)(line, sizeof(line), "%s %llu\n", names[c], total[c]);
+		Int n;
 
+		/* Counters of models this run had not: no line, not a zero. */
+		if ((c >= PMC_TOOL_I1MR && c <= PMC_TOOL_DLMW && !pmc_cache_sim) ||
+		    (c >= PMC_TOOL_BCM && !pmc_branch_sim))
+			continue;
+		n = VG_(snprintf)(line, sizeof(line), "%s %llu\n", names[c], total[c]);
 		VG_(write)(fd, line, n);
 	}
-	for (Int w = 0; w < nwatches; w++) {
+	for (Int w = 0; w < pmc_watch_count(); w++) {
 		Int n = VG_(snprintf)(line, sizeof(line), "call %d %llu\n", w,
 				      total[PMC_TOOL_NFIXED + w]);
 
@@ -680,7 +515,7 @@ static void pmc_pre_clo_init(void)
 {
 	VG_(details_name)("pmcheck");
 	VG_(details_version)(NULL);
-	VG_(details_description)("pmcheck's inline instruction, memory and branch counter");
+	VG_(details_description)("pmcheck's inline counter, with callgrind's cache and branch models");
 	VG_(details_copyright_author)("Copyright (C) 2026 the pmcheck authors; GNU GPL'd");
 	VG_(details_bug_reports_to)("the pmcheck project");
 	VG_(details_avg_translation_sizeB)(275);
@@ -700,9 +535,9 @@ static void pmc_pre_clo_init(void)
 	VG_(track_pre_thread_ll_exit)(thread_exiting);
 	/* The program and the dynamic linker are mapped at start-up, the
 	 * rest with mmap. */
-	VG_(track_new_mem_startup)(new_mapping);
-	VG_(track_new_mem_mmap)(new_mapping);
-	VG_(track_die_mem_munmap)(mapping_gone);
+	VG_(track_new_mem_startup)(pmc_watch_new_mapping);
+	VG_(track_new_mem_mmap)(pmc_watch_new_mapping);
+	VG_(track_die_mem_munmap)(pmc_watch_mapping_gone);
 	VG_(atfork)(NULL, NULL, forked_child);
 	VG_(needs_syscall_wrapper)(pre_syscall, post_syscall);
 }

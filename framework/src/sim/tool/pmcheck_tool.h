@@ -18,7 +18,11 @@
  * none) answers the default 0, so this tells the engines apart. */
 #define PMC_TOOL_REQ_HELLO PMC_TOOL_REQ(0)
 #define PMC_TOOL_MAGIC 0x706d6300u /* "pmc\0" */
-#define PMC_TOOL_PROTOCOL 2u
+#define PMC_TOOL_PROTOCOL 3u
+/* Protocol 2 (pmcheck 0.2 to 0.4): no cache or branch-predictor models,
+ * PMC_TOOL_NFIXED_2 fixed counters, calls slots after them. */
+#define PMC_TOOL_PROTOCOL_OLDEST 2u
+#define PMC_TOOL_NFIXED_2 5
 
 /* READ(ULong *buf, UWord n, UWord ended_too, ULong *now): the calling
  * thread's counters, n of them at most, in enum pmc_tool_counter order,
@@ -47,24 +51,65 @@
  * (UWord)-1 when the tool does not follow children (no --pmcheck-out). */
 #define PMC_TOOL_REQ_CHILDREN PMC_TOOL_REQ(4)
 
+/*
+ * callgrind's requests (valgrind/callgrind.h) the tool answers too (from
+ * protocol 3), so that a program makes the same requests -- executes the
+ * same instructions, touches the same memory -- whichever engine counts
+ * it, and the cache and branch models of both see the same program:
+ * DUMP_STATS_AT(const char *tag, struct pmc_tool_dump *d): callgrind
+ *   dumps its counters; the tool writes d->n counters to d->counters
+ *   (READ's order, d->ended_too as READ's), CLOCK_MONOTONIC in ns to
+ *   d->now_ns and how many it wrote to d->written.
+ * START_INSTRUMENTATION, STOP_INSTRUMENTATION: callgrind switches its
+ *   instrumentation; the tool its models, as callgrind switches its
+ *   instrumentation: each switch empties the caches, the branch predictor
+ *   keeps what it learned, and nothing is simulated while they are off.
+ *   A run without models (--pmcheck-cache-sim and --pmcheck-branch-sim
+ *   both no) ignores them.
+ */
+#define PMC_TOOL_CG_REQ(n) (((unsigned)'C' << 24 | (unsigned)'T' << 16) + (n))
+#define PMC_TOOL_CG_DUMP_STATS_AT PMC_TOOL_CG_REQ(3)
+#define PMC_TOOL_CG_START_INSTRUMENTATION PMC_TOOL_CG_REQ(4)
+#define PMC_TOOL_CG_STOP_INSTRUMENTATION PMC_TOOL_CG_REQ(5)
+
+struct pmc_tool_dump {
+	unsigned long long counters;  /* the address of n counters */
+	unsigned long long n;
+	unsigned long long ended_too; /* nonzero: threads that ended count too */
+	unsigned long long now_ns;
+	unsigned long long written;
+};
+
 enum pmc_tool_counter {
 	PMC_TOOL_IR = 0, /* guest instructions executed (callgrind's Ir) */
 	PMC_TOOL_DR,     /* data reads (Dr) */
 	PMC_TOOL_DW,     /* data writes, read-modify-writes included (Dw) */
 	PMC_TOOL_BC,     /* conditional branches executed (Bc) */
 	PMC_TOOL_BI,     /* indirect branches executed (Bi) */
+	/* protocol 3: the models' counters */
+	PMC_TOOL_I1MR, /* instruction fetches that missed I1 (I1mr) */
+	PMC_TOOL_D1MR, /* data reads that missed D1 (D1mr) */
+	PMC_TOOL_D1MW, /* data writes and modifies that missed D1 (D1mw) */
+	PMC_TOOL_ILMR, /* instruction fetches that missed I1 and LL (ILmr) */
+	PMC_TOOL_DLMR, /* data reads that missed D1 and LL (DLmr) */
+	PMC_TOOL_DLMW, /* data writes that missed D1 and LL (DLmw) */
+	PMC_TOOL_BCM,  /* conditional branches mispredicted (Bcm) */
+	PMC_TOOL_BIM,  /* indirect branches mispredicted (Bim) */
 	PMC_TOOL_NFIXED
 };
 
-#define PMC_TOOL_COUNTS_MEMORY 1u   /* Dr, Dw */
-#define PMC_TOOL_COUNTS_BRANCHES 2u /* Bc, Bi */
+#define PMC_TOOL_COUNTS_MEMORY 1u     /* Dr, Dw */
+#define PMC_TOOL_COUNTS_BRANCHES 2u   /* Bc, Bi */
+#define PMC_TOOL_COUNTS_CACHE_SIM 4u  /* I1mr, D1mr, D1mw, ILmr, DLmr, DLmw */
+#define PMC_TOOL_COUNTS_BRANCH_SIM 8u /* Bcm, Bim */
 
 /* Calls slots a run can watch. */
 #define PMC_TOOL_MAX_WATCH 64
 
 /* The totals file the tool writes at each process's exit
  * (--pmcheck-out=FILE, %p expanded): "pmcheck-tool 1", then one
- * "NAME COUNT" line per fixed counter (Ir Dr Dw Bc Bi) and one
+ * "NAME COUNT" line per fixed counter (Ir Dr Dw Bc Bi, and from protocol
+ * 3 I1mr D1mr D1mw ILmr DLmr DLmw Bcm Bim: callgrind's names) and one
  * "call SLOT COUNT" line per watch, summed over every thread of the
  * process since it started or was forked. */
 #define PMC_TOOL_TOTALS_HEADER "pmcheck-tool 1"

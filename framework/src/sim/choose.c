@@ -1,0 +1,219 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Choosing the sim engine of a run: pmcheck's valgrind tool where it is
+ * built, matches the valgrind on PATH and has what the run's events need
+ * (a build of protocol 2 has no cache or branch models), callgrind
+ * otherwise, and why -- for the run's log, its results and `pmcheck probe`.
+ */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <pmcheck/sim.h>
+
+#include "tool/pmcheck_tool.h"
+#include "sim_int.h"
+
+static const char *engine_preferred; /* pmc_sim_engine_prefer's, or NULL */
+/* PMCHECK_FAULT_CHECKS names sim-tool: the tool miscounts on purpose (the
+ * known-work check's test); sim-tool-old: it answers as a build of
+ * protocol 2 would, without models.  Latched with the tool's directory. */
+static const char *tool_fault;
+
+int pmc_sim_engine_prefer(const char *name, struct pmc_error *err)
+{
+	pmc__sim_tool_dir();
+	if (!name)
+		name = getenv("PMCHECK_SIM_ENGINE");
+	if (!name || !*name || !strcmp(name, "auto")) {
+		engine_preferred = "auto";
+		return 0;
+	}
+	if (!strcmp(name, "pmcheck") || !strcmp(name, "callgrind")) {
+		engine_preferred = !strcmp(name, "pmcheck") ? "pmcheck" : "callgrind";
+		return 0;
+	}
+	return pmc__fail(err, -EINVAL, name, -1,
+			 "unknown sim engine \"%s\" (PMCHECK_SIM_ENGINE or --sim-engine): use auto, pmcheck (pmcheck's valgrind tool) or callgrind",
+			 name);
+}
+
+/*
+ * The tool's directory: the build tree's for a library (or a program
+ * linking it statically) in the build tree; beside an installed library,
+ * wherever its prefix was put (lib/../libexec/pmcheck); else the prefix
+ * configured.  PMCHECK_SIM_TOOL_DIR overrides them.  NULL when the tool
+ * was not built.
+ */
+static const char *find_tool_dir(void)
+{
+	const char *dir = getenv("PMCHECK_SIM_TOOL_DIR");
+
+	if (dir && *dir)
+		return dir;
+#ifdef PMCHECK_SIM_TOOL_INSTALL_DIR
+	{
+		static char beside[PATH_MAX];
+		Dl_info info;
+		size_t n = strlen(PMCHECK_BUILD_DIR);
+		const char *slash;
+
+		if (!dladdr((void *)&find_tool_dir, &info) || !info.dli_fname)
+			return PMCHECK_SIM_TOOL_INSTALL_DIR;
+		if (!strncmp(info.dli_fname, PMCHECK_BUILD_DIR, n) && info.dli_fname[n] == '/')
+			return PMCHECK_SIM_TOOL_BUILD_DIR;
+		slash = strrchr(info.dli_fname, '/');
+		if (slash &&
+		    snprintf(beside, sizeof(beside), "%.*s/%s/" PMC_TOOL_NAME "-amd64-linux",
+			     (int)(slash - info.dli_fname), info.dli_fname,
+			     PMCHECK_SIM_TOOL_FROM_LIBDIR) < (int)sizeof(beside) &&
+		    access(beside, X_OK) == 0) {
+			static char real[PATH_MAX];
+
+			*strrchr(beside, '/') = '\0';
+			/* /lib -> /usr/lib on merged-/usr systems: say the real place. */
+			return realpath(beside, real) ? real : beside;
+		}
+		return PMCHECK_SIM_TOOL_INSTALL_DIR;
+	}
+#else
+	return NULL;
+#endif
+}
+
+/* Is word one of the comma- or space-separated words of list? */
+static int fault_named(const char *list, const char *word)
+{
+	size_t n = strlen(word);
+
+	for (const char *w = list; w && *w; w += strcspn(w, ", ")) {
+		w += strspn(w, ", ");
+		if (!strncmp(w, word, n) && (w[n] == '\0' || w[n] == ',' || w[n] == ' '))
+			return 1;
+	}
+	return 0;
+}
+
+/* Found once, before a runner clears the environment for a case. */
+const char *pmc__sim_tool_dir(void)
+{
+	static char found[PATH_MAX];
+	static int looked;
+
+	if (!looked) {
+		const char *dir = find_tool_dir();
+		const char *faults = getenv("PMCHECK_FAULT_CHECKS");
+
+		looked = 1;
+		tool_fault = fault_named(faults, "sim-tool") ? "--pmcheck-fault=miscount"
+			     : fault_named(faults, "sim-tool-old") ? "--pmcheck-fault=old"
+								    : NULL;
+		if (dir && pmc__copy(found, sizeof(found), dir) == 0)
+			return found;
+		found[0] = '\0';
+		return NULL;
+	}
+	return found[0] ? found : NULL;
+}
+
+/* The protocol of the tool in dir, from the file its build wrote beside
+ * it; a build of protocol 2 wrote none. */
+static unsigned tool_protocol(const char *dir)
+{
+	char path[PATH_MAX], text[16] = "";
+	unsigned protocol = PMC_TOOL_PROTOCOL_OLDEST;
+	FILE *f;
+
+	if (snprintf(path, sizeof(path), "%s/protocol", dir) >= (int)sizeof(path))
+		return protocol;
+	f = fopen(path, "r");
+	if (f) {
+		if (fgets(text, sizeof(text), f))
+			protocol = (unsigned)strtoul(text, NULL, 10);
+		fclose(f);
+	}
+	return protocol;
+}
+
+/* 0 when the tool in dir can run under the valgrind on PATH; else why not. */
+static int tool_usable(const char *dir, char *why, size_t size)
+{
+	char path[PATH_MAX], built[128] = "";
+	const char *now = pmc_sim_valgrind_version();
+	FILE *f;
+
+	if (!dir) {
+		snprintf(why, size, "pmcheck's valgrind tool was not built (valgrind's tool headers were missing when pmcheck was configured)");
+		return -ENOENT;
+	}
+	snprintf(path, sizeof(path), "%s/" PMC_TOOL_NAME "-amd64-linux", dir);
+	if (access(path, X_OK)) {
+		snprintf(why, size, "pmcheck's valgrind tool is not installed (%s: %s)", path, strerror(errno));
+		return -ENOENT;
+	}
+	snprintf(path, sizeof(path), "%s/valgrind-version", dir);
+	f = fopen(path, "r");
+	if (!f || !fgets(built, sizeof(built), f))
+		snprintf(built, sizeof(built), "an unknown valgrind (its valgrind-version file is unreadable)");
+	if (f)
+		fclose(f);
+	built[strcspn(built, "\r\n")] = '\0';
+	if (strcmp(built, now)) {
+		snprintf(why, size, "pmcheck's valgrind tool was built against %s and valgrind is now %s: rebuild or reinstall pmcheck to use it",
+			 built, *now ? now : "missing");
+		return -ESTALE;
+	}
+	return 0;
+}
+
+const char *pmc_sim_engine_for(unsigned columns, char *why, size_t size)
+{
+	const char *pref = engine_preferred;
+	const char *dir = pmc__sim_tool_dir();
+	char unusable[2 * PATH_MAX + 256];
+	unsigned protocol;
+	int models;
+
+	if (!pref)
+		pref = getenv("PMCHECK_SIM_ENGINE");
+	if (!pref || !*pref)
+		pref = "auto";
+	if (!strcmp(pref, "callgrind")) {
+		snprintf(why, size, "callgrind chosen (PMCHECK_SIM_ENGINE=callgrind or --sim-engine)");
+		return "callgrind";
+	}
+	if (tool_usable(dir, unusable, sizeof(unusable))) {
+		snprintf(why, size, "%s", unusable);
+		return strcmp(pref, "pmcheck") ? "callgrind" : NULL;
+	}
+	models = columns == ~0u || (columns & (PMC__SIM_CACHE_MISSES | PMC__SIM_BRANCH_MISSES));
+	protocol = tool_protocol(dir);
+	if (models && protocol < 3) {
+		snprintf(why, size, "pmcheck's valgrind tool in %s is a build of protocol %u, which has no cache or branch-predictor model for %s%s",
+			 dir, protocol, columns == ~0u ? "a whole run's misses" : "the misses asked for",
+			 strcmp(pref, "pmcheck") ? ": callgrind counts them" : "");
+		return strcmp(pref, "pmcheck") ? "callgrind" : NULL;
+	}
+	if (!strcmp(pref, "pmcheck")) {
+		snprintf(why, size, "pmcheck's valgrind tool chosen (PMCHECK_SIM_ENGINE=pmcheck or --sim-engine)");
+		return "pmcheck";
+	}
+	if (strcmp(pref, "auto")) {
+		snprintf(why, size, "unknown sim engine \"%s\" in PMCHECK_SIM_ENGINE: use auto, pmcheck or callgrind", pref);
+		return NULL;
+	}
+	snprintf(why, size, "pmcheck's valgrind tool (%s/" PMC_TOOL_NAME "-amd64-linux, for %s) counts instructions, loads, stores, branches, calls and %s:",
+		 dir, pmc_sim_valgrind_version(), protocol < 3 ? "no misses" : "callgrind's cache and branch misses");
+	return "pmcheck";
+}
+
+const char *pmc__sim_tool_fault(void)
+{
+	pmc__sim_tool_dir();
+	return tool_fault;
+}

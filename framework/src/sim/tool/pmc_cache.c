@@ -1,0 +1,360 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * pmcheck's valgrind tool: the I1, D1 and LL cache models (the rules are
+ * in pmc_main.c's header comment, "Cache misses").
+ *
+ * Each cache is a table of block numbers (address >> line bits), one row
+ * per set, most recently used first.  The generated code looks at the
+ * first entry of the row only: an access that finds its block there, on
+ * one line, hits and changes nothing, so it costs a load and a compare;
+ * every other access calls access_slow, which does what callgrind does.
+ * Instruction fetches are known when the code is translated, so a fetch
+ * from the line the superblock fetched from last (still the first of its
+ * row: nothing else fetches in between) needs no code at all.
+ *
+ * Copyright (C) 2026 the pmcheck authors; GPL-2.0-or-later, see COPYING.
+ */
+#include "pub_tool_basics.h"
+#include "pub_tool_libcassert.h"
+#include "pub_tool_libcbase.h"
+#include "pub_tool_libcprint.h"
+#include "pub_tool_machine.h"
+#include "pub_tool_mallocfree.h"
+#include "pub_tool_options.h"
+
+#include "pmc_tool_int.h"
+
+Bool pmc_cache_sim;
+
+struct cache {
+	const HChar *name;
+	const HChar *option; /* as given, for messages */
+	Long size, ways, line; /* bytes, ways, bytes; -1: not given */
+	Int line_bits, set_bits;
+	UWord set_mask;
+	/* sets x ways entries, most recently used first: block numbers, or,
+	 * in a narrow cache, the 32 bits of the block above its set (half
+	 * the memory: LL's rows are read on every L1 miss, and the host's
+	 * caches are what the simulation waits for).  EMPTY in neither. */
+	UWord *rows;
+	UInt *narrow;
+};
+
+/* A narrow cache's entry that no block has.  The widest client address
+ * (47 bits) leaves 31 bits above a narrow cache's line and set bits. */
+#define EMPTY 0xffffffffu
+#define ADDRESS_BITS 47
+
+static struct cache I1 = { "I1", NULL, -1, -1, -1, 0, 0, 0, NULL, NULL };
+static struct cache D1 = { "D1", NULL, -1, -1, -1, 0, 0, 0, NULL, NULL };
+static struct cache LL = { "LL", NULL, -1, -1, -1, 0, 0, 0, NULL, NULL };
+
+/* callgrind's smallest line: a line of at least 16 bytes keeps every
+ * instruction within two lines. */
+#define MIN_LINE 16
+
+/* Why c cannot be simulated, or NULL.  The geometries refused are the
+ * ones valgrind refuses (cachegrind's check of --I1, --D1, --LL); the
+ * reasons are tried in an order that names the plainest first. */
+static const HChar *unusable(const struct cache *c)
+{
+	if (c->size <= 0 || c->ways <= 0 || c->line <= 0)
+		return "size, ways and line size must be positive";
+	if (c->size > 0x7fffffff || c->ways > 0x7fffffff || c->line > 0x7fffffff)
+		return "a figure is too large";
+	if (VG_(log2)((UInt)c->line) == -1)
+		return "the line size is not a power of two";
+	if (c->line < MIN_LINE)
+		return "the line size is under 16 bytes";
+	if (c->size <= c->line)
+		return "the size is not larger than one line";
+	if (c->ways > c->size / c->line)
+		return "it has more ways than lines";
+	if (c->size % (c->line * c->ways) != 0 ||
+	    VG_(log2)((UInt)(c->size / c->line / c->ways)) == -1)
+		return "the number of sets (size / (ways x line size)) is not a power of two";
+	return NULL;
+}
+
+static void parse_geometry(struct cache *c, const HChar *arg, const HChar *value)
+{
+	HChar *end;
+	const HChar *why;
+
+	c->option = arg;
+	c->size = VG_(strtoll10)(value, &end);
+	if (*end != ',')
+		goto syntax;
+	c->ways = VG_(strtoll10)(end + 1, &end);
+	if (*end != ',')
+		goto syntax;
+	c->line = VG_(strtoll10)(end + 1, &end);
+	if (*end != '\0')
+		goto syntax;
+	why = unusable(c);
+	if (why)
+		VG_(fmsg_bad_option)(arg, "the %s cache model cannot simulate this geometry: %s\n",
+				     c->name, why);
+	return;
+syntax:
+	VG_(fmsg_bad_option)(arg, "expected SIZE,WAYS,LINE_SIZE in bytes (e.g. 32768,8,64)\n");
+}
+
+Bool pmc_cache_option(const HChar *arg)
+{
+	const HChar *value;
+
+	if VG_BOOL_CLO (arg, "--pmcheck-cache-sim", pmc_cache_sim) {
+	} else if VG_STR_CLO (arg, "--I1", value) {
+		parse_geometry(&I1, arg, value);
+	} else if VG_STR_CLO (arg, "--D1", value) {
+		parse_geometry(&D1, arg, value);
+	} else if VG_STR_CLO (arg, "--LL", value) {
+		parse_geometry(&LL, arg, value);
+	} else
+		return False;
+	return True;
+}
+
+void pmc_cache_usage(void)
+{
+	VG_(printf)("    --pmcheck-cache-sim=no|yes  simulate I1, D1 and LL as callgrind does [no]\n"
+		    "    --I1=SIZE,WAYS,LINE         the I1 cache (bytes, ways, bytes)\n"
+		    "    --D1=SIZE,WAYS,LINE         the D1 cache\n"
+		    "    --LL=SIZE,WAYS,LINE         the last-level cache\n");
+}
+
+Int pmc_cache_max_access(void)
+{
+	Long m = I1.line < D1.line ? I1.line : D1.line;
+
+	return (Int)(LL.line < m ? LL.line : m);
+}
+
+void pmc_cache_init(void)
+{
+	struct cache *all[3] = { &I1, &D1, &LL };
+	Int largest = VG_(machine_get_size_of_largest_guest_register)();
+	HChar why[160];
+
+	if (!pmc_cache_sim)
+		return;
+	for (Int i = 0; i < 3; i++)
+		if (all[i]->size < 0)
+			pmc_refuse_option("--pmcheck-cache-sim=yes",
+					  "the cache models need the geometry of all three caches: --I1, --D1 and --LL\n");
+	/* An access is never split over more than two lines, at any level. */
+	if (pmc_cache_max_access() < largest) {
+		const struct cache *small = I1.line <= D1.line && I1.line <= LL.line ? &I1
+					    : D1.line <= LL.line		     ? &D1
+										     : &LL;
+
+		VG_(snprintf)(why, sizeof(why),
+			      "the smallest line size (%d bytes) is smaller than the largest register (%d bytes), so one access could span three lines\n",
+			      pmc_cache_max_access(), largest);
+		pmc_refuse_option(small->option, why);
+	}
+	for (Int i = 0; i < 3; i++) {
+		struct cache *c = all[i];
+		UWord sets = (UWord)(c->size / c->line / c->ways);
+
+		c->line_bits = VG_(log2)((UInt)c->line);
+		c->set_bits = VG_(log2)((UInt)sets);
+		c->set_mask = sets - 1;
+		/* The generated code reads I1's and D1's rows: those stay wide. */
+		if (c == &LL && ADDRESS_BITS - c->line_bits - c->set_bits <= 31)
+			c->narrow = VG_(malloc)("pmcheck.cache", sets * (UWord)c->ways * sizeof(UInt));
+		else
+			c->rows = VG_(malloc)("pmcheck.cache", sets * (UWord)c->ways * sizeof(UWord));
+	}
+	pmc_cache_clear();
+}
+
+/* Empty, as callgrind leaves its caches when instrumentation is switched:
+ * every entry block 0 (which no program fetches or reads), or EMPTY. */
+void pmc_cache_clear(void)
+{
+	struct cache *all[3] = { &I1, &D1, &LL };
+
+	for (Int i = 0; pmc_cache_sim && i < 3; i++) {
+		UWord n = (all[i]->set_mask + 1) * (UWord)all[i]->ways;
+
+		if (all[i]->narrow)
+			VG_(memset)(all[i]->narrow, 0xff, n * sizeof(UInt));
+		else
+			VG_(memset)(all[i]->rows, 0, n * sizeof(UWord));
+	}
+}
+
+/* One block in its row: True when it was there.  It becomes the first
+ * (most recently used); on a miss the last one leaves. */
+static inline __attribute__((always_inline)) Bool touch_wide(UWord *row, Int ways, UWord block)
+{
+	UWord moved = row[0], next;
+
+	if (moved == block)
+		return True;
+	/* Each entry down one place until the block's own place. */
+	for (Int i = 1; i < ways; i++) {
+		next = row[i];
+		row[i] = moved;
+		if (next == block) {
+			row[0] = block;
+			return True;
+		}
+		moved = next;
+	}
+	row[0] = block; /* a miss: the least recently used has left */
+	return False;
+}
+
+static inline __attribute__((always_inline)) Bool touch_narrow(UInt *row, Int ways, UInt tag)
+{
+	UInt moved = row[0], next;
+
+	if (moved == tag)
+		return True;
+	for (Int i = 1; i < ways; i++) {
+		next = row[i];
+		row[i] = moved;
+		if (next == tag) {
+			row[0] = tag;
+			return True;
+		}
+		moved = next;
+	}
+	row[0] = tag;
+	return False;
+}
+
+static inline __attribute__((always_inline)) Bool touch(struct cache *c, UWord block)
+{
+	UWord set = block & c->set_mask;
+
+	if (c->narrow) {
+		UWord tag = block >> c->set_bits;
+
+		if (tag >= EMPTY)
+			VG_(tool_panic)("pmcheck: an address wider than 47 bits reached the LL model");
+		return touch_narrow(c->narrow + set * (UWord)c->ways, (Int)c->ways, (UInt)tag);
+	}
+	return touch_wide(c->rows + set * (UWord)c->ways, (Int)c->ways, block);
+}
+
+/* One access: True for a miss.  An access over two lines touches both
+ * and misses when either does (one miss, not two). */
+static inline __attribute__((always_inline)) Bool miss(struct cache *c, Addr a, UWord size)
+{
+	UWord first = a >> c->line_bits, last = (a + size - 1) >> c->line_bits;
+	Bool hit = touch(c, first);
+
+	if (last != first) {
+		Bool hit2 = touch(c, last);
+
+		hit = hit && hit2;
+	}
+	return !hit;
+}
+
+static VG_REGPARM(2) void fetch_slow(Addr a, UWord size)
+{
+	if (miss(&I1, a, size)) {
+		pmc_live[PMC_TOOL_I1MR]++;
+		if (miss(&LL, a, size))
+			pmc_live[PMC_TOOL_ILMR]++;
+	}
+}
+
+static VG_REGPARM(2) void read_slow(Addr a, UWord size)
+{
+	if (miss(&D1, a, size)) {
+		pmc_live[PMC_TOOL_D1MR]++;
+		if (miss(&LL, a, size))
+			pmc_live[PMC_TOOL_DLMR]++;
+	}
+}
+
+static VG_REGPARM(2) void write_slow(Addr a, UWord size)
+{
+	if (miss(&D1, a, size)) {
+		pmc_live[PMC_TOOL_D1MW]++;
+		if (miss(&LL, a, size))
+			pmc_live[PMC_TOOL_DLMW]++;
+	}
+}
+
+static void call_slow(IRSB *out, const HChar *name, void *fn, IRExpr *a, Int size, IRExpr *when)
+{
+	IRDirty *d = unsafeIRDirty_0_N(2, name, VG_(fnptr_to_fnentry)(fn),
+				       mkIRExprVec_2(a, mkIRExpr_HWord((HWord)size)));
+
+	d->guard = when;
+	addStmtToIRSB(out, IRStmt_Dirty(d));
+}
+
+/* The byte offset of a set's row: a shift when it can be. */
+static IRExpr *row_offset(IRExpr *set, Long ways)
+{
+	ULong bytes = (ULong)ways * sizeof(UWord);
+	Int shift = VG_(log2)((UInt)bytes);
+
+	if (shift >= 0)
+		return IRExpr_Binop(Iop_Shl64, set, IRExpr_Const(IRConst_U8((UChar)shift)));
+	return IRExpr_Binop(Iop_Mul64, set, IRExpr_Const(IRConst_U64(bytes)));
+}
+
+/* I1 when the block's row does not start with it. */
+static IRExpr *not_first(IRSB *out, const struct cache *c, UWord block)
+{
+	const UWord *first = c->rows + (block & c->set_mask) * (UWord)c->ways;
+	IRExpr *mru = pmc_ir_tmp(out, Ity_I64,
+				 IRExpr_Load(Iend_LE, Ity_I64, mkIRExpr_HWord((HWord)first)));
+
+	return pmc_ir_tmp(out, Ity_I1,
+			  IRExpr_Binop(Iop_CmpNE64, mru, IRExpr_Const(IRConst_U64(block))));
+}
+
+void pmc_cache_fetch(IRSB *out, Addr a, Int size, UWord *last)
+{
+	UWord first = a >> I1.line_bits, end = (a + (UWord)size - 1) >> I1.line_bits;
+	IRExpr *when;
+
+	if (first == end && first == *last)
+		return; /* a hit on the first of its row: nothing changes */
+	when = not_first(out, &I1, first);
+	if (end != first)
+		when = pmc_ir_tmp(out, Ity_I1, IRExpr_Binop(Iop_Or1, when, not_first(out, &I1, end)));
+	*last = end;
+	call_slow(out, "pmcheck_fetch", (void *)fetch_slow, mkIRExpr_HWord((HWord)a), size, when);
+}
+
+/* A data access: inline, a hit on the first of its row, which changes
+ * nothing; anything else -- a deeper hit, a miss, two lines -- is the
+ * slow path's. */
+void pmc_cache_data(IRSB *out, IRExpr *ea, Int size, Bool write, IRExpr *guard)
+{
+	IRExpr *bits = IRExpr_Const(IRConst_U8((UChar)D1.line_bits));
+	IRExpr *first = pmc_ir_tmp(out, Ity_I64, IRExpr_Binop(Iop_Shr64, ea, bits));
+	IRExpr *end = pmc_ir_tmp(out, Ity_I64,
+				 IRExpr_Binop(Iop_Add64, ea, IRExpr_Const(IRConst_U64((ULong)size - 1))));
+	IRExpr *last = pmc_ir_tmp(out, Ity_I64, IRExpr_Binop(Iop_Shr64, end, bits));
+	IRExpr *set = pmc_ir_tmp(out, Ity_I64,
+				 IRExpr_Binop(Iop_And64, first, IRExpr_Const(IRConst_U64(D1.set_mask))));
+	IRExpr *offset = pmc_ir_tmp(out, Ity_I64, row_offset(set, D1.ways));
+	IRExpr *row = pmc_ir_tmp(out, Ity_I64,
+				 IRExpr_Binop(Iop_Add64, offset, mkIRExpr_HWord((HWord)D1.rows)));
+	IRExpr *mru = pmc_ir_tmp(out, Ity_I64, IRExpr_Load(Iend_LE, Ity_I64, row));
+	/* Nonzero unless the first line is the row's first and the only one. */
+	IRExpr *off = pmc_ir_tmp(out, Ity_I64,
+				 IRExpr_Binop(Iop_Or64,
+					      pmc_ir_tmp(out, Ity_I64, IRExpr_Binop(Iop_Xor64, mru, first)),
+					      pmc_ir_tmp(out, Ity_I64, IRExpr_Binop(Iop_Xor64, first, last))));
+	IRExpr *when = pmc_ir_tmp(out, Ity_I1, IRExpr_Binop(Iop_CmpNE64, off, IRExpr_Const(IRConst_U64(0))));
+
+	if (guard)
+		when = pmc_ir_tmp(out, Ity_I1, IRExpr_Binop(Iop_And1, when, guard));
+	if (write)
+		call_slow(out, "pmcheck_write", (void *)write_slow, ea, size, when);
+	else
+		call_slow(out, "pmcheck_read", (void *)read_slow, ea, size, when);
+}

@@ -1,0 +1,70 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The parts of pmcheck's valgrind tool as they call each other: the core
+ * (pmc_main.c: options, counters, client requests), the instrumentation
+ * (pmc_instrument.c), the watched functions (pmc_watch.c) and the two
+ * models (pmc_cache.c, pmc_branch.c).  The definitions the tool counts by
+ * are in pmc_main.c's header comment.
+ */
+#ifndef PMC_TOOL_INT_H
+#define PMC_TOOL_INT_H
+
+#include "pub_tool_basics.h"
+#include "pub_tool_tooliface.h"
+
+#include "pmcheck_tool.h"
+
+#define NCOUNTERS (PMC_TOOL_NFIXED + PMC_TOOL_MAX_WATCH)
+
+/* pmc_main.c: the running thread's counters (generated code adds to
+ * these addresses) and the options the instrumentation follows. */
+extern ULong pmc_live[NCOUNTERS];
+extern Bool pmc_clo_memory, pmc_clo_branches, pmc_clo_miscount;
+/* The models are simulating now (callgrind's instrumentation state). */
+extern Bool pmc_models_active;
+/* After the options are parsed: refuse opt with why (a line) and exit,
+ * as valgrind refuses a bad option while parsing them. */
+__attribute__((noreturn)) void pmc_refuse_option(const HChar *opt, const HChar *why);
+
+/* pmc_instrument.c */
+IRSB *pmc_instrument(VgCallbackClosure *closure, IRSB *in, const VexGuestLayout *layout,
+		     const VexGuestExtents *vge, const VexArchInfo *archinfo_host, IRType gWordTy,
+		     IRType hWordTy);
+/* A new temporary of type ty holding e (which must be flat). */
+IRExpr *pmc_ir_tmp(IRSB *out, IRType ty, IRExpr *e);
+/* *counter += amount (an I64 atom), in generated code. */
+void pmc_ir_add(IRSB *out, ULong *counter, IRExpr *amount);
+
+/* pmc_watch.c: entries to watched functions. */
+Int pmc_watch_slot_at(Addr a); /* the calls slot of an entry address, or -1 */
+extern Int pmc_nsites;         /* mapped entries (0: nothing to look up) */
+Int pmc_watch_add(const HChar *path, ULong offset);
+void pmc_watch_map_existing(Bool translated);
+const HChar *pmc_watch_path(Int slot);
+Int pmc_watch_count(void);
+void pmc_watch_new_mapping(Addr a, SizeT len, Bool rr, Bool ww, Bool xx, ULong di_handle);
+void pmc_watch_mapping_gone(Addr a, SizeT len);
+
+/* pmc_cache.c: I1, D1 and LL. */
+extern Bool pmc_cache_sim; /* --pmcheck-cache-sim */
+Bool pmc_cache_option(const HChar *arg);
+void pmc_cache_usage(void);
+void pmc_cache_init(void); /* after the options: checks the geometry, or exits */
+void pmc_cache_clear(void);
+Int pmc_cache_max_access(void); /* the largest access the models take (a line) */
+/* Code for one instruction fetch at a constant address; *last is the block
+ * this superblock fetched from last (~0: none yet). */
+void pmc_cache_fetch(IRSB *out, Addr a, Int size, UWord *last);
+/* Code for one data access of size bytes at ea (an I64 atom), done when
+ * guard (an I1 atom, or NULL: always) holds. */
+void pmc_cache_data(IRSB *out, IRExpr *ea, Int size, Bool write, IRExpr *guard);
+
+/* pmc_branch.c: the conditional and indirect branch predictors. */
+extern Bool pmc_branch_sim; /* --pmcheck-branch-sim */
+/* Code for a conditional branch of the instruction at insn, taken when
+ * taken (an I1 atom) holds, or when it does not if inverted. */
+void pmc_branch_cond(IRSB *out, Addr insn, IRExpr *taken, Bool inverted);
+/* Code for an indirect branch of the instruction at insn to dst (I64). */
+void pmc_branch_indirect(IRSB *out, Addr insn, IRExpr *dst);
+
+#endif
