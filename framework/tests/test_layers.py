@@ -79,13 +79,23 @@ def cycles(graph):
     return out
 
 
+def src_at(parts):
+    """Where the library's src/ is in an object's path: right under its
+    target's directory (pmcheck_objects.dir/src/core/...), never a
+    directory above the build, which may have any name (a checkout at /src)."""
+    for i in range(1, len(parts)):
+        if parts[i] == "src" and parts[i - 1].endswith(".dir"):
+            return i
+    return -1
+
+
 def file_name(obj):
     """src/core/counters.c for the library's objects, probes/probe.c and
     tools/pmcheck.c for the probes' and the command's."""
     parts = obj.replace("\\", "/").split("/")
     base = re.sub(r"\.o$", "", parts[-1])
-    if "src" in parts:
-        return "/".join(parts[parts.index("src"):])[:-len(".o")]
+    if src_at(parts) >= 0:
+        return "/".join(parts[src_at(parts):])[:-len(".o")]
     for d in reversed(parts[:-1]):
         if d.endswith(".dir"):
             owner = {"pmcheck_probes.dir": "probes", "pmcheck_cli.dir": "tools"}.get(d, d[:-4])
@@ -137,9 +147,9 @@ def library(objs):
     defs, uses, folder = {}, {}, {}
     for o in objs:
         parts = o.replace("\\", "/").split("/")
-        if "src" not in parts:
+        if src_at(parts) < 0:
             continue
-        rel = parts[parts.index("src") + 1:]
+        rel = parts[src_at(parts) + 1:]
         name = "/".join(rel)[:-len(".c.o")] if o.endswith(".c.o") else "/".join(rel)
         folder[name] = rel[0]
         defs[name], uses[name] = symbols(o)
