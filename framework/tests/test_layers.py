@@ -81,14 +81,24 @@ def cycles(graph):
     return out
 
 
+def src_at(parts):
+    """Where the library's src/ is in an object's path: right under its
+    target's directory (pmcheck_objects.dir/src/core/...), never a
+    directory above the build, which may have any name (a checkout at /src)."""
+    for i in range(1, len(parts)):
+        if parts[i] == "src" and parts[i - 1].endswith(".dir"):
+            return i
+    return -1
+
+
 def file_name(obj):
     """src/core/counters.c for the library's objects, probes/probe.c and
     tools/pmcheck.c for the probes' and the command's (tools/history/db.c
     for a file of its history folder)."""
     parts = obj.replace("\\", "/").split("/")
     base = re.sub(r"\.o$", "", parts[-1])
-    if "src" in parts:
-        return "/".join(parts[parts.index("src"):])[:-len(".o")]
+    if src_at(parts) >= 0:
+        return "/".join(parts[src_at(parts):])[:-len(".o")]
     for i in range(len(parts) - 2, -1, -1):
         if parts[i].endswith(".dir"):
             owner = {"pmcheck_probes.dir": "probes", "pmcheck_cli.dir": "tools"}.get(parts[i], parts[i][:-4])
@@ -140,9 +150,9 @@ def library(objs):
     defs, uses, folder = {}, {}, {}
     for o in objs:
         parts = o.replace("\\", "/").split("/")
-        if "src" not in parts:
+        if src_at(parts) < 0:
             continue
-        rel = parts[parts.index("src") + 1:]
+        rel = parts[src_at(parts) + 1:]
         name = "/".join(rel)[:-len(".c.o")] if o.endswith(".c.o") else "/".join(rel)
         folder[name] = rel[0]
         defs[name], uses[name] = symbols(o)

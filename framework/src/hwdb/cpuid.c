@@ -18,6 +18,13 @@
 
 #ifdef PMCHECK_HAVE_LIBCPUID
 #include <libcpuid/libcpuid.h>
+/* libcpuid 0.7 moved the x86 identity into cpu_id_t's x86 member and
+ * deprecated the old top-level fields (the build says which it has). */
+#ifdef PMCHECK_LIBCPUID_X86_MEMBER
+#define X86_ID(cpu) ((cpu).x86)
+#else
+#define X86_ID(cpu) (cpu)
+#endif
 #endif
 
 #include <pmcheck/event.h>
@@ -45,13 +52,13 @@ static int identify_x86(struct pmc_cpu_id *id)
 	/* ext_family/ext_model are the display values: CPUID leaf 1 with the
 	 * extended family added (family 0xF) and the extended model prefixed
 	 * (family 6 or 0xF), which is what perf's signature uses. */
-	id->family = cpu.ext_family;
-	id->model = cpu.ext_model;
-	id->stepping = cpu.stepping;
+	id->family = X86_ID(cpu).ext_family;
+	id->model = X86_ID(cpu).ext_model;
+	id->stepping = X86_ID(cpu).stepping;
 	pmc__copy(id->vendor, sizeof(id->vendor), cpu.vendor_str);
 	pmc__copy(id->brand, sizeof(id->brand), cpu.brand_str);
 	pmc__snprintf(id->signature, sizeof(id->signature), "%s-%d-%X-%X", cpu.vendor_str,
-		      cpu.ext_family, (unsigned)cpu.ext_model, (unsigned)cpu.stepping);
+		      id->family, (unsigned)id->model, (unsigned)id->stepping);
 	id->hypervisor = cpu.flags[CPU_FEATURE_HYPERVISOR] ? 1 : 0;
 	id->how = "CPUID leaves 0 and 1 via libcpuid";
 	return 0;

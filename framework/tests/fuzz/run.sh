@@ -24,11 +24,13 @@ flags="-g -O1 -fsanitize=address,undefined -fno-sanitize-recover=undefined"
 cmake -DOUT="$build/include" -P "$src/cmake/PmcheckVersion.cmake"
 inc=(-I"$src/framework/include" -I"$build/include" -I"$src/framework/src" -I"$src/framework/src/harness")
 objs=() hobjs=()
+cpuid_defs=()   # libcpuid 0.7 (Debian 13) keeps the x86 identity in cpu_id_t's x86 member
+pkg-config --atleast-version=0.7 libcpuid && cpuid_defs=(-DPMCHECK_LIBCPUID_X86_MEMBER=1)
 # Every source of the counting core, and the harness's (for the results reader).
 for path in "$src"/framework/src/{util,core,sim,hwdb}/*.c; do
 	f=$(basename "$(dirname "$path")")_$(basename "$path")
 	clang $flags -fsanitize=fuzzer-no-link -std=gnu11 "${inc[@]}" \
-		-DPMCHECK_HAVE_LIBCPUID=1 -c "$path" -o "$build/${f%.c}.o"
+		-DPMCHECK_HAVE_LIBCPUID=1 "${cpuid_defs[@]}" -c "$path" -o "$build/${f%.c}.o"
 	objs+=("$build/${f%.c}.o")
 done
 for path in "$src"/framework/src/harness/*.c; do
