@@ -413,7 +413,7 @@ const struct cli_subcommand cmd_history_subcommands[] = {
 	  "points listed first and marked on a plot per case and event, a line per CPU "
 	  "model and backend, budgets dashed, failing cases first",
 	  NULL, 0, 0, run_report },
-	{ NULL },
+	{ 0 },
 };
 
 int cmd_history(int argc, char **argv)

@@ -305,7 +305,7 @@ const struct cli_subcommand cmd_hwdb_subcommands[] = {
 	  "--from-history it pools one commit's runs from the pmcheck history store "
 	  "instead of files",
 	  "tolerance from-history commit", 0, -1, run_merge },
-	{ NULL },
+	{ 0 },
 };
 
 int cmd_hwdb(int argc, char **argv)
