@@ -8,30 +8,6 @@
 #include <string.h>
 #include <sys/stat.h>
 
-/* Write root/rel (making its directories) holding `content` and a newline:
- * fixture sysfs trees. */
-static inline void t_put(const char *root, const char *rel, const char *content)
-{
-	char path[512], dir[512];
-	FILE *f;
-
-	snprintf(path, sizeof(path), "%s/%s", root, rel);
-	snprintf(dir, sizeof(dir), "%s", path);
-	for (char *p = dir + strlen(root) + 1; *p; p++)
-		if (*p == '/') {
-			*p = '\0';
-			mkdir(dir, 0755);
-			*p = '/';
-		}
-	f = fopen(path, "w");
-	if (!f) {
-		perror(path);
-		exit(2);
-	}
-	fprintf(f, "%s\n", content);
-	fclose(f);
-}
-
 /* A fresh directory /tmp/pmcheck-WHAT-XXXXXX (a static buffer, until the
  * next call). */
 static inline const char *t_tmpdir(const char *what)
@@ -46,8 +22,8 @@ static inline const char *t_tmpdir(const char *what)
 	return dir;
 }
 
-/* dir/rel (making its directories) holding exactly text: hwdb trees. */
-static inline void t_write(const char *dir, const char *rel, const char *text)
+/* dir/rel (making its directories) holding text, then `end`. */
+static inline void t_write_end(const char *dir, const char *rel, const char *text, const char *end)
 {
 	char path[4096];
 	FILE *f;
@@ -64,8 +40,20 @@ static inline void t_write(const char *dir, const char *rel, const char *text)
 		perror(path);
 		exit(2);
 	}
-	fputs(text, f);
+	fprintf(f, "%s%s", text, end);
 	fclose(f);
+}
+
+/* root/rel holding `content` and a newline: fixture sysfs trees. */
+static inline void t_put(const char *root, const char *rel, const char *content)
+{
+	t_write_end(root, rel, content, "\n");
+}
+
+/* dir/rel holding exactly text: hwdb trees. */
+static inline void t_write(const char *dir, const char *rel, const char *text)
+{
+	t_write_end(dir, rel, text, "");
 }
 
 /* The text of dir/rel (at most 16 KiB, in a static buffer), or NULL. */
