@@ -29,6 +29,9 @@ struct pmc_reading;
  * pmcheck_tool.h's order, then one per calls: watch. */
 #define PMC__SIM_NCOUNTERS (PMC_TOOL_NFIXED + PMC_TOOL_MAX_WATCH)
 
+/* The reading's counter of each callgrind column (enum pmc_sim_column). */
+extern const int pmc__sim_counter[];
+
 /* One reading, in the program's memory: the tool fills dump at callgrind's
  * DUMP_STATS_AT request; collect runs after it. */
 struct pmc__sim_exchange {

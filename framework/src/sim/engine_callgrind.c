@@ -223,15 +223,6 @@ static int callgrind_watch(const struct pmc_event_spec *s, unsigned *slot, struc
 static int callgrind_collect(struct pmc__sim_exchange *x)
 {
 	uint64_t *c = (uint64_t *)(uintptr_t)x->dump.counters;
-	static const int counter[PMC_SIM_NCOLUMNS] = {
-		[PMC_SIM_IR] = PMC_TOOL_IR,     [PMC_SIM_DR] = PMC_TOOL_DR,
-		[PMC_SIM_DW] = PMC_TOOL_DW,     [PMC_SIM_I1MR] = PMC_TOOL_I1MR,
-		[PMC_SIM_D1MR] = PMC_TOOL_D1MR, [PMC_SIM_D1MW] = PMC_TOOL_D1MW,
-		[PMC_SIM_ILMR] = PMC_TOOL_ILMR, [PMC_SIM_DLMR] = PMC_TOOL_DLMR,
-		[PMC_SIM_DLMW] = PMC_TOOL_DLMW, [PMC_SIM_BC] = PMC_TOOL_BC,
-		[PMC_SIM_BCM] = PMC_TOOL_BCM,   [PMC_SIM_BI] = PMC_TOOL_BI,
-		[PMC_SIM_BIM] = PMC_TOOL_BIM,
-	};
 	struct pmc_sim_dump d;
 	int rc;
 
@@ -243,7 +234,7 @@ static int callgrind_collect(struct pmc__sim_exchange *x)
 			sim_state.total[k] += d.totals[k];
 	next_tag();
 	for (unsigned k = 0; k < PMC_SIM_NCOLUMNS; k++)
-		c[counter[k]] = sim_state.total[k];
+		c[pmc__sim_counter[k]] = sim_state.total[k];
 	for (unsigned k = PMC_TOOL_NFIXED; k < x->dump.n; k++)
 		c[k] = pmc__cg_calls_total(k - PMC_TOOL_NFIXED);
 	x->dump.now_ns = pmc__sim_now_ns();

@@ -61,23 +61,22 @@ const struct pmc__sim_engine *pmc__sim_engine_here(void)
 	return engine;
 }
 
-/* Which counter of a reading a callgrind column is (the tool's order);
- * -1 for the misses of a tool build of protocol 2. */
+const int pmc__sim_counter[PMC_SIM_NCOLUMNS] = {
+	[PMC_SIM_IR] = PMC_TOOL_IR,     [PMC_SIM_DR] = PMC_TOOL_DR,     [PMC_SIM_DW] = PMC_TOOL_DW,
+	[PMC_SIM_I1MR] = PMC_TOOL_I1MR, [PMC_SIM_D1MR] = PMC_TOOL_D1MR, [PMC_SIM_D1MW] = PMC_TOOL_D1MW,
+	[PMC_SIM_ILMR] = PMC_TOOL_ILMR, [PMC_SIM_DLMR] = PMC_TOOL_DLMR, [PMC_SIM_DLMW] = PMC_TOOL_DLMW,
+	[PMC_SIM_BC] = PMC_TOOL_BC,     [PMC_SIM_BCM] = PMC_TOOL_BCM,   [PMC_SIM_BI] = PMC_TOOL_BI,
+	[PMC_SIM_BIM] = PMC_TOOL_BIM,
+};
+
+/* Which counter of a reading a callgrind column is; -1 for the misses of
+ * a tool build of protocol 2. */
 static int counter_of(unsigned column)
 {
-	static const int counter[PMC_SIM_NCOLUMNS] = {
-		[PMC_SIM_IR] = PMC_TOOL_IR,     [PMC_SIM_DR] = PMC_TOOL_DR,
-		[PMC_SIM_DW] = PMC_TOOL_DW,     [PMC_SIM_I1MR] = PMC_TOOL_I1MR,
-		[PMC_SIM_D1MR] = PMC_TOOL_D1MR, [PMC_SIM_D1MW] = PMC_TOOL_D1MW,
-		[PMC_SIM_ILMR] = PMC_TOOL_ILMR, [PMC_SIM_DLMR] = PMC_TOOL_DLMR,
-		[PMC_SIM_DLMW] = PMC_TOOL_DLMW, [PMC_SIM_BC] = PMC_TOOL_BC,
-		[PMC_SIM_BCM] = PMC_TOOL_BCM,   [PMC_SIM_BI] = PMC_TOOL_BI,
-		[PMC_SIM_BIM] = PMC_TOOL_BIM,
-	};
-
-	if (column >= PMC_SIM_NCOLUMNS || (lockstep.protocol < 3 && counter[column] >= PMC_TOOL_NFIXED_2))
+	if (column >= PMC_SIM_NCOLUMNS ||
+	    (lockstep.protocol < 3 && pmc__sim_counter[column] >= PMC_TOOL_NFIXED_2))
 		return -1;
-	return counter[column];
+	return pmc__sim_counter[column];
 }
 
 int pmc__sim_check(unsigned mask, const char *name, struct pmc_error *err)
