@@ -11,6 +11,7 @@
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/wait.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -18,6 +19,46 @@
 
 #include "tool/pmcheck_tool.h"
 #include "sim_int.h"
+#include "util/child.h"
+#include "util/file.h"
+
+/* "valgrind-3.19.0" from `valgrind --version`. */
+static int valgrind_version(const char *valgrind, char *out, size_t size)
+{
+	char *argv[] = { (char *)valgrind, (char *)"--version", NULL };
+	struct pmc__child c;
+	long n;
+	int rc = pmc__child_spawn(&c, argv, NULL, true, 0);
+
+	if (rc)
+		return rc;
+	n = pmc__child_read(&c, out, size, pmc__child_now() + 30);
+	pmc__child_kill(&c);
+	if (n <= 0 || !WIFEXITED(c.status) || WEXITSTATUS(c.status))
+		return -EIO;
+	out[strcspn(out, "\r\n")] = '\0';
+	return 0;
+}
+
+const char *pmc_sim_valgrind_version(void)
+{
+	static char asked[128];
+	static int tried;
+	const char *v = pmc_sim_active() ? getenv(SIM_ENV_VERSION) : NULL;
+	char valgrind[PATH_MAX];
+
+	if (v)
+		return v;
+	/* Outside the simulator (the runner that starts one valgrind per
+	 * case): the valgrind on PATH is the one the cases will run under. */
+	if (!tried) {
+		tried = 1;
+		if (pmc__find_on_path("valgrind", valgrind, sizeof(valgrind)) ||
+		    valgrind_version(valgrind, asked, sizeof(asked)))
+			asked[0] = '\0';
+	}
+	return asked;
+}
 
 static const char *engine_preferred; /* pmc_sim_engine_prefer's, or NULL */
 /* PMCHECK_FAULT_CHECKS names sim-tool: the tool miscounts on purpose (the

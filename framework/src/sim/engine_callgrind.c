@@ -30,6 +30,9 @@
 #include "engine.h"
 #include "sim_int.h"
 
+/* callgrind's name for the next dump; collect renames it after each. */
+char pmc__sim_dump_tag[64];
+
 /*
  * Counting state shared by every sim set of the process: callgrind numbers
  * its dumps per process (1, 2, ...), restarting in a forked child, and one

@@ -32,27 +32,7 @@
 #include "util/file.h"
 #include "util/child.h"
 
-static int valgrind_version(const char *valgrind, char *out, size_t size);
 
-const char *pmc_sim_valgrind_version(void)
-{
-	static char asked[128];
-	static int tried;
-	const char *v = pmc_sim_active() ? getenv(SIM_ENV_VERSION) : NULL;
-	char valgrind[PATH_MAX];
-
-	if (v)
-		return v;
-	/* Outside the simulator (the runner that starts one valgrind per
-	 * case): the valgrind on PATH is the one the cases will run under. */
-	if (!tried) {
-		tried = 1;
-		if (pmc__find_on_path("valgrind", valgrind, sizeof(valgrind)) ||
-		    valgrind_version(valgrind, asked, sizeof(asked)))
-			asked[0] = '\0';
-	}
-	return asked;
-}
 
 
 /* ---- re-executing under valgrind ---------------------------------------------------- */
@@ -116,23 +96,6 @@ const char *const *pmc_sim_valgrind_options(void)
 	return valgrind_options;
 }
 
-/* "valgrind-3.19.0" from `valgrind --version`. */
-static int valgrind_version(const char *valgrind, char *out, size_t size)
-{
-	char *argv[] = { (char *)valgrind, (char *)"--version", NULL };
-	struct pmc__child c;
-	long n;
-	int rc = pmc__child_spawn(&c, argv, NULL, true, 0);
-
-	if (rc)
-		return rc;
-	n = pmc__child_read(&c, out, size, pmc__child_now() + 30);
-	pmc__child_kill(&c);
-	if (n <= 0 || !WIFEXITED(c.status) || WEXITSTATUS(c.status))
-		return -EIO;
-	out[strcspn(out, "\r\n")] = '\0';
-	return 0;
-}
 
 /*
  * Debian's `valgrind` is a shell script that exports a few variables

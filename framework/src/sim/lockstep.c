@@ -48,9 +48,6 @@ static struct {
 	int started;       /* this process started the deferred instrumentation */
 } lockstep;
 
-/* callgrind's name for the next dump; collect renames it after each. */
-char pmc__sim_dump_tag[64];
-
 /* The engine of this process, found at its first sim set. */
 static const struct pmc__sim_engine *engine;
 
@@ -61,13 +58,27 @@ const struct pmc__sim_engine *pmc__sim_engine_here(void)
 	return engine;
 }
 
-const int pmc__sim_counter[PMC_SIM_NCOLUMNS] = {
-	[PMC_SIM_IR] = PMC_TOOL_IR,     [PMC_SIM_DR] = PMC_TOOL_DR,     [PMC_SIM_DW] = PMC_TOOL_DW,
-	[PMC_SIM_I1MR] = PMC_TOOL_I1MR, [PMC_SIM_D1MR] = PMC_TOOL_D1MR, [PMC_SIM_D1MW] = PMC_TOOL_D1MW,
-	[PMC_SIM_ILMR] = PMC_TOOL_ILMR, [PMC_SIM_DLMR] = PMC_TOOL_DLMR, [PMC_SIM_DLMW] = PMC_TOOL_DLMW,
-	[PMC_SIM_BC] = PMC_TOOL_BC,     [PMC_SIM_BCM] = PMC_TOOL_BCM,   [PMC_SIM_BI] = PMC_TOOL_BI,
-	[PMC_SIM_BIM] = PMC_TOOL_BIM,
-};
+const char *pmc_sim_engine(void)
+{
+	return pmc_sim_active() ? pmc__sim_engine_here()->name : NULL;
+}
+
+const char *pmc_sim_fallback(void)
+{
+	if (!pmc_sim_active() || strcmp(pmc__sim_engine_here()->name, "callgrind"))
+		return NULL;
+	return pmc__sim_run()->fallback[0] ? pmc__sim_run()->fallback : NULL;
+}
+
+int pmc_sim_children(uint64_t *ended, uint64_t *execed)
+{
+	const struct pmc__sim_engine *e = pmc_sim_active() ? pmc__sim_engine_here() : NULL;
+
+	if (!e || !e->children)
+		return -ENOTSUP;
+	return e->children(ended, execed);
+}
+
 
 /* Which counter of a reading a callgrind column is; -1 for the misses of
  * a tool build of protocol 2. */

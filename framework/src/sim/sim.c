@@ -29,6 +29,7 @@
 #include <pmcheck/sim.h>
 
 #include "engine.h"
+#include "tool/pmcheck_tool.h"
 #include "sim_int.h"
 
 #define COL(c) (1u << PMC_SIM_##c)
@@ -183,23 +184,11 @@ const struct pmc__sim_run *pmc__sim_run(void)
 	return &sim_run;
 }
 
-const char *pmc_sim_engine(void)
-{
-	return pmc_sim_active() ? pmc__sim_engine_here()->name : NULL;
-}
-
-const char *pmc_sim_fallback(void)
-{
-	if (!pmc_sim_active() || strcmp(pmc__sim_engine_here()->name, "callgrind"))
-		return NULL;
-	return pmc__sim_run()->fallback[0] ? pmc__sim_run()->fallback : NULL;
-}
-
-int pmc_sim_children(uint64_t *ended, uint64_t *execed)
-{
-	const struct pmc__sim_engine *e = pmc_sim_active() ? pmc__sim_engine_here() : NULL;
-
-	if (!e || !e->children)
-		return -ENOTSUP;
-	return e->children(ended, execed);
-}
+/* Which counter of a reading (the tool's order) each column is. */
+const int pmc__sim_counter[PMC_SIM_NCOLUMNS] = {
+	[PMC_SIM_IR] = PMC_TOOL_IR,     [PMC_SIM_DR] = PMC_TOOL_DR,     [PMC_SIM_DW] = PMC_TOOL_DW,
+	[PMC_SIM_I1MR] = PMC_TOOL_I1MR, [PMC_SIM_D1MR] = PMC_TOOL_D1MR, [PMC_SIM_D1MW] = PMC_TOOL_D1MW,
+	[PMC_SIM_ILMR] = PMC_TOOL_ILMR, [PMC_SIM_DLMR] = PMC_TOOL_DLMR, [PMC_SIM_DLMW] = PMC_TOOL_DLMW,
+	[PMC_SIM_BC] = PMC_TOOL_BC,     [PMC_SIM_BCM] = PMC_TOOL_BCM,   [PMC_SIM_BI] = PMC_TOOL_BI,
+	[PMC_SIM_BIM] = PMC_TOOL_BIM,
+};
