@@ -11,8 +11,11 @@
  *   budgets/<key>/<suite>.ini   [<test>] <region> = <event> <bound> [per iteration]
  *
  * Budget keys are tried most specific first: the exact signature, the model,
- * the vendor, the architecture, then "any" (architecture-independent counts
- * such as uprobe calls).  The sim backend uses its profile key alone.  At
+ * the vendor, the architecture, this system's release ("os-debian-13", from
+ * os-release(5): counts that depend on the libraries a release ships rather
+ * than the CPU), then "any" (architecture-independent counts such as uprobe
+ * calls).  The sim backend uses its profile key alone (and, for calls, the
+ * release's key and "any", as perf does).  At
  * each key, directories are tried in the order given (users' first, the
  * built-in one last), so user entries override built-in ones.
  */
@@ -156,8 +159,9 @@ PMC_API int pmc_hwdb_key_at(const struct pmc_hwdb *db, const char *backend,
 
 /*
  * Budget keys for a backend and signature, most specific first (see the
- * top of this file), each level once, absent levels left out.  Returns how
- * many were stored.
+ * top of this file), each level once, absent levels left out; on perf this
+ * system's release key comes before "any" (it has no level of its own, so
+ * pmc_hwdb_key_at never gives it).  Returns how many were stored.
  */
 PMC_API size_t pmc_hwdb_keys(const struct pmc_hwdb *db, const char *backend,
 			     const char *signature,

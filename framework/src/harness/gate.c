@@ -13,10 +13,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include <pmcheck/pmcheck.h>
 
 #include "harness_int.h"
+#include "util/util_int.h"
 
 /* ---- calibration -------------------------------------------------------------------- */
 
@@ -32,6 +34,14 @@ int pmc__calibration_key(const char *backend, const char *choice, char *key, siz
 	int level = -1, rc;
 
 	pmc_cpu_identify(&cpu);
+	/* This release's key is no level of the CPU's chain (pmc_hwdb_keys). */
+	if (choice && !strcmp(choice, "os")) {
+		rc = pmc__os_key(key, size);
+		if (rc)
+			snprintf(why, why_size, "--calibrate-key=os: no release key here (/etc/os-release has no ID and VERSION_ID%s)",
+				 rc == -EINVAL ? " that make a directory name" : "");
+		return rc ? -ENOENT : 0;
+	}
 	if (!choice || !*choice) {
 		char model[PMC_HWDB_KEY_MAX];
 
@@ -43,7 +53,7 @@ int pmc__calibration_key(const char *backend, const char *choice, char *key, siz
 		if (!strcmp(choice, names[i]))
 			level = i;
 	if (level < 0) {
-		snprintf(why, why_size, "--calibrate-key=%s: expected signature, model, vendor, arch or any", choice);
+		snprintf(why, why_size, "--calibrate-key=%s: expected signature, model, vendor, arch, os or any", choice);
 		return -EINVAL;
 	}
 	rc = pmc_hwdb_key_at(pmc__hwdb(), backend, cpu.signature, (enum pmc_hwdb_level)level, key, size);
@@ -227,6 +237,25 @@ static void write_libraries(const struct pmc__result *first, const struct pmc_li
 	free(was);
 }
 
+/*
+ * Where a count that does not depend on the CPU goes: under this release's
+ * key when the suite's budgets are kept there already (its libraries count
+ * differently from another release's: calls of free in libexpat 2.5 and
+ * 2.9), else under "any", which every machine reads.
+ */
+static const char *independent_key(const struct pmc__calibration *cal, const char *suite,
+				   char *os, size_t size)
+{
+	char path[PATH_MAX];
+	struct stat st;
+
+	if (pmc__os_key(os, size) == 0 &&
+	    (size_t)snprintf(path, sizeof(path), "%s/budgets/%s/%s.ini", cal->dir, os, suite) < sizeof(path) &&
+	    stat(path, &st) == 0 && S_ISREG(st.st_mode))
+		return os;
+	return "any";
+}
+
 int pmc__calibrate_case(const struct pmc__result *runs, size_t nruns,
 			const struct pmc__calibration *cal, FILE *out)
 {
@@ -235,16 +264,18 @@ int pmc__calibrate_case(const struct pmc__result *runs, size_t nruns,
 	struct pmc_hwdb_match m;
 	struct pmc_cpu_id cpu;
 	size_t i, r;
-	const char *shown = NULL, *keys[2];
+	const char *shown = NULL, *keys[2], *independent;
+	char os[PMC_OS_KEY_MAX];
 	size_t nkeys = 0;
 	int written = 0;
 	bool have_model;
 
 	pmc_cpu_identify(&cpu);
 	have_model = pmc_hwdb_match(pmc__hwdb(), cpu.signature, &m, &model) == 0;
+	independent = independent_key(cal, first->suite, os, sizeof(os));
 	/* Another program's budgets for a suite of the same name stay its own. */
 	if (pmc__calibration_owner(cal->dir, cal->key, first->suite, out) ||
-	    pmc__calibration_owner(cal->dir, "any", first->suite, out))
+	    pmc__calibration_owner(cal->dir, independent, first->suite, out))
 		return -1;
 	if (first->verdict == PMC_SKIP || first->verdict == PMC_ERROR) {
 		fprintf(out, "  %s: not calibrated: %s: %s\n", first->name,
@@ -292,7 +323,7 @@ int pmc__calibrate_case(const struct pmc__result *runs, size_t nruns,
 		 * one budget for every CPU and for the simulator (which counts
 		 * calls the same way). */
 		if (!cal->key_chosen && pmc__cpu_independent(ev))
-			key = "any";
+			key = independent;
 		if (det && lo == hi && tol > 0) {
 			snprintf(bound, sizeof(bound), "%.0f +-%g%% ; calibrated: %zu equal runs, tolerance %g%%",
 				 lo, tol, nruns, tol);

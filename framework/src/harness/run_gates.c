@@ -79,7 +79,7 @@ int pmc__run_calibrate(struct runner *r, size_t total)
 	}
 	printf("calibrating %zu case(s), %u runs each, into %s/budgets/%s/%s (deterministic counts: %s; noisy ones: margin %.3g%% over the largest)\n",
 	       total, r->calibrate, r->hwdb[0], key,
-	       r->calibrate_key && *r->calibrate_key ? "" : " and, for calls, breakpoint hits and page faults, budgets/any/",
+	       r->calibrate_key && *r->calibrate_key ? "" : " and, for calls, breakpoint hits and page faults, budgets/any/ (or this release's os-* key where the suite keeps them)",
 	       r->cal_tolerance > 0 ? "within the tolerance" : "exact", r->margin);
 	if (r->cal_tolerance > 0)
 		printf("tolerance for deterministic counts: %g%%\n", r->cal_tolerance);

@@ -76,26 +76,40 @@ static void key_levels(const struct pmc_hwdb *db, const char *backend, const cha
 			cand[i] = NULL;
 }
 
+/* Append key to keys[] unless it is there already. */
+static void add_key(char keys[][PMC_HWDB_KEY_MAX], size_t *n, const char *key)
+{
+	for (size_t j = 0; j < *n; j++)
+		if (!strcmp(keys[j], key))
+			return;
+	if (pmc__copy(keys[*n], PMC_HWDB_KEY_MAX, key) == 0)
+		(*n)++;
+}
+
 size_t pmc_hwdb_keys(const struct pmc_hwdb *db, const char *backend, const char *signature,
 		     char keys[][PMC_HWDB_KEY_MAX], size_t max)
 {
 	const char *cand[PMC_HWDB_NLEVELS];
-	char vendor[64], arch[32], model[PMC_HWDB_KEY_MAX];
+	char vendor[64], arch[32], model[PMC_HWDB_KEY_MAX], os[PMC_OS_KEY_MAX];
 	size_t n = 0;
 
 	if (max == 0)
 		return 0;
 	key_levels(db, backend, signature, cand, vendor, sizeof(vendor), arch, sizeof(arch), model,
 		   sizeof(model));
+	/* "any" given as the signature (calls on sim, judged by the budgets
+	 * every backend shares) is the "any" level, this release's first. */
+	if (cand[PMC_HWDB_SIGNATURE] && !strcmp(cand[PMC_HWDB_SIGNATURE], "any"))
+		for (int i = 0; i < PMC_HWDB_ANY; i++)
+			cand[i] = NULL;
 	for (int i = 0; i < PMC_HWDB_NLEVELS && n < max; i++) {
-		bool dup = false;
-
-		if (!cand[i])
-			continue;
-		for (size_t j = 0; j < n; j++)
-			dup = dup || !strcmp(keys[j], cand[i]);
-		if (!dup && pmc__copy(keys[n], PMC_HWDB_KEY_MAX, cand[i]) == 0)
-			n++;
+		/* Between the CPU's keys and "any": this release's, for counts
+		 * that depend on the libraries it ships rather than the CPU. */
+		if (i == PMC_HWDB_ANY && cand[i] && pmc__os_key(os, sizeof(os)) == 0 &&
+		    strlen(os) < PMC_HWDB_KEY_MAX)
+			add_key(keys, &n, os);
+		if (cand[i] && n < max)
+			add_key(keys, &n, cand[i]);
 	}
 	return n;
 }

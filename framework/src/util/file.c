@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -251,4 +252,70 @@ char *pmc__escape_ctl(char *out, size_t size, const char *in)
 	}
 	out[used] = '\0';
 	return out;
+}
+
+/* One os-release(5) field: the value after NAME=, unquoted, in out. */
+static int os_release_field(const char *text, const char *name, char *out, size_t size)
+{
+	size_t nlen = strlen(name);
+	const char *line = text;
+
+	while (line && *line) {
+		const char *v = line + nlen + 1;
+		size_t len = strcspn(line, "\n");
+
+		if (!strncmp(line, name, nlen) && line[nlen] == '=') {
+			len -= nlen + 1;
+			if (len >= 2 && (v[0] == '"' || v[0] == '\'') && v[len - 1] == v[0]) {
+				v++;
+				len -= 2;
+			}
+			if (len == 0 || len >= size)
+				return -EINVAL;
+			memcpy(out, v, len);
+			out[len] = '\0';
+			return 0;
+		}
+		line = strchr(line, '\n');
+		if (line)
+			line++;
+	}
+	return -ENOENT;
+}
+
+static char os_key[PMC_OS_KEY_MAX];
+static int os_key_rc;
+
+static void os_key_read(void)
+{
+	static const char *const files[] = { "/etc/os-release", "/usr/lib/os-release" };
+	static const char allowed[] = "abcdefghijklmnopqrstuvwxyz0123456789._-";
+	char id[64], version[64];
+	char *text = NULL;
+	size_t len;
+
+	os_key_rc = -ENOENT;
+	for (size_t i = 0; i < PMC__COUNT(files) && !text; i++)
+		if (pmc__read_file(files[i], &text, &len))
+			text = NULL;
+	if (!text)
+		return;
+	if (os_release_field(text, "ID", id, sizeof(id)) == 0 &&
+	    os_release_field(text, "VERSION_ID", version, sizeof(version)) == 0) {
+		/* Both are lower-case letters, digits, '.', '_' and '-' by the
+		 * manual page; anything else makes no directory name. */
+		os_key_rc = -EINVAL;
+		if (strspn(id, allowed) == strlen(id) && strspn(version, allowed) == strlen(version) &&
+		    pmc__snprintf(os_key, sizeof(os_key), "os-%s-%s", id, version) == 0)
+			os_key_rc = 0;
+	}
+	free(text);
+}
+
+int pmc__os_key(char *key, size_t size)
+{
+	static pthread_once_t once = PTHREAD_ONCE_INIT;
+
+	pthread_once(&once, os_key_read);
+	return os_key_rc ? os_key_rc : pmc__copy(key, size, os_key);
 }

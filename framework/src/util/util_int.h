@@ -48,6 +48,15 @@ PMC_API int pmc__read_text(const char *path, char *buf, size_t size);
 /* Read a file holding one integer (decimal or 0x hex): 0 or -errno. */
 int pmc__read_u64(const char *path, uint64_t *out);
 
+/* This system's release as a budget key, "os-<ID>-<VERSION_ID>" from
+ * os-release(5) (os-debian-13): budgets of counts that do not depend on the
+ * CPU but on the libraries a release ships.  0, -ENOENT when the release
+ * file or either field is missing (a rolling release has no VERSION_ID),
+ * -EINVAL when they make no directory name.  Exported for the harness's
+ * calibration (not public API). */
+#define PMC_OS_KEY_MAX 96
+PMC_API int pmc__os_key(char *key, size_t size);
+
 /* pmc__read_file, pmc__mkdir_p: exported for the harness and the CLI. */
 #include "file.h"
 
