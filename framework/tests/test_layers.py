@@ -8,6 +8,11 @@
       of "file A uses a symbol file B defines" is acyclic.  A circle is
       printed with the symbols on each of its edges.
 
+  test_layers.py includes SOURCE_DIR
+      Every #include "..." under framework/src names a header of its own
+      folder or of a layer below it: util, sim, core, hwdb, harness, bottom
+      up (LAYERS).  `library` checks the same order for calls.
+
   test_layers.py tools SOURCE_DIR CLI_OBJECT_DIR
       The pmcheck command is a client of the library's interface: its
       sources include the public headers and, of the library's private
@@ -27,6 +32,11 @@ import sys
 # framework/tools (the history store's in framework/tools/history), it
 # includes by their path from the file that includes them.
 TOOLS_INCLUDED = {"tools.h", "probe.h"}
+# libpmcheck's layers, bottom up, as framework/README.md and the build list
+# them: a folder may call and include only the folders before it in this
+# list (the tools and the probes come after the harness).
+LAYERS = ("util", "sim", "core", "hwdb", "harness")
+
 TOOLS_INTERFACE = ("framework/src/harness/tools.h", "framework/src/util/child.h",
                    "framework/src/util/file.h", "probes/probe.h")
 
@@ -189,8 +199,51 @@ def library(objs):
             if a in comp and b in comp:
                 for line in sorted(ss)[:6]:
                     print("    " + line)
-    print("%d sim files, %d folders, %d circles" % (len(sim), len(folders), bad))
+    for f in sorted(folders):
+        for g in sorted(folders[f]):
+            if f in LAYERS and g in LAYERS and LAYERS.index(g) > LAYERS.index(f):
+                bad += 1
+                print("FAIL: %s calls %s, a layer above it (bottom up: %s)" % (f, g, ", ".join(LAYERS)))
+                for line in sorted(edge[(f, g)])[:6]:
+                    print("    " + line)
+    print("%d sim files, %d folders, %d circles or calls upward" % (len(sim), len(folders), bad))
     return 1 if bad or len(sim) < 6 or "sim" not in folders else 0
+
+
+def includes(src):
+    """Every #include "..." of a file under framework/src names a header of
+    its own folder or of a layer below it (LAYERS); the valgrind tool
+    (sim/tool) includes only its own and the protocol header."""
+    top = os.path.join(src, "framework", "src")
+    where = collections.defaultdict(set)  # header name -> folders holding it
+    for root, _, names in os.walk(top):
+        for n in names:
+            if n.endswith(".h"):
+                where[n].add(os.path.relpath(root, top).split(os.sep)[0])
+    bad = seen = 0
+    for root, _, names in sorted(os.walk(top)):
+        layer = os.path.relpath(root, top).split(os.sep)[0]
+        for n in sorted(names):
+            if not n.endswith((".c", ".h")):
+                continue
+            path = os.path.join(root, n)
+            with open(path, encoding="utf-8") as f:
+                text = f.read()
+            for m in re.finditer(r'^#\s*include\s+"([^"]+)"', text, re.M):
+                inc, seen = m.group(1), seen + 1
+                if os.path.exists(os.path.join(root, inc)):
+                    owner = {os.path.relpath(os.path.normpath(os.path.join(root, inc)), top).split(os.sep)[0]}
+                elif "/" in inc and os.path.exists(os.path.join(top, inc)):
+                    owner = {inc.split("/")[0]}
+                else:
+                    owner = where.get(os.path.basename(inc), set())
+                for o in owner:
+                    if o in LAYERS and layer in LAYERS and LAYERS.index(o) > LAYERS.index(layer):
+                        bad += 1
+                        print("FAIL: %s includes \"%s\" of %s, a layer above %s (bottom up: %s)" %
+                              (os.path.relpath(path, src), inc, o, layer, ", ".join(LAYERS)))
+    print("%d includes read, %d from a layer above" % (seen, bad))
+    return 1 if bad or seen < 50 else 0
 
 
 def tools(src, objdir):
@@ -241,6 +294,8 @@ def main():
         return harness(sys.argv[2:])
     if len(sys.argv) >= 3 and sys.argv[1] == "library":
         return library(sys.argv[2:])
+    if len(sys.argv) == 3 and sys.argv[1] == "includes":
+        return includes(sys.argv[2])
     if len(sys.argv) == 4 and sys.argv[1] == "tools":
         return tools(sys.argv[2], sys.argv[3])
     print(__doc__, file=sys.stderr)
