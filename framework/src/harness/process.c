@@ -353,10 +353,14 @@ static int exec_sim_case(struct runner *r, const struct pmc_test_def *d, int res
 	canonical_environment();
 	pad_environment(args);
 	pmc_log_set(pmc__log_stderr, NULL);
+	/* The tool counts each function's costs too, so that a failure, a
+	 * baseline's change and calibration name the functions without one
+	 * more run under callgrind (a re-run for them is not asked twice). */
 	rc = r->sim_full ? pmc_sim_exec(args, r->verbose, &err)
 			 : pmc_sim_exec_for(args, r->verbose,
 					    (unsigned)columns |
-						    (pmc__sim_other_schedule ? PMC_SIM_OTHER_SCHEDULE : 0),
+						    (pmc__sim_other_schedule ? PMC_SIM_OTHER_SCHEDULE : 0) |
+						    (pmc__functions_rerun ? 0 : PMC_SIM_FUNCTIONS),
 					    &err);
 	if (rc < 0) {
 		fprintf(stderr, "%s: --backend=sim: %s\n", r->prog, err.message);
@@ -606,6 +610,16 @@ static bool failed_on_samples(const struct pmc__result *res)
 	return false;
 }
 
+/* Did the case's own run record functions (pmcheck's valgrind tool counts
+ * them): then no region needs one more run under callgrind for them. */
+bool pmc__result_has_functions(const struct pmc__result *res)
+{
+	for (size_t j = 0; j < res->nregions; j++)
+		if (res->regions[j].nfns)
+			return true;
+	return false;
+}
+
 /* Move the callgrind run's functions into the gate's regions (those that
  * have none). */
 static void adopt_functions(struct pmc__result *res, struct pmc__result *cg)
@@ -673,7 +687,8 @@ static void recount_with_callgrind(struct runner *r, const struct pmc_test_def *
 	int rc;
 
 	if (r->calibrate || res->verdict != PMC_FAIL || !res->sim_engine ||
-	    strcmp(res->sim_engine, "pmcheck") || !failed_on_samples(res))
+	    strcmp(res->sim_engine, "pmcheck") || !failed_on_samples(res) ||
+	    pmc__result_has_functions(res))
 		return;
 	run_for_functions(r, d, o, &seconds, &cg);
 	if (!first_difference(res, &cg, diff, sizeof(diff)))
@@ -717,7 +732,8 @@ size_t pmc__sim_functions_for_changes(struct runner *r, json_t *rep, struct pmc_
 		double seconds;
 		char diff[512] = "", *note = NULL;
 
-		if (!res->sim_engine || strcmp(res->sim_engine, "pmcheck"))
+		if (!res->sim_engine || strcmp(res->sim_engine, "pmcheck") ||
+		    pmc__result_has_functions(res))
 			continue;
 		json_array_foreach(json_object_get(rep, "rows"), k, row) {
 			const char *v = pmc__jstr(row, "verdict");

@@ -37,7 +37,8 @@ static void functions_from_callgrind(struct runner *r, const struct pmc_test_def
 	struct pmc__result cg;
 	double secs;
 
-	if (!first->sim_engine || strcmp(first->sim_engine, "pmcheck"))
+	if (!first->sim_engine || strcmp(first->sim_engine, "pmcheck") ||
+	    pmc__result_has_functions(first))
 		return;
 	pmc__functions_from_callgrind(r, d, &secs, &cg);
 	for (size_t i = 0; i < first->nregions; i++) {

@@ -233,22 +233,41 @@ struct keep {
 	size_t size;
 	size_t *kept;
 	size_t max;
+	unsigned long written; /* the tool wrote the interval's functions */
 };
 
 static int keep(void *arg)
 {
 	struct keep *k = arg;
 
-	if (*k->kept < k->max && pmc_sim_claim_dump(k->paths + *k->kept * k->size, k->size) == 0)
+	if (k->written || pmc_sim_claim_dump(k->paths + *k->kept * k->size, k->size) == 0)
 		(*k->kept)++;
 	return 0;
 }
 
+/*
+ * The program asks pmcheck's valgrind tool for the last interval's
+ * functions under either engine: callgrind answers the default, 0, and
+ * its dump is claimed natively.  The request's code is the same whatever
+ * the answer, and the answer is only looked at natively, so both engines
+ * run the same instructions here.
+ */
 void pmc_sim_keep_dump(char *paths, size_t size, size_t *kept, size_t max)
 {
-	struct keep k = { paths, size, kept, max };
+	struct keep k = { paths, size, kept, max, 0 };
 
+	if (*kept >= max)
+		return;
+	k.written = VALGRIND_DO_CLIENT_REQUEST_EXPR(0, PMC_TOOL_REQ_FUNCTIONS, paths + *kept * size,
+						    size, 0, 0, 0);
 	natively(keep, &k);
+}
+
+const char *pmc_sim_functions_missing(void)
+{
+	if (!pmc_sim_active() || strcmp(pmc__sim_engine_here()->name, "pmcheck"))
+		return NULL;
+	return pmc__sim_run()->nofunctions[0] ? pmc__sim_run()->nofunctions : NULL;
 }
 
 /* ---- readings ------------------------------------------------------------------------ */

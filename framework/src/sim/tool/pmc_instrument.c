@@ -139,6 +139,9 @@ static void flush_counts(IRSB *out, struct pending *p)
 	for (Int c = 0; c < PMC_TOOL_NFIXED; c++)
 		if (p->n[c]) {
 			pmc_ir_add(out, &pmc_live[c], IRExpr_Const(IRConst_U64(p->n[c])));
+			if (pmc_fn_sb)
+				pmc_ir_add(out, pmc_fn_sb + c * PMC_FN_STRIDE,
+					   IRExpr_Const(IRConst_U64(p->n[c])));
 			p->n[c] = 0;
 		}
 }
@@ -149,9 +152,12 @@ static void guarded(IRSB *out, struct pending *p, struct queue *q, Int counter, 
 		    IRExpr *addr, Int size)
 {
 	if (pmc_clo_memory) {
+		IRExpr *held = pmc_ir_tmp(out, Ity_I64, IRExpr_Unop(Iop_1Uto64, guard));
+
 		flush_counts(out, p);
-		pmc_ir_add(out, &pmc_live[counter],
-			   pmc_ir_tmp(out, Ity_I64, IRExpr_Unop(Iop_1Uto64, guard)));
+		pmc_ir_add(out, &pmc_live[counter], held);
+		if (pmc_fn_sb)
+			pmc_ir_add(out, pmc_fn_sb + counter * PMC_FN_STRIDE, held);
 	}
 	if (pmc_models_active && pmc_cache_sim) {
 		flush_models(out, q);
@@ -237,6 +243,12 @@ IRSB *pmc_instrument(VgCallbackClosure *closure, IRSB *in, const VexGuestLayout 
 	/* VEX's preamble (the self-modifying-code check) is not client code. */
 	for (; i < in->stmts_used && in->stmts[i]->tag != Ist_IMark; i++)
 		addStmtToIRSB(out, in->stmts[i]);
+	/* The whole superblock is its first instruction's function's, as
+	 * callgrind charges a block. */
+	pmc_fn_sb = pmc_functions && i < in->stmts_used
+			    ? pmc_fn_costs((Addr)(in->stmts[i]->Ist.IMark.addr +
+						  in->stmts[i]->Ist.IMark.delta))
+			    : NULL;
 	inverted = last_exit_inverted(in, i, &exits);
 	for (; i < in->stmts_used; i++) {
 		IRStmt *st = in->stmts[i];

@@ -45,6 +45,23 @@ Int pmc_watch_count(void);
 void pmc_watch_new_mapping(Addr a, SizeT len, Bool rr, Bool ww, Bool xx, ULong di_handle);
 void pmc_watch_mapping_gone(Addr a, SizeT len);
 
+/* pmc_fn.c: per-function self costs (--pmcheck-functions). */
+extern Bool pmc_functions;
+/* A function's counters are PMC_FN_STRIDE ULongs apart, in
+ * enum pmc_tool_counter order. */
+#define PMC_FN_STRIDE 1024
+/* The counters of the function at a (a superblock's first instruction),
+ * found or made when code there is translated; NULL past the table. */
+ULong *pmc_fn_costs(Addr a);
+/* While a superblock is instrumented: its function's counters, or NULL
+ * (the models add their misses there too). */
+extern ULong *pmc_fn_sb;
+/* A DUMP_STATS_AT: the interval's rows become the last interval's. */
+void pmc_fn_interval_end(void);
+/* FUNCTIONS: the last interval's rows to a file in dir, its name to path
+ * (size bytes), counting the counters of mask counted; 1, or 0. */
+Int pmc_fn_write(const HChar *dir, HChar *path, SizeT size, UInt counted);
+
 /* pmc_cache.c: I1, D1 and LL. */
 extern Bool pmc_cache_sim; /* --pmcheck-cache-sim */
 Bool pmc_cache_option(const HChar *arg);
