@@ -58,7 +58,7 @@ void pmc_branch_cond(IRSB *out, Addr insn, IRExpr *taken, Bool inverted)
 	missed = op2(out, Ity_I64, Iop_Xor64, predicted, went);
 	pmc_ir_add(out, &pmc_live[PMC_TOOL_BCM], missed);
 	if (pmc_fn_sb)
-		pmc_ir_add(out, pmc_fn_sb + PMC_TOOL_BCM * PMC_FN_STRIDE, missed);
+		pmc_ir_add_at(out, pmc_fn_sb, PMC_TOOL_BCM * PMC_FN_STRIDE * 8, missed);
 	/* Towards 3 when taken, towards 0 when not. */
 	up = op2(out, Ity_I64, Iop_Add64, c,
 		 op1(out, Ity_I64, Iop_1Uto64, op2(out, Ity_I1, Iop_CmpLT64U, c, u64(3))));
@@ -80,6 +80,6 @@ void pmc_branch_indirect(IRSB *out, Addr insn, IRExpr *dst)
 
 	pmc_ir_add(out, &pmc_live[PMC_TOOL_BIM], missed);
 	if (pmc_fn_sb)
-		pmc_ir_add(out, pmc_fn_sb + PMC_TOOL_BIM * PMC_FN_STRIDE, missed);
+		pmc_ir_add_at(out, pmc_fn_sb, PMC_TOOL_BIM * PMC_FN_STRIDE * 8, missed);
 	addStmtToIRSB(out, IRStmt_Store(Iend_LE, where, dst));
 }

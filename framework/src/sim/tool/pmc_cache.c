@@ -303,7 +303,7 @@ static void call_slow(IRSB *out, const HChar *name, void *fn, IRExpr *a, Int siz
 	/* The function's counters too, when it has them (pmc_fn.c). */
 	IRDirty *d = unsafeIRDirty_0_N(3, name, VG_(fnptr_to_fnentry)(fn),
 				       mkIRExprVec_3(a, mkIRExpr_HWord((HWord)size),
-						     mkIRExpr_HWord((HWord)pmc_fn_sb)));
+						     pmc_fn_sb ? pmc_fn_sb : mkIRExpr_HWord(0)));
 
 	d->guard = when;
 	addStmtToIRSB(out, IRStmt_Dirty(d));

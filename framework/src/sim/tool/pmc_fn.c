@@ -14,10 +14,20 @@
  *   callgrind charges the whole block to the first too.
  * - The name is the symbol valgrind's debug information gives there
  *   (VG_(get_fnname): "(below main)" for what runs before main), mangled
- *   when the run says --demangle=no, as pmcheck runs callgrind.  An address
- *   with no symbol is named by its offset from the object's text bias,
- *   "0x%016lx", with " [PLT]" (and callgrind's other section tags) after.
+ *   when the run says --demangle=no, as pmcheck runs callgrind.  Code with
+ *   no symbol (a stripped library's static functions) callgrind names by
+ *   the offset, from the object's text bias, of the block a call entered
+ *   ("0x%016lx", with " [PLT]" and its other section tags after), and
+ *   charges the blocks run until the return to it.  The tool has no call
+ *   stack; it names such code by the start of the function around it, as
+ *   the object's unwind table (.eh_frame_hdr) gives it: the address a call
+ *   enters.  Without a table entry, the block's own offset.
  * - The object is the debug information's file name, "???" without one.
+ * - A PLT stub is no function: callgrind (--skip-plt=yes) charges its
+ *   cost to the function that called or jumped to it, and so does the
+ *   tool, for a stub entered from a superblock whose constant target it
+ *   is (a call or jump to "name@plt"); the caller stores its counters'
+ *   address as it leaves, and the stub adds where that points.
  * - Self cost only, summed over every thread (callgrind's
  *   --separate-threads=no); recursion levels are not told apart (callgrind
  *   names a function entered recursively "fn'2": add them to compare).
@@ -31,6 +41,7 @@
  * that generated code may hold their addresses.
  */
 #include "pub_tool_basics.h"
+#include "pub_tool_aspacemgr.h"
 #include "pub_tool_debuginfo.h"
 #include "pub_tool_libcassert.h"
 #include "pub_tool_libcbase.h"
@@ -43,7 +54,11 @@
 #include "pmc_tool_int.h"
 
 Bool pmc_functions;
-ULong *pmc_fn_sb;
+IRExpr *pmc_fn_sb;
+/* The function that last left for a PLT stub: the stub's costs are its
+ * (callgrind's --skip-plt=yes, its default).  Until one has, a row of its
+ * own. */
+static ULong *plt_caller;
 
 #define CHUNK PMC_FN_STRIDE
 #define MAX_CHUNKS 1024 /* a million functions */
@@ -132,6 +147,116 @@ static Int fn_index(const HChar *object, const HChar *name)
 	return (Int)nfns++;
 }
 
+/* ---- function starts from .eh_frame_hdr --------------------------------------------- */
+
+/*
+ * The binary-search table of an object's .eh_frame_hdr: one (start of a
+ * function, its FDE) pair per function, sorted, each start relative to the
+ * header.  Only the encoding every linker writes for x86-64 and arm64 is
+ * read (version 1, a 4-byte count, 4-byte signed pairs relative to the
+ * header); another leaves the object without starts.
+ */
+struct starts {
+	Addr elf;        /* the object's ELF header, the key */
+	Addr hdr;        /* its .eh_frame_hdr, 0: none usable */
+	const Int *pairs;
+	UInt n;
+};
+
+#define NSTARTS 64
+static struct starts starts_seen[NSTARTS];
+static UInt nstarts_seen;
+
+static Bool readable(Addr a, SizeT n)
+{
+	return VG_(am_is_valid_for_client)(a, n, VKI_PROT_READ);
+}
+
+static void starts_find(struct starts *s)
+{
+	const UChar *e = (const UChar *)s->elf;
+	ULong phoff, first = ~0ULL;
+	UShort phnum, phentsize;
+
+	s->hdr = 0;
+	if (!readable(s->elf, 64) || e[0] != 0x7f || e[1] != 'E' || e[2] != 'L' || e[3] != 'F' ||
+	    e[4] != 2 /* 64-bit */)
+		return;
+	phoff = *(const ULong *)(e + 32);
+	phentsize = *(const UShort *)(e + 54);
+	phnum = *(const UShort *)(e + 56);
+	if (phentsize != 56 || !readable(s->elf + phoff, (SizeT)phnum * 56))
+		return;
+	/* The first PT_LOAD maps the header: addresses are from its p_vaddr. */
+	for (UInt i = 0; i < phnum; i++) {
+		const UChar *ph = e + phoff + (ULong)i * 56;
+
+		if (*(const UInt *)ph == 1 /* PT_LOAD */ && *(const ULong *)(ph + 8) == 0)
+			first = *(const ULong *)(ph + 16);
+	}
+	if (first == ~0ULL)
+		return;
+	for (UInt i = 0; i < phnum; i++) {
+		const UChar *ph = e + phoff + (ULong)i * 56;
+		const UChar *h;
+		Addr at;
+
+		if (*(const UInt *)ph != 0x6474e550 /* PT_GNU_EH_FRAME */)
+			continue;
+		at = s->elf + (*(const ULong *)(ph + 16) - first);
+		if (!readable(at, 12))
+			return;
+		h = (const UChar *)at;
+		/* version 1; eh_frame_ptr any 4-byte form; count udata4;
+		 * table datarel|sdata4. */
+		if (h[0] != 1 || (h[1] & 0x0f) != 0x0b || h[2] != 0x03 || h[3] != 0x3b)
+			return;
+		s->n = *(const UInt *)(h + 8);
+		s->pairs = (const Int *)(h + 12);
+		if (s->n && readable((Addr)s->pairs, (SizeT)s->n * 8))
+			s->hdr = at;
+		return;
+	}
+}
+
+/* The start of the function around a, by the unwind table of the object
+ * mapped at a, or 0. */
+static Addr function_start(Addr a)
+{
+	NSegment const *seg = VG_(am_find_nsegment)(a);
+	struct starts *s = NULL;
+	Addr elf;
+	UInt lo, hi;
+
+	if (!seg || seg->kind != SkFileC || (Addr)seg->offset > seg->start)
+		return 0;
+	elf = seg->start - (Addr)seg->offset;
+	for (UInt i = 0; i < nstarts_seen && !s; i++)
+		if (starts_seen[i].elf == elf)
+			s = &starts_seen[i];
+	if (!s) {
+		s = &starts_seen[nstarts_seen < NSTARTS ? nstarts_seen++ : elf % NSTARTS];
+		s->elf = elf;
+		starts_find(s);
+	}
+	if (!s->hdr)
+		return 0;
+	/* The last start at or below a. */
+	lo = 0;
+	hi = s->n;
+	while (hi - lo > 1) {
+		UInt mid = lo + (hi - lo) / 2;
+
+		if (s->hdr + (Addr)(Long)s->pairs[2 * mid] <= a)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return s->hdr + (Addr)(Long)s->pairs[2 * lo] <= a ? s->hdr + (Addr)(Long)s->pairs[2 * lo] : 0;
+}
+
+/* ---- the table ------------------------------------------------------------------------ */
+
 ULong *pmc_fn_costs(Addr a)
 {
 	DiEpoch ep = VG_(current_DiEpoch)();
@@ -143,7 +268,8 @@ ULong *pmc_fn_costs(Addr a)
 
 	if (!VG_(get_fnname)(ep, a, &name)) {
 		VgSectKind kind = VG_(DebugInfo_sect_kind)(NULL, a);
-		Addr offset = a - (di ? (Addr)VG_(DebugInfo_get_text_bias)(di) : 0);
+		Addr start = kind == Vg_SectText ? function_start(a) : 0;
+		Addr offset = (start ? start : a) - (di ? (Addr)VG_(DebugInfo_get_text_bias)(di) : 0);
 
 		VG_(sprintf)(unnamed, "%#016lx%s", (UWord)offset,
 			     kind == Vg_SectData  ? " [Data]"
@@ -155,6 +281,33 @@ ULong *pmc_fn_costs(Addr a)
 	}
 	i = fn_index(object, name);
 	return i < 0 ? NULL : &chunks[i / CHUNK]->cost[0][i % CHUNK];
+}
+
+static Bool in_plt(Addr a)
+{
+	return VG_(DebugInfo_sect_kind)(NULL, a) == Vg_SectPLT;
+}
+
+IRExpr *pmc_fn_enter(IRSB *out, Addr a)
+{
+	ULong *costs;
+
+	if (in_plt(a)) {
+		if (!plt_caller)
+			plt_caller = pmc_fn_costs(a);
+		return pmc_ir_tmp(out, Ity_I64,
+				  IRExpr_Load(Iend_LE, Ity_I64, mkIRExpr_HWord((HWord)&plt_caller)));
+	}
+	costs = pmc_fn_costs(a);
+	return costs ? mkIRExpr_HWord((HWord)costs) : NULL;
+}
+
+void pmc_fn_leave(IRSB *out, IRExpr *next, IRExpr *here)
+{
+	if (next->tag != Iex_Const || here->tag != Iex_Const ||
+	    !in_plt((Addr)next->Iex.Const.con->Ico.U64))
+		return;
+	addStmtToIRSB(out, IRStmt_Store(Iend_LE, mkIRExpr_HWord((HWord)&plt_caller), here));
 }
 
 void pmc_fn_interval_end(void)

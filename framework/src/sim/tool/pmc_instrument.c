@@ -22,6 +22,19 @@ IRExpr *pmc_ir_tmp(IRSB *out, IRType ty, IRExpr *e)
 	return IRExpr_RdTmp(t);
 }
 
+void pmc_ir_add_at(IRSB *out, IRExpr *base, Int offset, IRExpr *amount)
+{
+	IRExpr *where = base->tag == Iex_Const
+				? mkIRExpr_HWord((HWord)base->Iex.Const.con->Ico.U64 + (HWord)offset)
+				: pmc_ir_tmp(out, Ity_I64,
+					     IRExpr_Binop(Iop_Add64, base,
+							  IRExpr_Const(IRConst_U64((ULong)offset))));
+	IRExpr *old = pmc_ir_tmp(out, Ity_I64, IRExpr_Load(Iend_LE, Ity_I64, where));
+	IRExpr *sum = pmc_ir_tmp(out, Ity_I64, IRExpr_Binop(Iop_Add64, old, amount));
+
+	addStmtToIRSB(out, IRStmt_Store(Iend_LE, where, sum));
+}
+
 void pmc_ir_add(IRSB *out, ULong *counter, IRExpr *amount)
 {
 	IRExpr *where = mkIRExpr_HWord((HWord)counter);
@@ -140,8 +153,8 @@ static void flush_counts(IRSB *out, struct pending *p)
 		if (p->n[c]) {
 			pmc_ir_add(out, &pmc_live[c], IRExpr_Const(IRConst_U64(p->n[c])));
 			if (pmc_fn_sb)
-				pmc_ir_add(out, pmc_fn_sb + c * PMC_FN_STRIDE,
-					   IRExpr_Const(IRConst_U64(p->n[c])));
+				pmc_ir_add_at(out, pmc_fn_sb, c * PMC_FN_STRIDE * 8,
+					      IRExpr_Const(IRConst_U64(p->n[c])));
 			p->n[c] = 0;
 		}
 }
@@ -157,7 +170,7 @@ static void guarded(IRSB *out, struct pending *p, struct queue *q, Int counter, 
 		flush_counts(out, p);
 		pmc_ir_add(out, &pmc_live[counter], held);
 		if (pmc_fn_sb)
-			pmc_ir_add(out, pmc_fn_sb + counter * PMC_FN_STRIDE, held);
+			pmc_ir_add_at(out, pmc_fn_sb, counter * PMC_FN_STRIDE * 8, held);
 	}
 	if (pmc_models_active && pmc_cache_sim) {
 		flush_models(out, q);
@@ -246,8 +259,8 @@ IRSB *pmc_instrument(VgCallbackClosure *closure, IRSB *in, const VexGuestLayout 
 	/* The whole superblock is its first instruction's function's, as
 	 * callgrind charges a block. */
 	pmc_fn_sb = pmc_functions && i < in->stmts_used
-			    ? pmc_fn_costs((Addr)(in->stmts[i]->Ist.IMark.addr +
-						  in->stmts[i]->Ist.IMark.delta))
+			    ? pmc_fn_enter(out, (Addr)(in->stmts[i]->Ist.IMark.addr +
+						       in->stmts[i]->Ist.IMark.delta))
 			    : NULL;
 	inverted = last_exit_inverted(in, i, &exits);
 	for (; i < in->stmts_used; i++) {
@@ -372,5 +385,7 @@ IRSB *pmc_instrument(VgCallbackClosure *closure, IRSB *in, const VexGuestLayout 
 	zero_unasked(&p, False);
 	flush_counts(out, &p);
 	flush_models(out, &q);
+	if (pmc_fn_sb)
+		pmc_fn_leave(out, in->next, pmc_fn_sb);
 	return out;
 }

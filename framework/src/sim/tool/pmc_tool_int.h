@@ -53,9 +53,18 @@ extern Bool pmc_functions;
 /* The counters of the function at a (a superblock's first instruction),
  * found or made when code there is translated; NULL past the table. */
 ULong *pmc_fn_costs(Addr a);
-/* While a superblock is instrumented: its function's counters, or NULL
- * (the models add their misses there too). */
-extern ULong *pmc_fn_sb;
+/* While a superblock is instrumented: where its function's counters are
+ * (an I64 atom: a constant, or for a PLT stub the caller's, loaded when
+ * it runs), or NULL when no function is counted.  The models add their
+ * misses there too. */
+extern IRExpr *pmc_fn_sb;
+/* Code at a superblock's start that finds its function's counters. */
+IRExpr *pmc_fn_enter(IRSB *out, Addr a);
+/* Code at a superblock's end: it leaves for next (an atom), and when that
+ * is a PLT stub, the stub's costs become this function's. */
+void pmc_fn_leave(IRSB *out, IRExpr *next, IRExpr *here);
+/* *(base + offset bytes) += amount, in generated code. */
+void pmc_ir_add_at(IRSB *out, IRExpr *base, Int offset, IRExpr *amount);
 /* A DUMP_STATS_AT: the interval's rows become the last interval's. */
 void pmc_fn_interval_end(void);
 /* FUNCTIONS: the last interval's rows to a file in dir, its name to path
