@@ -19,6 +19,10 @@
              its check on known work: the case is an ERROR that says so,
              never a PASS or a FAIL
   bad_input  an unknown engine is refused with the choices
+  functions  each region's functions, from the case's own run under either
+             engine: pmcheck's valgrind tool's self costs of the top
+             functions callgrind names (every event, misses included) are
+             callgrind's, on the kernels and the realcode suites
   realcode   the realcode suites (SQLite, zstd, xz, signals, longjmp, dlopen,
              tail calls, threads, fork, posix_spawn, C++ exceptions): every
              sample of every region and event, calls: included, and every
@@ -344,6 +348,64 @@ def t_bad_input():
 # ones whose counts could see the directory or the environment: the
 # dynamic loader's search, SQLite's start-up), and the conditions.
 REALCODE_PLACES = "realcode.dlopen,realcode.sqlite"
+
+
+# Functions callgrind charges with code the program jumps into rather than
+# calls (a tail call through a pointer, an entry inside another function):
+# callgrind has a call stack and charges a block to the function the last
+# call entered; the tool charges it to the function at the block's
+# address (src/sim/tool/pmc_fn.c).
+JUMPED_INTO = {"__memset_sse2_unaligned", "memcpy@GLIBC_2.2.5", "lzma_crc64",
+               "ZSTD_getFrameHeader_advanced", "sqlite3_mutex_enter", "sqlite3_mutex_leave"}
+
+
+def region_functions(doc):
+    """(case, region) -> {(function, object): {event: cost}}, callgrind's
+    recursion levels ("fn'2") added to the function."""
+    out = {}
+    for c in doc.get("cases", []):
+        for g in c.get("regions", []):
+            rows = out.setdefault((c["name"], g["name"]), {})
+            for f in g.get("functions", []):
+                r = rows.setdefault((re.sub(r"'\d+$", "", f["function"]), f["object"]), {})
+                for k, v in f["costs"].items():
+                    r[k] = r.get(k, 0) + v
+    return out
+
+
+def t_functions():
+    compared = 0
+    for program in PROGRAMS:
+        docs = {e: run_json(program, e) for e in ("pmcheck", "callgrind")}
+        tool, cg = (region_functions(docs[e]) for e in ("pmcheck", "callgrind"))
+        for c in docs["pmcheck"].get("cases", []):
+            check(c.get("sim_engine") == "pmcheck" and
+                  not any("callgrind" in n for n in c.get("notes", [])),
+                  f"{c['name']}: counted by the tool, with no callgrind run: {c.get('notes')}")
+        for key, rows in sorted(cg.items()):
+            if not rows or key[0] in TIMING_DEPENDENT or key[0].endswith(".threads"):
+                continue
+            check(tool.get(key), f"{key}: callgrind has functions, and so has the tool")
+            # The top five named, of those that matter (0.5% of the
+            # region): past them, the two engines' lists keep different
+            # rows of a few instructions each.
+            total = sum(v.get("instructions:u", 0) for v in rows.values())
+            named = sorted(((n, v) for n, v in rows.items()
+                            if n[0] != "(other)" and not n[0].startswith("0x") and n[0] not in JUMPED_INTO
+                            and v.get("instructions:u", 0) >= 0.005 * total),
+                           key=lambda kv: -kv[1].get("instructions:u", 0))[:5]
+            for name, want in named:
+                got = tool.get(key, {}).get(name)
+                # Means over the kept executions: equal up to the order
+                # the sums were taken in.
+                same = got is not None and got.keys() == want.keys() and all(
+                    abs(got[k] - want[k]) <= 1e-9 * max(1, abs(want[k])) for k in want)
+                check(same, f"{key} {name[0]}: the tool's own costs {got}, callgrind's {want}")
+                compared += 1
+        print(f"{os.path.basename(program)}: the top functions of {len(cg)} regions compared")
+    print(f"{compared} functions' own costs compared")
+    # Most of the kernels' and realcode's regions have two or more.
+    check(compared >= 50, f"functions compared between the engines: {compared}")
 
 
 def realcode_conditions(base):
