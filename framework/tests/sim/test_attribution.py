@@ -158,6 +158,16 @@ with tempfile.TemporaryDirectory() as d:
           any(f["function"] == "attr_middle" for f in case["regions"][0].get("functions", [])),
           f"the failure's functions are the tool's, with no callgrind re-run: {case.get('notes')}")
 
+    # Run from a terminal (no results file, no baseline, not under CTest),
+    # the tool counts no functions, and a failure is run once more with
+    # them: by the tool, not callgrind.
+    p = subprocess.run([AFTER, "--backend=sim", f"--hwdb={hw}"], capture_output=True, text=True,
+                       timeout=300, env=SPIED)
+    ran = callgrind_runs()
+    check(p.returncode == 1 and f"attr_middle +{grew} (100% of the change)" in p.stdout,
+          f"the terminal run's failure names the function:\n{p.stdout[-1200:]}")
+    check(not ran, f"the terminal run's failure ran no callgrind: {ran}")
+
     # The same failure with a tool too old for function costs (a build of
     # protocol 3, as PMCHECK_FAULT_CHECKS=sim-tool-3 makes it answer): the
     # results say why, and the functions come from one more run under
