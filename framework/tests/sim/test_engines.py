@@ -350,13 +350,12 @@ def t_bad_input():
 REALCODE_PLACES = "realcode.dlopen,realcode.sqlite"
 
 
-# Functions callgrind charges with code the program jumps into rather than
-# calls (a tail call through a pointer, an entry inside another function):
-# callgrind has a call stack and charges a block to the function the last
-# call entered; the tool charges it to the function at the block's
-# address (src/sim/tool/pmc_fn.c).
-JUMPED_INTO = {"__memset_sse2_unaligned", "memcpy@GLIBC_2.2.5", "lzma_crc64",
-               "ZSTD_getFrameHeader_advanced", "sqlite3_mutex_enter", "sqlite3_mutex_leave"}
+# Functions callgrind charges with code that has a symbol of its own but
+# is jumped into rather than called (glibc's memset and memcpy continue
+# into their _erms entries): callgrind charges it to the function the last
+# call entered, the tool to the symbol at the block's address
+# (src/sim/tool/pmc_fn.c).
+JUMPED_INTO = {"__memset_sse2_unaligned", "memcpy@GLIBC_2.2.5"}
 
 
 def region_functions(doc):

@@ -23,11 +23,19 @@
  *   the object's unwind table (.eh_frame_hdr) gives it: the address a call
  *   enters.  Without a table entry, the block's own offset.
  * - The object is the debug information's file name, "???" without one.
- * - A PLT stub is no function: callgrind (--skip-plt=yes) charges its
- *   cost to the function that called or jumped to it, and so does the
- *   tool, for a stub entered from a superblock whose constant target it
- *   is (a call or jump to "name@plt"); the caller stores its counters'
- *   address as it leaves, and the stub adds where that points.
+ * - The function a block is charged to: callgrind keeps a call stack and
+ *   charges a block to the function the last call entered (jumps, tail
+ *   calls included, stay in it), a PLT stub to the function that called it
+ *   (--skip-plt=yes, its default).  The tool has no call stack.  Code with
+ *   a symbol is charged to that symbol.  Code without one, and a PLT stub,
+ *   is charged to the function whose block jumped to it (the block stores
+ *   its counters' address in `context` as it leaves by a jump through a
+ *   pointer, or to such code, or by a call to a PLT stub); after any other
+ *   call, to its own row; after a return, to what it was charged to at
+ *   the call (a stack of STACK per thread).  So the two differ where code
+ *   with a symbol is jumped into rather than called (callgrind: the
+ *   jumping function's), and where calls and returns do not pair (longjmp,
+ *   exceptions, signal handlers, calls deeper than STACK).
  * - Self cost only, summed over every thread (callgrind's
  *   --separate-threads=no); recursion levels are not told apart (callgrind
  *   names a function entered recursively "fn'2": add them to compare).
@@ -49,16 +57,26 @@
 #include "pub_tool_libcprint.h"
 #include "pub_tool_libcproc.h"
 #include "pub_tool_mallocfree.h"
+#include "pub_tool_threadstate.h"
 #include "pub_tool_vki.h"
 
 #include "pmc_tool_int.h"
 
 Bool pmc_functions;
 IRExpr *pmc_fn_sb;
-/* The function that last left for a PLT stub: the stub's costs are its
- * (callgrind's --skip-plt=yes, its default).  Until one has, a row of its
- * own. */
-static ULong *plt_caller;
+/* Per thread: whose costs code without a symbol, and a PLT stub, add
+ * to (the function that jumped to it; NULL: its own row), and the values
+ * it had at the calls not yet returned from, most recent at depth - 1
+ * (the deepest STACK kept; deeper, a return finds a later frame's).  See
+ * "the function a block is charged to" above. */
+#define STACK 64
+struct fn_thread {
+	ULong *context;
+	ULong depth;
+	ULong *stack[STACK];
+};
+static struct fn_thread live; /* the running thread's: generated code's */
+static struct fn_thread *parked;
 
 #define CHUNK PMC_FN_STRIDE
 #define MAX_CHUNKS 1024 /* a million functions */
@@ -288,26 +306,101 @@ static Bool in_plt(Addr a)
 	return VG_(DebugInfo_sect_kind)(NULL, a) == Vg_SectPLT;
 }
 
-IRExpr *pmc_fn_enter(IRSB *out, Addr a)
+/* Code at a that is charged to whoever jumped to it. */
+static Bool charged_to_jumper(Addr a)
 {
-	ULong *costs;
+	const HChar *name;
 
-	if (in_plt(a)) {
-		if (!plt_caller)
-			plt_caller = pmc_fn_costs(a);
-		return pmc_ir_tmp(out, Ity_I64,
-				  IRExpr_Load(Iend_LE, Ity_I64, mkIRExpr_HWord((HWord)&plt_caller)));
-	}
-	costs = pmc_fn_costs(a);
-	return costs ? mkIRExpr_HWord((HWord)costs) : NULL;
+	return in_plt(a) || !VG_(get_fnname)(VG_(current_DiEpoch)(), a, &name);
 }
 
-void pmc_fn_leave(IRSB *out, IRExpr *next, IRExpr *here)
+IRExpr *pmc_fn_enter(IRSB *out, Addr a)
 {
-	if (next->tag != Iex_Const || here->tag != Iex_Const ||
-	    !in_plt((Addr)next->Iex.Const.con->Ico.U64))
+	ULong *own = pmc_fn_costs(a);
+	IRExpr *from;
+
+	if (!own)
+		return NULL;
+	if (!charged_to_jumper(a))
+		return mkIRExpr_HWord((HWord)own);
+	from = pmc_ir_tmp(out, Ity_I64,
+			  IRExpr_Load(Iend_LE, Ity_I64, mkIRExpr_HWord((HWord)&live.context)));
+	return pmc_ir_tmp(out, Ity_I64,
+			  IRExpr_ITE(pmc_ir_tmp(out, Ity_I1,
+						IRExpr_Binop(Iop_CmpEQ64, from,
+							     IRExpr_Const(IRConst_U64(0)))),
+				     mkIRExpr_HWord((HWord)own), from));
+}
+
+static IRExpr *u64(ULong v)
+{
+	return IRExpr_Const(IRConst_U64(v));
+}
+
+/* &live.stack[depth % STACK], in generated code. */
+static IRExpr *stack_slot(IRSB *out, IRExpr *depth)
+{
+	IRExpr *index = pmc_ir_tmp(out, Ity_I64, IRExpr_Binop(Iop_And64, depth, u64(STACK - 1)));
+	IRExpr *bytes = pmc_ir_tmp(out, Ity_I64, IRExpr_Binop(Iop_Shl64, index,
+							      IRExpr_Const(IRConst_U8(3))));
+
+	return pmc_ir_tmp(out, Ity_I64, IRExpr_Binop(Iop_Add64, bytes, u64((HWord)live.stack)));
+}
+
+void pmc_fn_leave(IRSB *out, Addr from, IRJumpKind jk, IRExpr *next, IRExpr *here)
+{
+	IRExpr *depth_at = mkIRExpr_HWord((HWord)&live.depth);
+	Bool known = next->tag == Iex_Const;
+	Addr to = known ? (Addr)next->Iex.Const.con->Ico.U64 : 0;
+	IRExpr *what, *depth;
+
+	if (jk == Ijk_Call) {
+		/* What the code after the call is charged to, when it returns. */
+		depth = pmc_ir_tmp(out, Ity_I64, IRExpr_Load(Iend_LE, Ity_I64, depth_at));
+		addStmtToIRSB(out, IRStmt_Store(Iend_LE, stack_slot(out, depth), here));
+		addStmtToIRSB(out, IRStmt_Store(Iend_LE, depth_at,
+						pmc_ir_tmp(out, Ity_I64,
+							   IRExpr_Binop(Iop_Add64, depth, u64(1)))));
+		what = known && in_plt(to) ? here : u64(0);
+	} else if (jk == Ijk_Ret) {
+		IRExpr *empty, *below, *was;
+
+		depth = pmc_ir_tmp(out, Ity_I64, IRExpr_Load(Iend_LE, Ity_I64, depth_at));
+		empty = pmc_ir_tmp(out, Ity_I1, IRExpr_Binop(Iop_CmpEQ64, depth, u64(0)));
+		below = pmc_ir_tmp(out, Ity_I64,
+				   IRExpr_ITE(empty, u64(0),
+					      pmc_ir_tmp(out, Ity_I64,
+							 IRExpr_Binop(Iop_Sub64, depth, u64(1)))));
+		was = pmc_ir_tmp(out, Ity_I64,
+				 IRExpr_Load(Iend_LE, Ity_I64, stack_slot(out, below)));
+		what = pmc_ir_tmp(out, Ity_I64, IRExpr_ITE(empty, u64(0), was));
+		addStmtToIRSB(out, IRStmt_Store(Iend_LE, depth_at, below));
+	} else if (jk == Ijk_Boring && in_plt(from)) {
+		/* A stub leaving for its function: callgrind's call. */
+		what = u64(0);
+	} else if (jk == Ijk_Boring && (!known || charged_to_jumper(to))) {
+		what = here;
+	} else {
 		return;
-	addStmtToIRSB(out, IRStmt_Store(Iend_LE, mkIRExpr_HWord((HWord)&plt_caller), here));
+	}
+	addStmtToIRSB(out, IRStmt_Store(Iend_LE, mkIRExpr_HWord((HWord)&live.context), what));
+}
+
+void pmc_fn_threads_init(void)
+{
+	parked = VG_(calloc)("pmcheck.fn.threads", VG_N_THREADS, sizeof(*parked));
+}
+
+void pmc_fn_switch(ThreadId from, ThreadId to)
+{
+	if (from != VG_INVALID_THREADID)
+		parked[from] = live;
+	live = parked[to];
+}
+
+void pmc_fn_thread_new(ThreadId tid, Bool running)
+{
+	VG_(memset)(running ? &live : &parked[tid], 0, sizeof(live));
 }
 
 void pmc_fn_interval_end(void)

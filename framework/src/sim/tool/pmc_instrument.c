@@ -242,7 +242,7 @@ IRSB *pmc_instrument(VgCallbackClosure *closure, IRSB *in, const VexGuestLayout 
 	struct last_load last = { False, 0, 0, NULL };
 	struct queue q;
 	Int insn = 0, i = 0, exits, exit_no = 0, insn_size = 0;
-	Addr insn_at = 0;
+	Addr insn_at = 0, sb_at;
 	Bool inverted;
 
 	(void)closure;
@@ -258,10 +258,10 @@ IRSB *pmc_instrument(VgCallbackClosure *closure, IRSB *in, const VexGuestLayout 
 		addStmtToIRSB(out, in->stmts[i]);
 	/* The whole superblock is its first instruction's function's, as
 	 * callgrind charges a block. */
-	pmc_fn_sb = pmc_functions && i < in->stmts_used
-			    ? pmc_fn_enter(out, (Addr)(in->stmts[i]->Ist.IMark.addr +
-						       in->stmts[i]->Ist.IMark.delta))
-			    : NULL;
+	sb_at = i < in->stmts_used
+			? (Addr)(in->stmts[i]->Ist.IMark.addr + in->stmts[i]->Ist.IMark.delta)
+			: 0;
+	pmc_fn_sb = pmc_functions && i < in->stmts_used ? pmc_fn_enter(out, sb_at) : NULL;
 	inverted = last_exit_inverted(in, i, &exits);
 	for (; i < in->stmts_used; i++) {
 		IRStmt *st = in->stmts[i];
@@ -386,6 +386,6 @@ IRSB *pmc_instrument(VgCallbackClosure *closure, IRSB *in, const VexGuestLayout 
 	flush_counts(out, &p);
 	flush_models(out, &q);
 	if (pmc_fn_sb)
-		pmc_fn_leave(out, in->next, pmc_fn_sb);
+		pmc_fn_leave(out, sb_at, in->jumpkind, in->next, pmc_fn_sb);
 	return out;
 }

@@ -142,6 +142,8 @@ static void switch_thread(ThreadId tid, ULong blocks_done)
 	if (live_tid != VG_INVALID_THREADID)
 		VG_(memcpy)(parked[live_tid], pmc_live, sizeof(pmc_live));
 	VG_(memcpy)(pmc_live, parked[tid], sizeof(pmc_live));
+	if (pmc_functions)
+		pmc_fn_switch(live_tid, tid);
 	live_tid = tid;
 }
 
@@ -151,6 +153,8 @@ static void thread_created(ThreadId parent, ThreadId child)
 	if (child == live_tid)
 		VG_(memset)(pmc_live, 0, sizeof(pmc_live));
 	VG_(memset)(parked[child], 0, sizeof(parked[child]));
+	if (pmc_functions)
+		pmc_fn_thread_new(child, child == live_tid);
 }
 
 static void thread_exiting(ThreadId tid)
@@ -479,6 +483,8 @@ static void pmc_debug_usage(void)
 static void pmc_post_clo_init(void)
 {
 	parked = VG_(calloc)("pmcheck.threads", VG_N_THREADS, sizeof(*parked));
+	if (pmc_functions)
+		pmc_fn_threads_init();
 	for (Int i = 0; i < clo_nwatch; i++) {
 		const HChar *colon = VG_(strchr)(clo_watch[i], ':');
 		HChar *end;

@@ -54,15 +54,22 @@ extern Bool pmc_functions;
  * found or made when code there is translated; NULL past the table. */
 ULong *pmc_fn_costs(Addr a);
 /* While a superblock is instrumented: where its function's counters are
- * (an I64 atom: a constant, or for a PLT stub the caller's, loaded when
- * it runs), or NULL when no function is counted.  The models add their
+ * (an I64 atom: a constant, or for code without a symbol and a PLT stub,
+ * the jumping function's, loaded when it runs), or NULL when no function
+ * is counted.  The models add their
  * misses there too. */
 extern IRExpr *pmc_fn_sb;
 /* Code at a superblock's start that finds its function's counters. */
 IRExpr *pmc_fn_enter(IRSB *out, Addr a);
-/* Code at a superblock's end: it leaves for next (an atom), and when that
- * is a PLT stub, the stub's costs become this function's. */
-void pmc_fn_leave(IRSB *out, IRExpr *next, IRExpr *here);
+/* Code at the end of the superblock at from, which leaves for next (an
+ * atom) by a jump of kind jk, here being its counters: whose costs the
+ * code there adds to, when it has no symbol of its own (pmc_fn.c). */
+void pmc_fn_leave(IRSB *out, Addr from, IRJumpKind jk, IRExpr *next, IRExpr *here);
+/* Each thread's charging state (with --pmcheck-functions=yes): made,
+ * swapped when the scheduler switches, emptied for a new thread. */
+void pmc_fn_threads_init(void);
+void pmc_fn_switch(ThreadId from, ThreadId to);
+void pmc_fn_thread_new(ThreadId tid, Bool running);
 /* *(base + offset bytes) += amount, in generated code. */
 void pmc_ir_add_at(IRSB *out, IRExpr *base, Int offset, IRExpr *amount);
 /* A DUMP_STATS_AT: the interval's rows become the last interval's. */
