@@ -20,9 +20,9 @@
              never a PASS or a FAIL
   bad_input  an unknown engine is refused with the choices
   functions  each region's functions, from the case's own run under either
-             engine: pmcheck's valgrind tool's self costs of the top
-             functions callgrind names (every event, misses included) are
-             callgrind's, on the kernels and the realcode suites
+             engine: pmcheck's valgrind tool's self costs and calls of the
+             top functions callgrind names (every event, misses included)
+             are callgrind's, on the kernels and the realcode suites
   realcode   the realcode suites (SQLite, zstd, xz, signals, longjmp, dlopen,
              tail calls, threads, fork, posix_spawn, C++ exceptions): every
              sample of every region and event, calls: included, and every
@@ -359,15 +359,15 @@ JUMPED_INTO = {"__memset_sse2_unaligned", "memcpy@GLIBC_2.2.5"}
 
 
 def region_functions(doc):
-    """(case, region) -> {(function, object): {event: cost}}, callgrind's
-    recursion levels ("fn'2") added to the function."""
+    """(case, region) -> {(function, object): {event: cost, "(calls)": calls}},
+    callgrind's recursion levels ("fn'2") added to the function."""
     out = {}
     for c in doc.get("cases", []):
         for g in c.get("regions", []):
             rows = out.setdefault((c["name"], g["name"]), {})
             for f in g.get("functions", []):
                 r = rows.setdefault((re.sub(r"'\d+$", "", f["function"]), f["object"]), {})
-                for k, v in f["costs"].items():
+                for k, v in list(f["costs"].items()) + [("(calls)", f.get("calls", 0))]:
                     r[k] = r.get(k, 0) + v
     return out
 

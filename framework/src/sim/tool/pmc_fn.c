@@ -23,19 +23,22 @@
  *   the object's unwind table (.eh_frame_hdr) gives it: the address a call
  *   enters.  Without a table entry, the block's own offset.
  * - The object is the debug information's file name, "???" without one.
- * - The function a block is charged to: callgrind keeps a call stack and
- *   charges a block to the function the last call entered (jumps, tail
- *   calls included, stay in it), a PLT stub to the function that called it
- *   (--skip-plt=yes, its default).  The tool has no call stack.  Code with
- *   a symbol is charged to that symbol.  Code without one, and a PLT stub,
- *   is charged to the function whose block jumped to it (the block stores
- *   its counters' address in `context` as it leaves by a jump through a
- *   pointer, or to such code, or by a call to a PLT stub); after any other
- *   call, to its own row; after a return, to what it was charged to at
- *   the call (a stack of STACK per thread).  So the two differ where code
- *   with a symbol is jumped into rather than called (callgrind: the
- *   jumping function's), and where calls and returns do not pair (longjmp,
- *   exceptions, signal handlers, calls deeper than STACK).
+ * - The function a block is charged to: callgrind's, which keeps a call
+ *   stack: the function whose first instruction was entered last (by a
+ *   call, or by a jump, which callgrind then takes for a call), until the
+ *   return; a jump anywhere else stays in it (a tail call through a
+ *   pointer into a stripped static function, glibc's memcpy going on into
+ *   the body of __memcpy_sse2_unaligned_erms).  A PLT stub is charged to
+ *   its caller (--skip-plt=yes, callgrind's default).  The tool keeps the
+ *   same per thread: `context`, which a function's first block stores and
+ *   every other block adds to, and a stack of STACK contexts that a call
+ *   pushes and a return pops.  The two can differ where calls and returns
+ *   do not pair (longjmp, exceptions, signal handlers, calls deeper than
+ *   STACK), where callgrind unwinds by the stack pointer and the tool
+ *   does not.
+ * - Calls: entries to a function's first instruction (callgrind counts a
+ *   jump there as a call too), the function's start from the unwind table
+ *   for code without a symbol.
  * - Self cost only, summed over every thread (callgrind's
  *   --separate-threads=no); recursion levels are not told apart (callgrind
  *   names a function entered recursively "fn'2": add them to compare).
@@ -79,11 +82,14 @@ static struct fn_thread live; /* the running thread's: generated code's */
 static struct fn_thread *parked;
 
 #define CHUNK PMC_FN_STRIDE
+/* A function's counters: the fixed ones, then its calls. */
+#define CALLS PMC_TOOL_NFIXED
+#define NCOSTS (PMC_TOOL_NFIXED + 1)
 #define MAX_CHUNKS 1024 /* a million functions */
 
 /* Structure of arrays: a dump's scan reads one counter's array, packed. */
 struct chunk {
-	ULong cost[PMC_TOOL_NFIXED][CHUNK];
+	ULong cost[NCOSTS][CHUNK];
 };
 
 struct fn {
@@ -101,7 +107,7 @@ static UInt *table, table_size;
 /* The last closed interval: the functions that cost something in it. */
 struct row {
 	UInt fn;
-	ULong cost[PMC_TOOL_NFIXED];
+	ULong cost[NCOSTS];
 };
 static struct row *last;
 static UInt nlast, last_cap;
@@ -275,7 +281,12 @@ static Addr function_start(Addr a)
 
 /* ---- the table ------------------------------------------------------------------------ */
 
-ULong *pmc_fn_costs(Addr a)
+/* Where a block starts in its function. */
+enum start { MIDDLE, SYMBOL_START, UNNAMED_START };
+
+/* The counters of the function at a (a superblock's first instruction),
+ * found or made when code there is translated; NULL past the table. */
+static ULong *fn_costs(Addr a, enum start *where)
 {
 	DiEpoch ep = VG_(current_DiEpoch)();
 	DebugInfo *di = VG_(find_DebugInfo)(ep, a);
@@ -284,9 +295,12 @@ ULong *pmc_fn_costs(Addr a)
 	HChar unnamed[64];
 	Int i;
 
+	*where = MIDDLE;
 	if (!VG_(get_fnname)(ep, a, &name)) {
 		VgSectKind kind = VG_(DebugInfo_sect_kind)(NULL, a);
 		Addr start = kind == Vg_SectText ? function_start(a) : 0;
+
+		*where = start == a ? UNNAMED_START : MIDDLE;
 		Addr offset = (start ? start : a) - (di ? (Addr)VG_(DebugInfo_get_text_bias)(di) : 0);
 
 		VG_(sprintf)(unnamed, "%#016lx%s", (UWord)offset,
@@ -298,6 +312,9 @@ ULong *pmc_fn_costs(Addr a)
 		name = unnamed;
 	}
 	i = fn_index(object, name);
+	/* After fn_index has copied the name: this lookup overwrites it. */
+	if (name != unnamed && VG_(get_fnname_if_entry)(ep, a, &name))
+		*where = SYMBOL_START;
 	return i < 0 ? NULL : &chunks[i / CHUNK]->cost[0][i % CHUNK];
 }
 
@@ -306,35 +323,40 @@ static Bool in_plt(Addr a)
 	return VG_(DebugInfo_sect_kind)(NULL, a) == Vg_SectPLT;
 }
 
-/* Code at a that is charged to whoever jumped to it. */
-static Bool charged_to_jumper(Addr a)
+static IRExpr *u64(ULong v)
 {
-	const HChar *name;
-
-	return in_plt(a) || !VG_(get_fnname)(VG_(current_DiEpoch)(), a, &name);
+	return IRExpr_Const(IRConst_U64(v));
 }
 
 IRExpr *pmc_fn_enter(IRSB *out, Addr a)
 {
-	ULong *own = pmc_fn_costs(a);
-	IRExpr *from;
+	IRExpr *context_at = mkIRExpr_HWord((HWord)&live.context);
+	enum start where;
+	ULong *own = fn_costs(a, &where);
+	IRExpr *was, *none, *base;
 
 	if (!own)
 		return NULL;
-	if (!charged_to_jumper(a))
+	if (where == SYMBOL_START && !in_plt(a)) {
+		/* A call, or a jump callgrind takes for one. */
+		pmc_ir_add(out, own + CALLS * PMC_FN_STRIDE, u64(1));
+		addStmtToIRSB(out, IRStmt_Store(Iend_LE, context_at, mkIRExpr_HWord((HWord)own)));
 		return mkIRExpr_HWord((HWord)own);
-	from = pmc_ir_tmp(out, Ity_I64,
-			  IRExpr_Load(Iend_LE, Ity_I64, mkIRExpr_HWord((HWord)&live.context)));
-	return pmc_ir_tmp(out, Ity_I64,
-			  IRExpr_ITE(pmc_ir_tmp(out, Ity_I1,
-						IRExpr_Binop(Iop_CmpEQ64, from,
-							     IRExpr_Const(IRConst_U64(0)))),
-				     mkIRExpr_HWord((HWord)own), from));
-}
-
-static IRExpr *u64(ULong v)
-{
-	return IRExpr_Const(IRConst_U64(v));
+	}
+	/* Whatever is charged now: a stub's caller, the function that jumped
+	 * here; nothing (a thread's first code, or a call that entered no
+	 * symbol's first instruction): its own. */
+	was = pmc_ir_tmp(out, Ity_I64, IRExpr_Load(Iend_LE, Ity_I64, context_at));
+	none = pmc_ir_tmp(out, Ity_I1, IRExpr_Binop(Iop_CmpEQ64, was, u64(0)));
+	base = pmc_ir_tmp(out, Ity_I64, IRExpr_ITE(none, mkIRExpr_HWord((HWord)own), was));
+	/* The start of a function without a symbol is a function when called
+	 * (callgrind names the block a call entered), not when jumped to. */
+	if (where == UNNAMED_START && !in_plt(a)) {
+		pmc_ir_add(out, own + CALLS * PMC_FN_STRIDE,
+			   pmc_ir_tmp(out, Ity_I64, IRExpr_Unop(Iop_1Uto64, none)));
+		addStmtToIRSB(out, IRStmt_Store(Iend_LE, context_at, base));
+	}
+	return base;
 }
 
 /* &live.stack[depth % STACK], in generated code. */
@@ -361,6 +383,8 @@ void pmc_fn_leave(IRSB *out, Addr from, IRJumpKind jk, IRExpr *next, IRExpr *her
 		addStmtToIRSB(out, IRStmt_Store(Iend_LE, depth_at,
 						pmc_ir_tmp(out, Ity_I64,
 							   IRExpr_Binop(Iop_Add64, depth, u64(1)))));
+		/* The callee's first block says whose it is; a stub's is the
+		 * caller's. */
 		what = known && in_plt(to) ? here : u64(0);
 	} else if (jk == Ijk_Ret) {
 		IRExpr *empty, *below, *was;
@@ -378,9 +402,8 @@ void pmc_fn_leave(IRSB *out, Addr from, IRJumpKind jk, IRExpr *next, IRExpr *her
 	} else if (jk == Ijk_Boring && in_plt(from)) {
 		/* A stub leaving for its function: callgrind's call. */
 		what = u64(0);
-	} else if (jk == Ijk_Boring && (!known || charged_to_jumper(to))) {
-		what = here;
 	} else {
+		/* A jump stays in the function charged now. */
 		return;
 	}
 	addStmtToIRSB(out, IRStmt_Store(Iend_LE, mkIRExpr_HWord((HWord)&live.context), what));
@@ -423,7 +446,7 @@ void pmc_fn_interval_end(void)
 			}
 			r = &last[nlast++];
 			r->fn = c * CHUNK + i;
-			for (Int e = 0; e < PMC_TOOL_NFIXED; e++) {
+			for (Int e = 0; e < NCOSTS; e++) {
 				r->cost[e] = k->cost[e][i];
 				k->cost[e][i] = 0;
 			}
@@ -506,6 +529,14 @@ Int pmc_fn_write(const HChar *dir, HChar *path, SizeT size, UInt counted)
 				out_str(o, line);
 			}
 		out_str(o, "\n");
+		/* Its calls, as callgrind writes a call to it (the callee's
+		 * inclusive cost, which the tool has not, as nothing). */
+		if (last[i].cost[CALLS]) {
+			out_str(o, "cfn=");
+			out_str(o, f->name);
+			VG_(sprintf)(line, "\ncalls=%llu 0\n0\n", last[i].cost[CALLS]);
+			out_str(o, line);
+		}
 	}
 	out_flush(o);
 	VG_(close)(o->fd);

@@ -50,9 +50,6 @@ extern Bool pmc_functions;
 /* A function's counters are PMC_FN_STRIDE ULongs apart, in
  * enum pmc_tool_counter order. */
 #define PMC_FN_STRIDE 1024
-/* The counters of the function at a (a superblock's first instruction),
- * found or made when code there is translated; NULL past the table. */
-ULong *pmc_fn_costs(Addr a);
 /* While a superblock is instrumented: where its function's counters are
  * (an I64 atom: a constant, or for code without a symbol and a PLT stub,
  * the jumping function's, loaded when it runs), or NULL when no function
