@@ -181,8 +181,8 @@ static Int fn_index(const HChar *object, const HChar *name)
  * header); another leaves the object without starts.
  */
 struct starts {
-	Addr elf;        /* the object's ELF header, the key */
-	Addr hdr;        /* its .eh_frame_hdr, 0: none usable */
+	Addr elf; /* the object's ELF header, the key */
+	Addr hdr; /* its .eh_frame_hdr, 0: none usable */
 	const Int *pairs;
 	UInt n;
 };
@@ -249,7 +249,7 @@ static Addr function_start(Addr a)
 {
 	NSegment const *seg = VG_(am_find_nsegment)(a);
 	struct starts *s = NULL;
-	Addr elf;
+	Addr elf, start;
 	UInt lo, hi;
 
 	if (!seg || seg->kind != SkFileC || (Addr)seg->offset > seg->start)
@@ -276,7 +276,8 @@ static Addr function_start(Addr a)
 		else
 			hi = mid;
 	}
-	return s->hdr + (Addr)(Long)s->pairs[2 * lo] <= a ? s->hdr + (Addr)(Long)s->pairs[2 * lo] : 0;
+	start = s->hdr + (Addr)(Long)s->pairs[2 * lo];
+	return start <= a ? start : 0;
 }
 
 /* ---- the table ------------------------------------------------------------------------ */
@@ -299,10 +300,9 @@ static ULong *fn_costs(Addr a, enum start *where)
 	if (!VG_(get_fnname)(ep, a, &name)) {
 		VgSectKind kind = VG_(DebugInfo_sect_kind)(NULL, a);
 		Addr start = kind == Vg_SectText ? function_start(a) : 0;
-
-		*where = start == a ? UNNAMED_START : MIDDLE;
 		Addr offset = (start ? start : a) - (di ? (Addr)VG_(DebugInfo_get_text_bias)(di) : 0);
 
+		*where = start == a ? UNNAMED_START : MIDDLE;
 		VG_(sprintf)(unnamed, "%#016lx%s", (UWord)offset,
 			     kind == Vg_SectData  ? " [Data]"
 			     : kind == Vg_SectBSS ? " [BSS]"
