@@ -135,6 +135,16 @@ PMC_API int pmc_sim_claim_dump(char *path, size_t size);
 PMC_API void pmc_sim_keep_dump(char *paths, size_t size, size_t *kept, size_t max);
 
 /*
+ * Whether pmc_sim_keep_dump will be called for the interval the next sim
+ * reading begins (a region's first few executions): pmcheck's valgrind
+ * tool gathers a region's functions only then, so that other readings cost
+ * nothing for them.  Stays set until changed; set it outside the counted
+ * window, before the reading that begins a region and after the one that
+ * ends it.  callgrind dumps every interval and ignores it.
+ */
+PMC_API void pmc_sim_keep_next(int keep);
+
+/*
  * Non-zero when this process runs under the sim backend's valgrind as set
  * up by pmc_sim_exec() (so PMC_OPEN_SIM sets can read it).
  */

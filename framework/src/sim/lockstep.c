@@ -272,6 +272,14 @@ const char *pmc_sim_functions_missing(void)
 
 /* ---- readings ------------------------------------------------------------------------ */
 
+/* pmc_sim_keep_next's: the interval the next reading begins is kept. */
+static int keep_next;
+
+void pmc_sim_keep_next(int keep)
+{
+	keep_next = keep != 0;
+}
+
 /* The last failed reading's words: the counting core reads without an
  * error struct (the hot path), and the harness asks for them. */
 static struct pmc_error read_error;
@@ -291,6 +299,7 @@ int pmc__sim_read(const unsigned *masks, size_t n, uint64_t t0, unsigned flags,
 	x.dump.ended_too = (flags & PMC_OPEN_INHERIT) != 0;
 	x.dump.now_ns = 0;
 	x.dump.written = 0;
+	x.dump.functions = (unsigned)keep_next;
 	x.err = err ? err : &read_error;
 	x.status = 0;
 	if (lockstep.protocol >= 3) {

@@ -42,9 +42,12 @@
  * - Self cost only, summed over every thread (callgrind's
  *   --separate-threads=no); recursion levels are not told apart (callgrind
  *   names a function entered recursively "fn'2": add them to compare).
- * - Intervals are callgrind's: each DUMP_STATS_AT request closes one.  The
- *   tool keeps the last closed interval's rows, and FUNCTIONS writes them
- *   out in callgrind's dump format, so that one reader serves both engines.
+ * - Intervals are callgrind's: each DUMP_STATS_AT request closes one.  Only
+ *   an interval the program will keep is gathered (pmc_tool_dump.functions
+ *   at the request that begins it): the counters are emptied there and
+ *   read at the next request, which makes its rows the last interval's;
+ *   FUNCTIONS writes them out in callgrind's dump format, so that one
+ *   reader serves both engines.  Other readings cost nothing more.
  *
  * Generated code adds to a function's counters at the same points it adds
  * to the thread's (one more addition per counter moved); nothing at all
@@ -69,8 +72,9 @@ Bool pmc_functions;
 IRExpr *pmc_fn_sb;
 /* Per thread: whose costs code without a symbol, and a PLT stub, add
  * to (the function that jumped to it; NULL: its own row), and the values
- * it had at the calls not yet returned from, most recent at depth - 1
- * (the deepest STACK kept; deeper, a return finds a later frame's).  See
+ * it had at the calls not yet returned from, most recent at depth - 1,
+ * depth modulo STACK (the deepest STACK kept; deeper, a return finds a
+ * later frame's).  See
  * "the function a block is charged to" above. */
 #define STACK 64
 struct fn_thread {
@@ -81,15 +85,17 @@ struct fn_thread {
 static struct fn_thread live; /* the running thread's: generated code's */
 static struct fn_thread *parked;
 
-#define CHUNK PMC_FN_STRIDE
+#define CHUNK 1024
 /* A function's counters: the fixed ones, then its calls. */
 #define CALLS PMC_TOOL_NFIXED
 #define NCOSTS (PMC_TOOL_NFIXED + 1)
 #define MAX_CHUNKS 1024 /* a million functions */
 
-/* Structure of arrays: a dump's scan reads one counter's array, packed. */
+/* A function's counters side by side (NCOSTS of 16 used): an exit's
+ * additions touch one or two cache lines of the host's, where one array
+ * per counter had them touch one line each. */
 struct chunk {
-	ULong cost[NCOSTS][CHUNK];
+	ULong cost[CHUNK][16];
 };
 
 struct fn {
@@ -315,7 +321,7 @@ static ULong *fn_costs(Addr a, enum start *where)
 	/* After fn_index has copied the name: this lookup overwrites it. */
 	if (name != unnamed && VG_(get_fnname_if_entry)(ep, a, &name))
 		*where = SYMBOL_START;
-	return i < 0 ? NULL : &chunks[i / CHUNK]->cost[0][i % CHUNK];
+	return i < 0 ? NULL : chunks[i / CHUNK]->cost[i % CHUNK];
 }
 
 static Bool in_plt(Addr a)
@@ -387,18 +393,17 @@ void pmc_fn_leave(IRSB *out, Addr from, IRJumpKind jk, IRExpr *next, IRExpr *her
 		 * caller's. */
 		what = known && in_plt(to) ? here : u64(0);
 	} else if (jk == Ijk_Ret) {
-		IRExpr *empty, *below, *was;
-
-		depth = pmc_ir_tmp(out, Ity_I64, IRExpr_Load(Iend_LE, Ity_I64, depth_at));
-		empty = pmc_ir_tmp(out, Ity_I1, IRExpr_Binop(Iop_CmpEQ64, depth, u64(0)));
-		below = pmc_ir_tmp(out, Ity_I64,
-				   IRExpr_ITE(empty, u64(0),
-					      pmc_ir_tmp(out, Ity_I64,
-							 IRExpr_Binop(Iop_Sub64, depth, u64(1)))));
-		was = pmc_ir_tmp(out, Ity_I64,
-				 IRExpr_Load(Iend_LE, Ity_I64, stack_slot(out, below)));
-		what = pmc_ir_tmp(out, Ity_I64, IRExpr_ITE(empty, u64(0), was));
-		addStmtToIRSB(out, IRStmt_Store(Iend_LE, depth_at, below));
+		/* A return with nothing pushed (the thread's first function,
+		 * a longjmp) takes whatever slot is below: NULL, or a function
+		 * of this thread's. */
+		depth = pmc_ir_tmp(out, Ity_I64,
+				   IRExpr_Binop(Iop_Sub64,
+						pmc_ir_tmp(out, Ity_I64,
+							   IRExpr_Load(Iend_LE, Ity_I64, depth_at)),
+						u64(1)));
+		what = pmc_ir_tmp(out, Ity_I64,
+				  IRExpr_Load(Iend_LE, Ity_I64, stack_slot(out, depth)));
+		addStmtToIRSB(out, IRStmt_Store(Iend_LE, depth_at, depth));
 	} else if (jk == Ijk_Boring && in_plt(from)) {
 		/* A stub leaving for its function: callgrind's call. */
 		what = u64(0);
@@ -426,7 +431,10 @@ void pmc_fn_thread_new(ThreadId tid, Bool running)
 	VG_(memset)(running ? &live : &parked[tid], 0, sizeof(live));
 }
 
-void pmc_fn_interval_end(void)
+/* Gathering an interval: the counters were emptied at its start. */
+static Bool gathering;
+
+static void interval_end(void)
 {
 	nlast = 0;
 	for (UInt c = 0; c * CHUNK < nfns; c++) {
@@ -438,7 +446,7 @@ void pmc_fn_interval_end(void)
 
 			/* Every addition a superblock makes carries its
 			 * instructions: a function that cost anything has Ir. */
-			if (!k->cost[PMC_TOOL_IR][i])
+			if (!k->cost[i][PMC_TOOL_IR])
 				continue;
 			if (nlast == last_cap) {
 				last_cap = last_cap ? last_cap * 2 : 256;
@@ -447,11 +455,21 @@ void pmc_fn_interval_end(void)
 			r = &last[nlast++];
 			r->fn = c * CHUNK + i;
 			for (Int e = 0; e < NCOSTS; e++) {
-				r->cost[e] = k->cost[e][i];
-				k->cost[e][i] = 0;
+				r->cost[e] = k->cost[i][e];
+				k->cost[i][e] = 0;
 			}
 		}
 	}
+}
+
+void pmc_fn_dump(Bool keep_next)
+{
+	if (gathering)
+		interval_end();
+	gathering = keep_next;
+	if (keep_next)
+		for (UInt c = 0; c * CHUNK < nfns; c++)
+			VG_(memset)(chunks[c], 0, sizeof(*chunks[c]));
 }
 
 /* Buffered writes to fd: one system call per 8 KiB. */

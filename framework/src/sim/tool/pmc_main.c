@@ -350,7 +350,7 @@ static Bool callgrind_request(ThreadId tid, UWord *arg, UWord *ret)
 		d->written = read_counters(tid, (Addr)d->counters, (UWord)d->n, (UWord)d->ended_too,
 					   (Addr)&d->now_ns);
 		if (pmc_functions)
-			pmc_fn_interval_end();
+			pmc_fn_dump(d->functions != 0);
 		*ret = 0;
 		return True;
 	case PMC_TOOL_CG_START_INSTRUMENTATION:

@@ -48,8 +48,9 @@ void pmc_watch_mapping_gone(Addr a, SizeT len);
 /* pmc_fn.c: per-function self costs (--pmcheck-functions). */
 extern Bool pmc_functions;
 /* A function's counters are PMC_FN_STRIDE ULongs apart, in
- * enum pmc_tool_counter order. */
-#define PMC_FN_STRIDE 1024
+ * enum pmc_tool_counter order: side by side, so that the additions of one
+ * exit touch one or two cache lines. */
+#define PMC_FN_STRIDE 1
 /* While a superblock is instrumented: where its function's counters are
  * (an I64 atom: a constant, or for code without a symbol and a PLT stub,
  * the jumping function's, loaded when it runs), or NULL when no function
@@ -69,8 +70,9 @@ void pmc_fn_switch(ThreadId from, ThreadId to);
 void pmc_fn_thread_new(ThreadId tid, Bool running);
 /* *(base + offset bytes) += amount, in generated code. */
 void pmc_ir_add_at(IRSB *out, IRExpr *base, Int offset, IRExpr *amount);
-/* A DUMP_STATS_AT: the interval's rows become the last interval's. */
-void pmc_fn_interval_end(void);
+/* A DUMP_STATS_AT: an interval being gathered ends, its rows becoming the
+ * last interval's; with keep_next, gathering starts for the next one. */
+void pmc_fn_dump(Bool keep_next);
 /* FUNCTIONS: the last interval's rows to a file in dir, its name to path
  * (size bytes), counting the counters of mask counted; 1, or 0. */
 Int pmc_fn_write(const HChar *dir, HChar *path, SizeT size, UInt counted);

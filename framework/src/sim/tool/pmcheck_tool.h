@@ -56,7 +56,8 @@
 #define PMC_TOOL_REQ_CHILDREN PMC_TOOL_REQ(4)
 
 /* FUNCTIONS(char *path, UWord size): write the functions' self costs in
- * the interval the last DUMP_STATS_AT closed to a file in callgrind's dump
+ * the interval the last DUMP_STATS_AT closed (one the DUMP_STATS_AT before
+ * it began with pmc_tool_dump.functions set) to a file in callgrind's dump
  * format (an events: line naming the counters this run counts, then ob=,
  * fn= and one cost line per function: see pmc_fn.c for the definitions),
  * beside the totals file, and its name to path.  Returns 1, or 0 when
@@ -93,6 +94,11 @@ struct pmc_tool_dump {
 	unsigned long long ended_too; /* nonzero: threads that ended count too */
 	unsigned long long now_ns;
 	unsigned long long written;
+	/* Protocol 4: nonzero when the program will keep the functions of the
+	 * interval this request begins (FUNCTIONS after the next one): only
+	 * then does a run counting functions gather them, so that a reading
+	 * costs the same otherwise. */
+	unsigned long long functions;
 };
 
 enum pmc_tool_counter {
