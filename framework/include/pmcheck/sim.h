@@ -125,12 +125,24 @@ PMC_API int pmc_sim_claim_dump(char *path, size_t size);
 
 /*
  * pmc_sim_claim_dump into paths[*kept] (rows of size bytes), counting it
- * in *kept, while *kept < max; nothing when there is no dump (pmcheck's
- * valgrind tool makes none).  The work is done on the host CPU, unseen by
+ * in *kept, while *kept < max; under pmcheck's valgrind tool, a file of
+ * the same format with the functions' self costs of that interval, which
+ * the tool writes when its run counts them (PMC_SIM_FUNCTIONS), and
+ * nothing when it does not.  The work is done on the host CPU, unseen by
  * either engine's caches and branch predictor, so that a program keeping
  * dumps between its regions executes the same instructions under both.
  */
 PMC_API void pmc_sim_keep_dump(char *paths, size_t size, size_t *kept, size_t max);
+
+/*
+ * Whether pmc_sim_keep_dump will be called for the interval the next sim
+ * reading begins (a region's first few executions): pmcheck's valgrind
+ * tool gathers a region's functions only then, so that other readings cost
+ * nothing for them.  Stays set until changed; set it outside the counted
+ * window, before the reading that begins a region and after the one that
+ * ends it.  callgrind dumps every interval and ignores it.
+ */
+PMC_API void pmc_sim_keep_next(int keep);
 
 /*
  * Non-zero when this process runs under the sim backend's valgrind as set
@@ -154,6 +166,15 @@ PMC_API const char *pmc_sim_engine(void);
  * the tool counts, or outside the simulator.  The string is static.
  */
 PMC_API const char *pmc_sim_fallback(void);
+
+/*
+ * Why this process's engine keeps no functions for pmc_sim_keep_dump
+ * though its run asked for them (PMC_SIM_FUNCTIONS): pmcheck's valgrind
+ * tool of a protocol before per-function costs; NULL when it keeps them,
+ * when they were not asked for, or outside the simulator.  The string is
+ * static.
+ */
+PMC_API const char *pmc_sim_functions_missing(void);
 
 /*
  * Why this process's last sim reading failed, as a sentence (for example,
@@ -255,6 +276,13 @@ PMC_API int pmc_sim_exec_for(char *const argv[], int verbose, unsigned columns,
  * alternates it between runs to find counts that depend on the schedule;
  * a single-threaded program counts the same under both. */
 #define PMC_SIM_OTHER_SCHEDULE (1u << 29)
+/* In pmc_sim_exec_for's columns: pmcheck's valgrind tool counts each
+ * function's self costs too, so that pmc_sim_keep_dump keeps a region's
+ * functions under either engine (callgrind always has them).  It costs
+ * the tool one more addition wherever it adds to a counter.  A build of
+ * the tool too old for it counts without, and pmc_sim_functions_missing
+ * says why. */
+#define PMC_SIM_FUNCTIONS (1u << 28)
 
 /*
  * In a program pmc_sim_exec_for started: nothing more will be read, so

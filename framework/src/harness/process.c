@@ -288,6 +288,25 @@ static long sim_columns_of(const struct pmc_test_def *d, char *why, size_t size)
 	return need;
 }
 
+/* The case's run with the tool's function costs (recount_with_functions). */
+static bool functions_forced;
+
+/*
+ * Does the tool count function costs in a case's run?  They cost the tool
+ * one more addition wherever it adds to a counter (a few percent of
+ * instruction-only work), so only a run that keeps what it measured pays:
+ * one that writes results or a report, compares with a baseline,
+ * calibrates, or runs under CTest (CI's gates).  A failure elsewhere is
+ * run once more, with them.  callgrind always has them.
+ */
+static bool functions_wanted(const struct runner *r)
+{
+	if (pmc__functions_rerun)
+		return false;
+	return functions_forced || r->json_path || r->junit_path || r->results_dir || r->report_md ||
+	       r->baseline || r->save_baseline || r->calibrate || r->ctest;
+}
+
 static int exec_sim_case(struct runner *r, const struct pmc_test_def *d, int resfd)
 {
 	char exe[PATH_MAX], name[256], *args[4], why[PMC_ERROR_MSG_MAX];
@@ -356,7 +375,8 @@ static int exec_sim_case(struct runner *r, const struct pmc_test_def *d, int res
 	rc = r->sim_full ? pmc_sim_exec(args, r->verbose, &err)
 			 : pmc_sim_exec_for(args, r->verbose,
 					    (unsigned)columns |
-						    (pmc__sim_other_schedule ? PMC_SIM_OTHER_SCHEDULE : 0),
+						    (pmc__sim_other_schedule ? PMC_SIM_OTHER_SCHEDULE : 0) |
+						    (functions_wanted(r) ? PMC_SIM_FUNCTIONS : 0),
 					    &err);
 	if (rc < 0) {
 		fprintf(stderr, "%s: --backend=sim: %s\n", r->prog, err.message);
@@ -606,6 +626,16 @@ static bool failed_on_samples(const struct pmc__result *res)
 	return false;
 }
 
+/* Did the case's own run record functions (pmcheck's valgrind tool counts
+ * them): then no region needs one more run under callgrind for them. */
+bool pmc__result_has_functions(const struct pmc__result *res)
+{
+	for (size_t j = 0; j < res->nregions; j++)
+		if (res->regions[j].nfns)
+			return true;
+	return false;
+}
+
 /* Move the callgrind run's functions into the gate's regions (those that
  * have none). */
 static void adopt_functions(struct pmc__result *res, struct pmc__result *cg)
@@ -654,9 +684,43 @@ static void adopt_judgement(struct pmc__result *res, struct pmc__result *cg)
 }
 
 /*
- * A case that failed on sim as counted by pmcheck's valgrind tool: run it
- * once more under callgrind, whose dumps name the functions behind the
- * failure.  The report stays the gate's: the tool's figures, measurements
+ * A case that failed on sim, counted by pmcheck's valgrind tool without
+ * function costs (functions_wanted): run it once more with them.  The
+ * same engine counts the same, so the re-run's judgement, which names the
+ * functions, is taken.  False when the re-run has none (a tool too old
+ * for them) or counted otherwise: callgrind is asked then.
+ */
+static bool recount_with_functions(struct runner *r, const struct pmc_test_def *d,
+				   const struct pmc_test_options *o, struct pmc__result *res)
+{
+	struct pmc__result again;
+	char diff[512] = "", *note = NULL;
+	double seconds;
+	bool adopted = false;
+
+	if (functions_wanted(r))
+		return false;
+	functions_forced = true;
+	run_forked(r, d, o, &seconds, &again);
+	functions_forced = false;
+	if (!first_difference(res, &again, diff, sizeof(diff)))
+		first_difference(&again, res, diff, sizeof(diff));
+	if (!diff[0] && pmc__result_has_functions(&again) &&
+	    (again.verdict == PMC_FAIL || again.verdict == PMC_PASS)) {
+		adopt_judgement(res, &again);
+		if (asprintf(&note, "sim: run once more with pmcheck's valgrind tool counting function costs, for the functions behind the failure (%.3g s); it counted the same",
+			     seconds) >= 0)
+			add_note(res, note);
+		adopted = true;
+	}
+	pmc__result_release(&again);
+	return adopted;
+}
+
+/*
+ * A case that failed on sim as counted by pmcheck's valgrind tool, with no
+ * function costs of its own: run it once more under callgrind, whose dumps
+ * name the functions behind the failure.  The report stays the gate's: the tool's figures, measurements
  * and engine.  When callgrind counted the same, its judgement of those
  * figures (with the functions, and layout told apart) is taken; when it
  * counted otherwise, the tool's verdict stands and a note gives the
@@ -673,7 +737,8 @@ static void recount_with_callgrind(struct runner *r, const struct pmc_test_def *
 	int rc;
 
 	if (r->calibrate || res->verdict != PMC_FAIL || !res->sim_engine ||
-	    strcmp(res->sim_engine, "pmcheck") || !failed_on_samples(res))
+	    strcmp(res->sim_engine, "pmcheck") || !failed_on_samples(res) ||
+	    pmc__result_has_functions(res) || recount_with_functions(r, d, o, res))
 		return;
 	run_for_functions(r, d, o, &seconds, &cg);
 	if (!first_difference(res, &cg, diff, sizeof(diff)))
@@ -717,7 +782,8 @@ size_t pmc__sim_functions_for_changes(struct runner *r, json_t *rep, struct pmc_
 		double seconds;
 		char diff[512] = "", *note = NULL;
 
-		if (!res->sim_engine || strcmp(res->sim_engine, "pmcheck"))
+		if (!res->sim_engine || strcmp(res->sim_engine, "pmcheck") ||
+		    pmc__result_has_functions(res))
 			continue;
 		json_array_foreach(json_object_get(rep, "rows"), k, row) {
 			const char *v = pmc__jstr(row, "verdict");

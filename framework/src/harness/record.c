@@ -460,6 +460,11 @@ int pmc__result_record(struct pmc_test *t, struct pmc__result *r)
 				if (pmc_sim_fallback())
 					pmc_test_note(t, "sim: counted by callgrind, not pmcheck's valgrind tool: %s",
 						      pmc_sim_fallback());
+				/* Then a failure takes its functions from one
+				 * more run, under callgrind (process.c). */
+				if (pmc_sim_functions_missing())
+					pmc_test_note(t, "sim: no function costs from this run: %s; functions behind a failure or a change come from one more run under callgrind",
+						      pmc_sim_functions_missing());
 			}
 		}
 	}

@@ -128,6 +128,11 @@ int pmc_test_region_begin_n(struct pmc_test *t, const char *name, uint64_t itera
 		clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t->thread_cpu0);
 		clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t->process_cpu0);
 	}
+	/* The tool gathers the functions of the executions kept for
+	 * attribution only (keep_dump). */
+	if (t->backend == PMC_BACKEND_SIM)
+		pmc_sim_keep_next(!t->measuring_overhead && t->hot.recording && r->attr &&
+				  r->attr->n < PMC__ATTR_DUMPS);
 	if (t->backend == PMC_BACKEND_SIM && !t->measuring_overhead) {
 		t->children_minflt0 = children_faults();
 		t->children_added = t->opt.inherit ? pmc_sim_children(&t->children_ended0,
@@ -210,6 +215,8 @@ int pmc_test_region_end(struct pmc_test *t)
 	if (t->hot.inline_open) /* begun by PMC_REGION inline: one thread then */
 		t->threaded_at_begin = false;
 	rc = pmc_region_end(&t->hot.core, &m);
+	if (t->backend == PMC_BACKEND_SIM)
+		pmc_sim_keep_next(0);
 	if (t->sampling)
 		pmc__sampling_end(t);
 	others = t->hot.watch_threads && !t->measuring_overhead && other_threads_ran(t);

@@ -28,8 +28,9 @@
 
 /*
  * Calibrated on sim with pmcheck's valgrind tool: the functions of each
- * region, which the budgets' functions file keeps for attribution, come
- * from one more run under callgrind (its counts are not used).
+ * region, which the budgets' functions file keeps for attribution, are the
+ * tool's own; a build of the tool without function costs leaves them to
+ * one more run under callgrind (its counts are not used).
  */
 static void functions_from_callgrind(struct runner *r, const struct pmc_test_def *d,
 				     struct pmc__result *first)
@@ -39,6 +40,10 @@ static void functions_from_callgrind(struct runner *r, const struct pmc_test_def
 
 	if (!first->sim_engine || strcmp(first->sim_engine, "pmcheck"))
 		return;
+	if (pmc__result_has_functions(first)) {
+		printf("  the functions of each region for attribution: counted by pmcheck's valgrind tool in the first run\n");
+		return;
+	}
 	pmc__functions_from_callgrind(r, d, &secs, &cg);
 	for (size_t i = 0; i < first->nregions; i++) {
 		struct pmc__region_rec *g = &first->regions[i];

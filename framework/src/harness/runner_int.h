@@ -42,6 +42,9 @@ struct runner {
 
 /* process.c: run case d as the runner is set up to (forked, or in this
  * process with --no-fork); *seconds its duration. */
+/* A region of res has functions (the tool counted them in the case's own
+ * run): none needs one more run under callgrind for them. */
+bool pmc__result_has_functions(const struct pmc__result *res);
 /* One more run of d under callgrind for its functions (sim, after the tool
  * counted it). */
 void pmc__functions_from_callgrind(struct runner *r, const struct pmc_test_def *d,

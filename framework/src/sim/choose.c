@@ -63,7 +63,8 @@ const char *pmc_sim_valgrind_version(void)
 static const char *engine_preferred; /* pmc_sim_engine_prefer's, or NULL */
 /* PMCHECK_FAULT_CHECKS names sim-tool: the tool miscounts on purpose (the
  * known-work check's test); sim-tool-old: it answers as a build of
- * protocol 2 would, without models.  Latched with the tool's directory. */
+ * protocol 2 would, without models; sim-tool-3: as a build of protocol 3,
+ * without per-function costs.  Latched with the tool's directory. */
 static const char *tool_fault;
 
 int pmc_sim_engine_prefer(const char *name, struct pmc_error *err)
@@ -153,6 +154,7 @@ const char *pmc__sim_tool_dir(void)
 		looked = 1;
 		tool_fault = fault_named(faults, "sim-tool") ? "--pmcheck-fault=miscount"
 			     : fault_named(faults, "sim-tool-old") ? "--pmcheck-fault=old"
+			     : fault_named(faults, "sim-tool-3")   ? "--pmcheck-fault=protocol3"
 								    : NULL;
 		if (dir && pmc__copy(found, sizeof(found), dir) == 0)
 			return found;
@@ -164,7 +166,7 @@ const char *pmc__sim_tool_dir(void)
 
 /* The protocol of the tool in dir, from the file its build wrote beside
  * it; a build of protocol 2 wrote none. */
-static unsigned tool_protocol(const char *dir)
+unsigned pmc__sim_tool_protocol_in(const char *dir)
 {
 	char path[PATH_MAX], text[16] = "";
 	unsigned protocol = PMC_TOOL_PROTOCOL_OLDEST;
@@ -178,6 +180,11 @@ static unsigned tool_protocol(const char *dir)
 			protocol = (unsigned)strtoul(text, NULL, 10);
 		fclose(f);
 	}
+	/* A fault that makes the tool answer as an older build says so here
+	 * too, as that build's file would. */
+	if (tool_fault && !strcmp(tool_fault, "--pmcheck-fault=protocol3") &&
+	    protocol > PMC_TOOL_PROTOCOL_MODELS)
+		protocol = PMC_TOOL_PROTOCOL_MODELS;
 	return protocol;
 }
 
@@ -233,7 +240,7 @@ const char *pmc_sim_engine_for(unsigned columns, char *why, size_t size)
 		return strcmp(pref, "pmcheck") ? "callgrind" : NULL;
 	}
 	models = columns == ~0u || (columns & (PMC__SIM_CACHE_MISSES | PMC__SIM_BRANCH_MISSES));
-	protocol = tool_protocol(dir);
+	protocol = pmc__sim_tool_protocol_in(dir);
 	if (models && protocol < 3) {
 		snprintf(why, size, "pmcheck's valgrind tool in %s is a build of protocol %u, which has no cache or branch-predictor model for %s%s",
 			 dir, protocol, columns == ~0u ? "a whole run's misses" : "the misses asked for",

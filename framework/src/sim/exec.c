@@ -338,6 +338,7 @@ static int run_under_valgrind(char *const argv[], int verbose, unsigned columns,
 	int slot[PMC_MAX_EVENTS];
 	size_t nwatch = 0;
 	bool whole = columns == ~0u, tool, fallback;
+	char nofunctions[PATH_MAX + 256] = "";
 	const char *vargv[32 + 64 + PMC_TOOL_MAX_WATCH], *engine;
 	struct pmc__child c;
 	struct sigaction sa = { 0 }, old_int, old_term;
@@ -430,6 +431,19 @@ static int run_under_valgrind(char *const argv[], int verbose, unsigned columns,
 		vargv[n++] = "--trace-children=no";
 		if (pmc__sim_tool_fault())
 			vargv[n++] = pmc__sim_tool_fault();
+		/* Function costs as callgrind names them here: mangled. */
+		if (!whole && (columns & PMC_SIM_FUNCTIONS)) {
+			unsigned protocol = pmc__sim_tool_protocol_in(pmc__sim_tool_dir());
+
+			if (protocol >= PMC_TOOL_PROTOCOL_FUNCTIONS) {
+				vargv[n++] = "--pmcheck-functions=yes";
+				vargv[n++] = "--demangle=no";
+			} else {
+				snprintf(nofunctions, sizeof(nofunctions),
+					 "pmcheck's valgrind tool in %s is a build of protocol %u, which counts no function costs (protocol %u does)",
+					 pmc__sim_tool_dir(), protocol, PMC_TOOL_PROTOCOL_FUNCTIONS);
+			}
+		}
 		for (i = 0; i < nwatch; i++)
 			vargv[n++] = watch[i];
 	}
@@ -488,12 +502,14 @@ static int run_under_valgrind(char *const argv[], int verbose, unsigned columns,
 
 		snprintf(run, sizeof(run), "%s/" SIM_RUN_FILE, dir);
 		f = fopen(run, "w");
-		if (!f || fprintf(f, "columns %x\n%s%s%s%s",
+		if (!f || fprintf(f, "columns %x\n%s%s%s%s%s%s%s",
 				  (columns & PMC_SIM_CACHE_COLUMNS ? PMC_SIM_CACHE_COLUMNS : 0) |
 					  (columns & PMC_SIM_BRANCH_COLUMNS ? PMC_SIM_BRANCH_COLUMNS : 0) |
 					  (1u << PMC_SIM_IR),
 				  columns & PMC_SIM_FROM_START ? "" : "instrument deferred\n",
-				  fallback ? "fallback " : "", fallback ? why : "", fallback ? "\n" : "") < 0 ||
+				  fallback ? "fallback " : "", fallback ? why : "", fallback ? "\n" : "",
+				  nofunctions[0] ? "nofunctions " : "", nofunctions,
+				  nofunctions[0] ? "\n" : "") < 0 ||
 		    fclose(f)) {
 			if (f)
 				fclose(f);
@@ -548,7 +564,7 @@ int pmc_sim_exec_for(char *const argv[], int verbose, unsigned columns, struct p
 	/* ~0u is the whole run; no column past the last means the same. */
 	return run_under_valgrind(argv, verbose,
 				   columns & (((1u << PMC_SIM_NCOLUMNS) - 1) | PMC_SIM_FROM_START |
-					      PMC_SIM_OTHER_SCHEDULE),
+					      PMC_SIM_OTHER_SCHEDULE | PMC_SIM_FUNCTIONS),
 				   NULL,
 				   NULL, err);
 }

@@ -233,25 +233,52 @@ struct keep {
 	size_t size;
 	size_t *kept;
 	size_t max;
+	unsigned long written; /* the tool wrote the interval's functions */
 };
 
 static int keep(void *arg)
 {
 	struct keep *k = arg;
 
-	if (*k->kept < k->max && pmc_sim_claim_dump(k->paths + *k->kept * k->size, k->size) == 0)
+	if (k->written || pmc_sim_claim_dump(k->paths + *k->kept * k->size, k->size) == 0)
 		(*k->kept)++;
 	return 0;
 }
 
+/*
+ * The program asks pmcheck's valgrind tool for the last interval's
+ * functions under either engine: callgrind answers the default, 0, and
+ * its dump is claimed natively.  The request's code is the same whatever
+ * the answer, and the answer is only looked at natively, so both engines
+ * run the same instructions here.
+ */
 void pmc_sim_keep_dump(char *paths, size_t size, size_t *kept, size_t max)
 {
-	struct keep k = { paths, size, kept, max };
+	struct keep k = { paths, size, kept, max, 0 };
 
+	if (*kept >= max)
+		return;
+	k.written = VALGRIND_DO_CLIENT_REQUEST_EXPR(0, PMC_TOOL_REQ_FUNCTIONS, paths + *kept * size,
+						    size, 0, 0, 0);
 	natively(keep, &k);
 }
 
+const char *pmc_sim_functions_missing(void)
+{
+	if (!pmc_sim_active() || strcmp(pmc__sim_engine_here()->name, "pmcheck"))
+		return NULL;
+	return pmc__sim_run()->nofunctions[0] ? pmc__sim_run()->nofunctions : NULL;
+}
+
 /* ---- readings ------------------------------------------------------------------------ */
+
+/* pmc_sim_keep_next's: the interval the next reading begins is kept. */
+static int keep_next;
+
+void pmc_sim_keep_next(int keep)
+{
+	keep_next = keep != 0;
+}
 
 /* The last failed reading's words: the counting core reads without an
  * error struct (the hot path), and the harness asks for them. */
@@ -272,6 +299,7 @@ int pmc__sim_read(const unsigned *masks, size_t n, uint64_t t0, unsigned flags,
 	x.dump.ended_too = (flags & PMC_OPEN_INHERIT) != 0;
 	x.dump.now_ns = 0;
 	x.dump.written = 0;
+	x.dump.functions = (unsigned)keep_next;
 	x.err = err ? err : &read_error;
 	x.status = 0;
 	if (lockstep.protocol >= 3) {

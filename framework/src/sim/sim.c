@@ -153,7 +153,7 @@ const struct pmc__sim_run *pmc__sim_run(void)
 {
 	static int read_once;
 	const char *dir = getenv(SIM_ENV_DIR);
-	char path[PATH_MAX], text[1024], *line, *save = NULL;
+	char path[PATH_MAX], text[2048], *line, *save = NULL;
 	ssize_t n;
 	int fd;
 
@@ -180,6 +180,8 @@ const struct pmc__sim_run *pmc__sim_run(void)
 			sim_run.deferred = 1;
 		else if (!strncmp(line, "fallback ", 9))
 			snprintf(sim_run.fallback, sizeof(sim_run.fallback), "%s", line + 9);
+		else if (!strncmp(line, "nofunctions ", 12))
+			snprintf(sim_run.nofunctions, sizeof(sim_run.nofunctions), "%s", line + 12);
 	}
 	return &sim_run;
 }

@@ -30,6 +30,9 @@ struct pmc__sim_run {
 	unsigned columns;
 	int deferred;
 	char fallback[768];
+	/* Why the tool counts no function costs though they were asked for
+	 * (PMC_SIM_FUNCTIONS), or "". */
+	char nofunctions[512];
 };
 const struct pmc__sim_run *pmc__sim_run(void);
 
@@ -78,6 +81,9 @@ int pmc__cg_uncalled(const char *text, size_t len, int first_dump, char *name, s
  * once, before a runner clears the environment. */
 const char *pmc__sim_tool_dir(void);
 const char *pmc__sim_tool_fault(void);
+/* The protocol of the tool built in dir (its protocol file), as a fault
+ * injection may lower it. */
+unsigned pmc__sim_tool_protocol_in(const char *dir);
 
 /* Nonzero when running under valgrind (rdpmc would raise SIGILL there). */
 int pmc__under_valgrind(void);

@@ -5,10 +5,12 @@
 row is that function with the region's whole difference.  Results files
 compared afterwards carry functions when callgrind counted them
 (PMCHECK_SIM_ENGINE=callgrind); a gate run against a baseline or budgets
-counts with pmcheck's valgrind tool and takes the functions from one more
-run under callgrind, which the output says."""
+counts with pmcheck's valgrind tool, which counts the functions too: the
+regression and the failure name them without callgrind ever running (a
+valgrind on PATH that logs its command lines shows none)."""
 import json
 import os
+import shlex
 import shutil
 import subprocess
 import sys
@@ -31,6 +33,28 @@ BEFORE, AFTER = (os.path.join(_builds, s, "attr_work") for s in ("before", "afte
 if os.environ.get("PMCHECK_TEST_SANITIZED") == "1":
     print("SKIP: the sim backend does not run sanitized builds")
     sys.exit(77)
+
+# callgrind is started through the valgrind on PATH (pmcheck's tool through
+# its own launcher): a valgrind first on PATH that logs each command line
+# and runs the real one shows whether callgrind ran.
+_real_valgrind = shutil.which("valgrind")
+_spy_dir = tempfile.mkdtemp(prefix="pmcheck-spy-")
+SPY_LOG = os.path.join(_spy_dir, "valgrind.log")
+with open(os.path.join(_spy_dir, "valgrind"), "w") as _f:
+    _f.write(f'#!/bin/sh\nprintf "%s\\n" "$*" >> {shlex.quote(SPY_LOG)}\nexec {shlex.quote(_real_valgrind)} "$@"\n')
+os.chmod(os.path.join(_spy_dir, "valgrind"), 0o755)
+SPIED = dict(os.environ, PATH=_spy_dir + os.pathsep + os.environ.get("PATH", ""))
+
+
+def callgrind_runs():
+    """The command lines of callgrind runs the spy logged, and forget them."""
+    if not os.path.exists(SPY_LOG):
+        return []
+    with open(SPY_LOG) as f:
+        runs = [l.strip() for l in f if "--tool=callgrind" in l]
+    os.remove(SPY_LOG)
+    return runs
+
 
 with tempfile.TemporaryDirectory() as d:
     docs = {}
@@ -85,11 +109,14 @@ with tempfile.TemporaryDirectory() as d:
     # The gate's own --baseline: the regression fails in JUnit too (the
     # case passes its checks), with the function behind it.
     junit = os.path.join(d, "gate.xml")
+    callgrind_runs()
     p = subprocess.run([AFTER, "--backend=sim", f"--baseline={os.path.join(d, 'before.json')}",
-                        f"--junit={junit}"], capture_output=True, text=True, timeout=300)
+                        f"--junit={junit}"], capture_output=True, text=True, timeout=300, env=SPIED)
     check(p.returncode == 3, f"--baseline exits 3 on the regression: {p.returncode}")
-    check("running it once more under callgrind for the functions behind it" in p.stdout,
-          f"the tool's run takes its functions from callgrind, and says so:\n{p.stdout[-800:]}")
+    check("under callgrind" not in p.stdout and "attr_middle" in p.stdout,
+          f"the tool's run names the function itself, no re-run:\n{p.stdout[-800:]}")
+    ran = callgrind_runs()
+    check(not ran, f"--baseline on the tool ran no callgrind: {ran}")
     root = ET.parse(junit).getroot()
     fails = list(root.iter("failure"))
     check(len(fails) == 1 and fails[0].get("type") == "REGRESSION" and root.get("failures") == "1",
@@ -104,14 +131,19 @@ with tempfile.TemporaryDirectory() as d:
     hw = os.path.join(d, "hwdb")
     os.makedirs(hw)
     p = subprocess.run([BEFORE, "--backend=sim", "--calibrate", f"--hwdb={hw}"], capture_output=True,
-                       text=True, timeout=300)
-    check(p.returncode == 0 and "functions of each region" in p.stdout, f"calibrate: {p.stdout[-600:]}")
+                       text=True, timeout=300, env=SPIED)
+    check(p.returncode == 0 and "functions of each region for attribution: counted by pmcheck's valgrind tool"
+          in p.stdout, f"calibrate: {p.stdout[-600:]}")
+    ran = callgrind_runs()
+    check(not ran, f"--calibrate on the tool ran no callgrind: {ran}")
     fj = [os.path.join(r, f) for r, _, fs in os.walk(hw) for f in fs if f.endswith(".functions.json")]
     check(len(fj) == 1, f"one functions file beside the budgets: {fj}")
     p = subprocess.run([CLI, "hwdb", "check", f"--hwdb={hw}"], capture_output=True, text=True, timeout=60)
     check(p.returncode == 0, f"hwdb check accepts it: {p.stdout} {p.stderr}")
     p = subprocess.run([AFTER, "--backend=sim", f"--hwdb={hw}", f"--json={os.path.join(d, 'gate.json')}"],
-                       capture_output=True, text=True, timeout=300)
+                       capture_output=True, text=True, timeout=300, env=SPIED)
+    ran = callgrind_runs()
+    check(not ran, f"the failing case on the tool ran no callgrind: {ran}")
     check(p.returncode == 1 and "FAIL" in p.stdout and "against calibration" in p.stdout and
           f"attr_middle +{grew} (100% of the change)" in p.stdout,
           f"the failed budget names the function:\n{p.stdout[-1200:]}")
@@ -120,11 +152,39 @@ with tempfile.TemporaryDirectory() as d:
     check(f"attr_middle +{grew}" in case.get("reason", "") and
           any(f"attr_middle +{grew}" in c["message"] for c in case["checks"]),
           f"the record's reason and check carry it: {case.get('reason')}")
-    # The report is the gate's: the engine that counted it is the tool, and
-    # callgrind's re-run, for the functions, is named beside it.
+    # The tool counted the case and its functions: no re-run is noted.
     check(case.get("sim_engine") == "pmcheck" and
-          any("counted by pmcheck's valgrind tool; run once more under callgrind" in n and
-              "which counted the same" in n for n in case.get("notes", [])),
-          f"the tool's failure was re-run under callgrind, which counted the same: {case.get('notes')}")
+          not any("callgrind" in n for n in case.get("notes", [])) and
+          any(f["function"] == "attr_middle" for f in case["regions"][0].get("functions", [])),
+          f"the failure's functions are the tool's, with no callgrind re-run: {case.get('notes')}")
+
+    # Run from a terminal (no results file, no baseline, not under CTest),
+    # the tool counts no functions, and a failure is run once more with
+    # them: by the tool, not callgrind.
+    p = subprocess.run([AFTER, "--backend=sim", f"--hwdb={hw}"], capture_output=True, text=True,
+                       timeout=300, env=SPIED)
+    ran = callgrind_runs()
+    check(p.returncode == 1 and f"attr_middle +{grew} (100% of the change)" in p.stdout,
+          f"the terminal run's failure names the function:\n{p.stdout[-1200:]}")
+    check(not ran, f"the terminal run's failure ran no callgrind: {ran}")
+
+    # The same failure with a tool too old for function costs (a build of
+    # protocol 3, as PMCHECK_FAULT_CHECKS=sim-tool-3 makes it answer): the
+    # results say why, and the functions come from one more run under
+    # callgrind, as before protocol 4.
+    old = dict(SPIED, PMCHECK_FAULT_CHECKS="sim-tool-3")
+    p = subprocess.run([AFTER, "--backend=sim", f"--hwdb={hw}", f"--json={os.path.join(d, 'old.json')}"],
+                       capture_output=True, text=True, timeout=300, env=old)
+    ran = callgrind_runs()
+    check(p.returncode == 1 and f"attr_middle +{grew} (100% of the change)" in p.stdout,
+          f"the old tool's failure names the function too:\n{p.stdout[-1200:]}")
+    check(len(ran) == 1, f"one callgrind run, for the functions: {ran}")
+    with open(os.path.join(d, "old.json")) as f:
+        case = json.load(f)["cases"][0]
+    notes = case.get("notes", [])
+    check(any("no function costs from this run" in n and "protocol 3" in n for n in notes) and
+          any("run once more under callgrind" in n for n in notes),
+          f"the results say why callgrind ran: {notes}")
+
 
 finish()

@@ -57,6 +57,8 @@ void pmc_branch_cond(IRSB *out, Addr insn, IRExpr *taken, Bool inverted)
 	predicted = op1(out, Ity_I64, Iop_1Uto64, op2(out, Ity_I1, Iop_CmpLT64U, u64(1), c));
 	missed = op2(out, Ity_I64, Iop_Xor64, predicted, went);
 	pmc_ir_add(out, &pmc_live[PMC_TOOL_BCM], missed);
+	if (pmc_fn_sb)
+		pmc_ir_add_at(out, pmc_fn_sb, PMC_TOOL_BCM * PMC_FN_STRIDE * 8, missed);
 	/* Towards 3 when taken, towards 0 when not. */
 	up = op2(out, Ity_I64, Iop_Add64, c,
 		 op1(out, Ity_I64, Iop_1Uto64, op2(out, Ity_I1, Iop_CmpLT64U, c, u64(3))));
@@ -74,8 +76,10 @@ void pmc_branch_indirect(IRSB *out, Addr insn, IRExpr *dst)
 {
 	IRExpr *where = mkIRExpr_HWord((HWord)&targets[insn & ((1u << TARGET_BITS) - 1)]);
 	IRExpr *before = pmc_ir_tmp(out, Ity_I64, IRExpr_Load(Iend_LE, Ity_I64, where));
+	IRExpr *missed = op1(out, Ity_I64, Iop_1Uto64, op2(out, Ity_I1, Iop_CmpNE64, before, dst));
 
-	pmc_ir_add(out, &pmc_live[PMC_TOOL_BIM],
-		   op1(out, Ity_I64, Iop_1Uto64, op2(out, Ity_I1, Iop_CmpNE64, before, dst)));
+	pmc_ir_add(out, &pmc_live[PMC_TOOL_BIM], missed);
+	if (pmc_fn_sb)
+		pmc_ir_add_at(out, pmc_fn_sb, PMC_TOOL_BIM * PMC_FN_STRIDE * 8, missed);
 	addStmtToIRSB(out, IRStmt_Store(Iend_LE, where, dst));
 }

@@ -256,37 +256,54 @@ static inline __attribute__((always_inline)) Bool miss(struct cache *c, Addr a, 
 	return !hit;
 }
 
-static VG_REGPARM(2) void fetch_slow(Addr a, UWord size)
+static VG_REGPARM(3) void fetch_slow(Addr a, UWord size, ULong *fn)
 {
 	if (miss(&I1, a, size)) {
 		pmc_live[PMC_TOOL_I1MR]++;
-		if (miss(&LL, a, size))
+		if (fn)
+			fn[PMC_TOOL_I1MR * PMC_FN_STRIDE]++;
+		if (miss(&LL, a, size)) {
 			pmc_live[PMC_TOOL_ILMR]++;
+			if (fn)
+				fn[PMC_TOOL_ILMR * PMC_FN_STRIDE]++;
+		}
 	}
 }
 
-static VG_REGPARM(2) void read_slow(Addr a, UWord size)
+static VG_REGPARM(3) void read_slow(Addr a, UWord size, ULong *fn)
 {
 	if (miss(&D1, a, size)) {
 		pmc_live[PMC_TOOL_D1MR]++;
-		if (miss(&LL, a, size))
+		if (fn)
+			fn[PMC_TOOL_D1MR * PMC_FN_STRIDE]++;
+		if (miss(&LL, a, size)) {
 			pmc_live[PMC_TOOL_DLMR]++;
+			if (fn)
+				fn[PMC_TOOL_DLMR * PMC_FN_STRIDE]++;
+		}
 	}
 }
 
-static VG_REGPARM(2) void write_slow(Addr a, UWord size)
+static VG_REGPARM(3) void write_slow(Addr a, UWord size, ULong *fn)
 {
 	if (miss(&D1, a, size)) {
 		pmc_live[PMC_TOOL_D1MW]++;
-		if (miss(&LL, a, size))
+		if (fn)
+			fn[PMC_TOOL_D1MW * PMC_FN_STRIDE]++;
+		if (miss(&LL, a, size)) {
 			pmc_live[PMC_TOOL_DLMW]++;
+			if (fn)
+				fn[PMC_TOOL_DLMW * PMC_FN_STRIDE]++;
+		}
 	}
 }
 
 static void call_slow(IRSB *out, const HChar *name, void *fn, IRExpr *a, Int size, IRExpr *when)
 {
-	IRDirty *d = unsafeIRDirty_0_N(2, name, VG_(fnptr_to_fnentry)(fn),
-				       mkIRExprVec_2(a, mkIRExpr_HWord((HWord)size)));
+	/* The function's counters too, when it has them (pmc_fn.c). */
+	IRDirty *d = unsafeIRDirty_0_N(3, name, VG_(fnptr_to_fnentry)(fn),
+				       mkIRExprVec_3(a, mkIRExpr_HWord((HWord)size),
+						     pmc_fn_sb ? pmc_fn_sb : mkIRExpr_HWord(0)));
 
 	d->guard = when;
 	addStmtToIRSB(out, IRStmt_Dirty(d));

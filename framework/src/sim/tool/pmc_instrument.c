@@ -22,6 +22,19 @@ IRExpr *pmc_ir_tmp(IRSB *out, IRType ty, IRExpr *e)
 	return IRExpr_RdTmp(t);
 }
 
+void pmc_ir_add_at(IRSB *out, IRExpr *base, Int offset, IRExpr *amount)
+{
+	IRExpr *where = base->tag == Iex_Const
+				? mkIRExpr_HWord((HWord)base->Iex.Const.con->Ico.U64 + (HWord)offset)
+				: pmc_ir_tmp(out, Ity_I64,
+					     IRExpr_Binop(Iop_Add64, base,
+							  IRExpr_Const(IRConst_U64((ULong)offset))));
+	IRExpr *old = pmc_ir_tmp(out, Ity_I64, IRExpr_Load(Iend_LE, Ity_I64, where));
+	IRExpr *sum = pmc_ir_tmp(out, Ity_I64, IRExpr_Binop(Iop_Add64, old, amount));
+
+	addStmtToIRSB(out, IRStmt_Store(Iend_LE, where, sum));
+}
+
 void pmc_ir_add(IRSB *out, ULong *counter, IRExpr *amount)
 {
 	IRExpr *where = mkIRExpr_HWord((HWord)counter);
@@ -139,6 +152,9 @@ static void flush_counts(IRSB *out, struct pending *p)
 	for (Int c = 0; c < PMC_TOOL_NFIXED; c++)
 		if (p->n[c]) {
 			pmc_ir_add(out, &pmc_live[c], IRExpr_Const(IRConst_U64(p->n[c])));
+			if (pmc_fn_sb)
+				pmc_ir_add_at(out, pmc_fn_sb, c * PMC_FN_STRIDE * 8,
+					      IRExpr_Const(IRConst_U64(p->n[c])));
 			p->n[c] = 0;
 		}
 }
@@ -149,9 +165,12 @@ static void guarded(IRSB *out, struct pending *p, struct queue *q, Int counter, 
 		    IRExpr *addr, Int size)
 {
 	if (pmc_clo_memory) {
+		IRExpr *held = pmc_ir_tmp(out, Ity_I64, IRExpr_Unop(Iop_1Uto64, guard));
+
 		flush_counts(out, p);
-		pmc_ir_add(out, &pmc_live[counter],
-			   pmc_ir_tmp(out, Ity_I64, IRExpr_Unop(Iop_1Uto64, guard)));
+		pmc_ir_add(out, &pmc_live[counter], held);
+		if (pmc_fn_sb)
+			pmc_ir_add_at(out, pmc_fn_sb, counter * PMC_FN_STRIDE * 8, held);
 	}
 	if (pmc_models_active && pmc_cache_sim) {
 		flush_models(out, q);
@@ -223,7 +242,7 @@ IRSB *pmc_instrument(VgCallbackClosure *closure, IRSB *in, const VexGuestLayout 
 	struct last_load last = { False, 0, 0, NULL };
 	struct queue q;
 	Int insn = 0, i = 0, exits, exit_no = 0, insn_size = 0;
-	Addr insn_at = 0;
+	Addr insn_at = 0, sb_at;
 	Bool inverted;
 
 	(void)closure;
@@ -237,6 +256,12 @@ IRSB *pmc_instrument(VgCallbackClosure *closure, IRSB *in, const VexGuestLayout 
 	/* VEX's preamble (the self-modifying-code check) is not client code. */
 	for (; i < in->stmts_used && in->stmts[i]->tag != Ist_IMark; i++)
 		addStmtToIRSB(out, in->stmts[i]);
+	/* The whole superblock is its first instruction's function's, as
+	 * callgrind charges a block. */
+	sb_at = i < in->stmts_used
+			? (Addr)(in->stmts[i]->Ist.IMark.addr + in->stmts[i]->Ist.IMark.delta)
+			: 0;
+	pmc_fn_sb = pmc_functions && i < in->stmts_used ? pmc_fn_enter(out, sb_at) : NULL;
 	inverted = last_exit_inverted(in, i, &exits);
 	for (; i < in->stmts_used; i++) {
 		IRStmt *st = in->stmts[i];
@@ -360,5 +385,7 @@ IRSB *pmc_instrument(VgCallbackClosure *closure, IRSB *in, const VexGuestLayout 
 	zero_unasked(&p, False);
 	flush_counts(out, &p);
 	flush_models(out, &q);
+	if (pmc_fn_sb)
+		pmc_fn_leave(out, sb_at, in->jumpkind, in->next, pmc_fn_sb);
 	return out;
 }

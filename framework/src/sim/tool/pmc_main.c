@@ -5,10 +5,11 @@
  * and indirect branches (Bc, Bi), entries to watched functions, and, when
  * asked, the misses of callgrind's cache and branch-predictor models --
  * with inline additions to counters in memory, per thread, and answers a
- * reading with a client request.  No call graph, no dump.  Forked children
+ * reading with a client request, and, when asked, each function's self
+ * costs per interval (pmc_fn.c).  No call graph.  Forked children
  * count in processes of their own and report their totals back (see
  * "forked children").  The tool is this file and pmc_instrument.c,
- * pmc_watch.c, pmc_cache.c and pmc_branch.c (pmc_tool_int.h).
+ * pmc_watch.c, pmc_cache.c, pmc_branch.c and pmc_fn.c (pmc_tool_int.h).
  *
  * Copyright (C) 2026 the pmcheck authors.  This program is free software:
  * it links valgrind's core (GPL-2.0-or-later) and is distributed under the
@@ -113,6 +114,9 @@ static const HChar *clo_out;
  * build of protocol 2 (no models) would. */
 Bool pmc_clo_miscount;
 static Bool clo_old;
+/* --pmcheck-fault=protocol3: answers as a build of protocol 3 (models, no
+ * per-function costs) would. */
+static Bool clo_protocol3;
 static Bool clo_models_atstart = True;
 /* --pmcheck-watch=OFFSET:PATH, collected until post_clo_init. */
 static const HChar *clo_watch[PMC_TOOL_MAX_WATCH];
@@ -138,6 +142,8 @@ static void switch_thread(ThreadId tid, ULong blocks_done)
 	if (live_tid != VG_INVALID_THREADID)
 		VG_(memcpy)(parked[live_tid], pmc_live, sizeof(pmc_live));
 	VG_(memcpy)(pmc_live, parked[tid], sizeof(pmc_live));
+	if (pmc_functions)
+		pmc_fn_switch(live_tid, tid);
 	live_tid = tid;
 }
 
@@ -147,6 +153,8 @@ static void thread_created(ThreadId parent, ThreadId child)
 	if (child == live_tid)
 		VG_(memset)(pmc_live, 0, sizeof(pmc_live));
 	VG_(memset)(parked[child], 0, sizeof(parked[child]));
+	if (pmc_functions)
+		pmc_fn_thread_new(child, child == live_tid);
 }
 
 static void thread_exiting(ThreadId tid)
@@ -192,6 +200,7 @@ struct child_record {
 #define PMC_TOOL_CHILD_MAGIC 0x706d632d6b696400ULL /* "pmc-kid\0" */
 
 static HChar *kids_path;     /* NULL: no --pmcheck-out, children not added */
+static HChar *out_dir;       /* --pmcheck-out's directory, or NULL */
 static Bool is_child;        /* this process is a forked child */
 static Off64T kids_read;     /* the first process: bytes of records taken */
 static ULong kids[NCOUNTERS];
@@ -290,6 +299,23 @@ static void switch_models(Bool on)
 	VG_(discard_translations_safely)((Addr)0x1000, ~(SizeT)0xfff, "pmcheck");
 }
 
+/* The fixed counters this run counts, as a mask of 1 << counter. */
+static UInt counted(void)
+{
+	UInt m = 1u << PMC_TOOL_IR;
+
+	if (pmc_clo_memory)
+		m |= (1u << PMC_TOOL_DR) | (1u << PMC_TOOL_DW);
+	if (pmc_clo_branches)
+		m |= (1u << PMC_TOOL_BC) | (1u << PMC_TOOL_BI);
+	if (pmc_cache_sim)
+		m |= (1u << PMC_TOOL_I1MR) | (1u << PMC_TOOL_D1MR) | (1u << PMC_TOOL_D1MW) |
+		     (1u << PMC_TOOL_ILMR) | (1u << PMC_TOOL_DLMR) | (1u << PMC_TOOL_DLMW);
+	if (pmc_branch_sim)
+		m |= (1u << PMC_TOOL_BCM) | (1u << PMC_TOOL_BIM);
+	return m;
+}
+
 /* READ's work: n counters to buf (client memory), now to *now_ns. */
 static UWord read_counters(ThreadId tid, Addr buf, UWord n, UWord ended_too, Addr now_ns)
 {
@@ -323,6 +349,8 @@ static Bool callgrind_request(ThreadId tid, UWord *arg, UWord *ret)
 			return False;
 		d->written = read_counters(tid, (Addr)d->counters, (UWord)d->n, (UWord)d->ended_too,
 					   (Addr)&d->now_ns);
+		if (pmc_functions)
+			pmc_fn_dump(d->functions != 0);
 		*ret = 0;
 		return True;
 	case PMC_TOOL_CG_START_INSTRUMENTATION:
@@ -345,7 +373,17 @@ static Bool pmc_client_request(ThreadId tid, UWord *arg, UWord *ret)
 		return False;
 	switch (arg[0]) {
 	case PMC_TOOL_REQ_HELLO:
-		*ret = PMC_TOOL_MAGIC | (clo_old ? PMC_TOOL_PROTOCOL_OLDEST : PMC_TOOL_PROTOCOL);
+		*ret = PMC_TOOL_MAGIC | (clo_old	   ? PMC_TOOL_PROTOCOL_OLDEST
+					 : clo_protocol3 ? PMC_TOOL_PROTOCOL_MODELS
+							 : PMC_TOOL_PROTOCOL);
+		return True;
+	case PMC_TOOL_REQ_FUNCTIONS:
+		/* Older builds knew it not: the default answer. */
+		if (clo_old || clo_protocol3)
+			return False;
+		*ret = arg[1] && arg[2] && VG_(am_is_valid_for_client)(arg[1], arg[2], VKI_PROT_WRITE)
+			       ? (UWord)pmc_fn_write(out_dir, (HChar *)arg[1], (SizeT)arg[2], counted())
+			       : 0;
 		return True;
 	case PMC_TOOL_REQ_READ:
 		*ret = read_counters(tid, arg[1], arg[2], arg[3], arg[4]);
@@ -407,6 +445,8 @@ static Bool pmc_option(const HChar *arg)
 	} else if VG_STR_CLO (arg, "--pmcheck-out", clo_out) {
 	} else if VG_XACT_CLO (arg, "--pmcheck-fault=miscount", pmc_clo_miscount, True) {
 	} else if VG_XACT_CLO (arg, "--pmcheck-fault=old", clo_old, True) {
+	} else if VG_XACT_CLO (arg, "--pmcheck-fault=protocol3", clo_protocol3, True) {
+	} else if VG_BOOL_CLO (arg, "--pmcheck-functions", pmc_functions) {
 	} else if VG_BOOL_CLO (arg, "--pmcheck-branch-sim", pmc_branch_sim) {
 	} else if VG_BOOL_CLO (arg, "--pmcheck-models-atstart", clo_models_atstart) {
 	} else if (pmc_cache_option(arg)) {
@@ -428,9 +468,10 @@ static void pmc_usage(void)
 		    "    --pmcheck-branch-sim=no|yes simulate the branch predictors as callgrind does [no]\n"
 		    "    --pmcheck-models-atstart=no|yes  simulate from the start, or from callgrind's\n"
 		    "                                START_INSTRUMENTATION request on [yes]\n"
-		    "    --pmcheck-fault=miscount|old count wrong, or answer as protocol %u, on purpose\n"
-		    "                                (pmcheck's tests)\n",
-		    PMC_TOOL_PROTOCOL_OLDEST);
+		    "    --pmcheck-functions=no|yes  count each function's self costs, for FUNCTIONS [no]\n"
+		    "    --pmcheck-fault=miscount|old|protocol3 count wrong, or answer as protocol %u\n"
+		    "                                or %u, on purpose (pmcheck's tests)\n",
+		    PMC_TOOL_PROTOCOL_OLDEST, PMC_TOOL_PROTOCOL_MODELS);
 	pmc_cache_usage();
 }
 
@@ -442,6 +483,8 @@ static void pmc_debug_usage(void)
 static void pmc_post_clo_init(void)
 {
 	parked = VG_(calloc)("pmcheck.threads", VG_N_THREADS, sizeof(*parked));
+	if (pmc_functions)
+		pmc_fn_threads_init();
 	for (Int i = 0; i < clo_nwatch; i++) {
 		const HChar *colon = VG_(strchr)(clo_watch[i], ':');
 		HChar *end;
@@ -455,11 +498,16 @@ static void pmc_post_clo_init(void)
 	if (clo_old && (pmc_cache_sim || pmc_branch_sim))
 		pmc_refuse_option(pmc_cache_sim ? "--pmcheck-cache-sim=yes" : "--pmcheck-branch-sim=yes",
 				  "unknown to a build of protocol 2 (--pmcheck-fault=old)\n");
+	/* Builds before protocol 4 knew no function costs. */
+	if ((clo_old || clo_protocol3) && pmc_functions)
+		pmc_refuse_option("--pmcheck-functions=yes",
+				  "unknown to a build of protocol 3 or older (--pmcheck-fault)\n");
 	pmc_cache_init();
 	pmc_models_active = (pmc_cache_sim || pmc_branch_sim) && clo_models_atstart;
 	if (clo_out) {
 		const HChar *dir = VG_(dirname)(clo_out);
 
+		out_dir = VG_(strdup)("pmcheck.out_dir", dir);
 		kids_path = VG_(malloc)("pmcheck.children", VG_(strlen)(dir) + 32);
 		VG_(sprintf)(kids_path, "%s/pmcheck.children", dir);
 	}

@@ -45,6 +45,38 @@ Int pmc_watch_count(void);
 void pmc_watch_new_mapping(Addr a, SizeT len, Bool rr, Bool ww, Bool xx, ULong di_handle);
 void pmc_watch_mapping_gone(Addr a, SizeT len);
 
+/* pmc_fn.c: per-function self costs (--pmcheck-functions). */
+extern Bool pmc_functions;
+/* A function's counters are PMC_FN_STRIDE ULongs apart, in
+ * enum pmc_tool_counter order: side by side, so that the additions of one
+ * exit touch one or two cache lines. */
+#define PMC_FN_STRIDE 1
+/* While a superblock is instrumented: where its function's counters are
+ * (an I64 atom: a constant, or for code without a symbol and a PLT stub,
+ * the jumping function's, loaded when it runs), or NULL when no function
+ * is counted.  The models add their
+ * misses there too. */
+extern IRExpr *pmc_fn_sb;
+/* Code at a superblock's start that finds its function's counters. */
+IRExpr *pmc_fn_enter(IRSB *out, Addr a);
+/* Code at the end of the superblock at from, which leaves for next (an
+ * atom) by a jump of kind jk, here being its counters: whose costs the
+ * code there adds to, when it has no symbol of its own (pmc_fn.c). */
+void pmc_fn_leave(IRSB *out, Addr from, IRJumpKind jk, IRExpr *next, IRExpr *here);
+/* Each thread's charging state (with --pmcheck-functions=yes): made,
+ * swapped when the scheduler switches, emptied for a new thread. */
+void pmc_fn_threads_init(void);
+void pmc_fn_switch(ThreadId from, ThreadId to);
+void pmc_fn_thread_new(ThreadId tid, Bool running);
+/* *(base + offset bytes) += amount, in generated code. */
+void pmc_ir_add_at(IRSB *out, IRExpr *base, Int offset, IRExpr *amount);
+/* A DUMP_STATS_AT: an interval being gathered ends, its rows becoming the
+ * last interval's; with keep_next, gathering starts for the next one. */
+void pmc_fn_dump(Bool keep_next);
+/* FUNCTIONS: the last interval's rows to a file in dir, its name to path
+ * (size bytes), counting the counters of mask counted; 1, or 0. */
+Int pmc_fn_write(const HChar *dir, HChar *path, SizeT size, UInt counted);
+
 /* pmc_cache.c: I1, D1 and LL. */
 extern Bool pmc_cache_sim; /* --pmcheck-cache-sim */
 Bool pmc_cache_option(const HChar *arg);

@@ -18,7 +18,11 @@
  * none) answers the default 0, so this tells the engines apart. */
 #define PMC_TOOL_REQ_HELLO PMC_TOOL_REQ(0)
 #define PMC_TOOL_MAGIC 0x706d6300u /* "pmc\0" */
-#define PMC_TOOL_PROTOCOL 3u
+#define PMC_TOOL_PROTOCOL 4u
+/* Protocol 3 (pmcheck 0.5): the models, no per-function costs. */
+#define PMC_TOOL_PROTOCOL_MODELS 3u
+/* The first protocol with per-function costs (FUNCTIONS). */
+#define PMC_TOOL_PROTOCOL_FUNCTIONS 4u
 /* Protocol 2 (pmcheck 0.2 to 0.4): no cache or branch-predictor models,
  * PMC_TOOL_NFIXED_2 fixed counters, calls slots after them. */
 #define PMC_TOOL_PROTOCOL_OLDEST 2u
@@ -51,6 +55,18 @@
  * (UWord)-1 when the tool does not follow children (no --pmcheck-out). */
 #define PMC_TOOL_REQ_CHILDREN PMC_TOOL_REQ(4)
 
+/* FUNCTIONS(char *path, UWord size): write the functions' self costs in
+ * the interval the last DUMP_STATS_AT closed (one the DUMP_STATS_AT before
+ * it began with pmc_tool_dump.functions set) to a file in callgrind's dump
+ * format (an events: line naming the counters this run counts, then ob=,
+ * fn= and one cost line per function: see pmc_fn.c for the definitions),
+ * beside the totals file, and its name to path.  Returns 1, or 0 when
+ * this run counts no functions (--pmcheck-functions=no, no --pmcheck-out)
+ * or path cannot hold the name.  From protocol 4; an older tool, or
+ * callgrind, answers the default.  The program makes this request under
+ * either engine, so that both run the same instructions. */
+#define PMC_TOOL_REQ_FUNCTIONS PMC_TOOL_REQ(5)
+
 /*
  * callgrind's requests (valgrind/callgrind.h) the tool answers too (from
  * protocol 3), so that a program makes the same requests -- executes the
@@ -78,6 +94,11 @@ struct pmc_tool_dump {
 	unsigned long long ended_too; /* nonzero: threads that ended count too */
 	unsigned long long now_ns;
 	unsigned long long written;
+	/* Protocol 4: nonzero when the program will keep the functions of the
+	 * interval this request begins (FUNCTIONS after the next one): only
+	 * then does a run counting functions gather them, so that a reading
+	 * costs the same otherwise. */
+	unsigned long long functions;
 };
 
 enum pmc_tool_counter {
