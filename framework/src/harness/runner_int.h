@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The runner's private interface, shared by its three files: runner.c (the
- * command line, selection, output, pmc_main), process.c (one case in a
- * child process with a deadline; under the sim backend, one valgrind per
- * case and the case's side of it) and run_gates.c (--calibrate and
- * --baseline).
+ * The runner's private interface, shared by its files: runner.c (the
+ * command line, selection, output, pmc_main), rerun.c (a case's run and
+ * the re-runs for the functions behind a failure), process.c (one case in
+ * a child process with a deadline), sim_case.c (under the sim backend, one
+ * valgrind per case and the case's side of it), case_io.c (the result and
+ * output pipes) and run_gates.c (--calibrate and --baseline).
  */
 #ifndef PMCHECK_RUNNER_INT_H
 #define PMCHECK_RUNNER_INT_H
@@ -40,36 +41,60 @@ struct runner {
 };
 
 
-/* process.c: run case d as the runner is set up to (forked, or in this
- * process with --no-fork); *seconds its duration. */
-/* A region of res has functions (the tool counted them in the case's own
- * run): none needs one more run under callgrind for them. */
-bool pmc__result_has_functions(const struct pmc__result *res);
-/* One more run of d under callgrind for its functions (sim, after the tool
- * counted it). */
-void pmc__functions_from_callgrind(struct runner *r, const struct pmc_test_def *d,
-				   double *seconds, struct pmc__result *cg);
+/* rerun.c: run case d as the runner is set up to (forked, or in this
+ * process with --no-fork), and once more for the functions behind a
+ * failure; *seconds its duration. */
 void pmc__run_one(struct runner *r, const struct pmc_test_def *d, double *seconds,
 		  struct pmc__result *res);
-/* process.c: the offset, in bytes, by which the next sim case's stack is
- * moved (calibration runs give each run its own cache-set layout). */
-extern size_t pmc__sim_layout_shift;
-extern bool pmc__sim_other_schedule;
+/* rerun.c: a region of res has functions (the tool counted them in the
+ * case's own run): none needs one more run under callgrind for them. */
+bool pmc__result_has_functions(const struct pmc__result *res);
+/* rerun.c: one more run of d under callgrind for its functions (sim, after
+ * the tool counted it). */
+void pmc__functions_from_callgrind(struct runner *r, const struct pmc_test_def *d,
+				   double *seconds, struct pmc__result *cg);
+/* rerun.c: --baseline on perf: each case of `run` that regressed in `rep`
+ * is run once more with the regressed events sampled; the rows go to the
+ * case's regions and the comparison's rows ("samples"). */
+void pmc__sample_regressions(struct runner *r, json_t *rep, struct pmc__results *run);
+/* rerun.c: sim: functions from callgrind for the cases a comparison found
+ * moved. */
+size_t pmc__sim_functions_for_changes(struct runner *r, json_t *rep, struct pmc__results *run);
+
+/* process.c: case d in a forked child with o's deadline; an ERROR record
+ * when it crashed, timed out or wrote no result. */
+void pmc__run_forked(struct runner *r, const struct pmc_test_def *d,
+		     const struct pmc_test_options *o, double *seconds, struct pmc__result *res);
 /* process.c: SIGINT and SIGTERM kill the running case, then the runner. */
 void pmc__runner_forward_signals(void);
-/* process.c: --backend=sim from outside the simulator: can cases start
+
+/* sim_case.c: in the forked child, the case under valgrind; returns the
+ * child's exit status. */
+int pmc__exec_sim_case(struct runner *r, const struct pmc_test_def *d, int resfd);
+/* sim_case.c: does the tool count function costs in a case's run (a run
+ * that keeps what it measured, or pmc__functions_forced)? */
+bool pmc__functions_wanted(const struct runner *r);
+extern bool pmc__functions_forced;
+/* sim_case.c: the offset, in bytes, by which the next sim case's stack is
+ * moved (calibration runs give each run its own cache-set layout), and
+ * valgrind's other thread scheduler for the next run. */
+extern size_t pmc__sim_layout_shift;
+extern bool pmc__sim_other_schedule;
+/* sim_case.c: --backend=sim from outside the simulator: can cases start
  * under it?  0, or the exit status to end with. */
 int pmc__sim_unavailable(struct runner *r);
-/* process.c: the process the sim backend started for one case: run it and
- * hand its result over (--pmc-request-fd, --pmc-result-fd). */
+/* sim_case.c: the process the sim backend started for one case: run it
+ * and hand its result over (--pmc-request-fd, --pmc-result-fd). */
 int pmc__run_inner_case(struct runner *r);
 
-/* process.c: --baseline on perf: each case of `run` that regressed in
- * `rep` is run once more with the regressed events sampled; the rows go
- * to the case's regions and the comparison's rows ("samples"). */
-void pmc__sample_regressions(struct runner *r, json_t *rep, struct pmc__results *run);
-/* sim: functions from callgrind for the cases a comparison found moved. */
-size_t pmc__sim_functions_for_changes(struct runner *r, json_t *rep, struct pmc__results *run);
+/* case_io.c: a memory file (a deleted temporary file where memfd_create
+ * is refused); the last `keep` bytes of one, *total its size; the record
+ * of a case that ended without one; a result written for the runner (0
+ * when all of it went out). */
+int pmc__case_memfd(const char *name);
+char *pmc__case_slurp(int fd, size_t keep, size_t *total);
+void pmc__case_error_result(const struct pmc_test_def *d, const char *reason, struct pmc__result *r);
+int pmc__case_write_result(int fd, const struct pmc__result *res);
 
 /* run_gates.c */
 int pmc__run_calibrate(struct runner *r, size_t total);

@@ -302,7 +302,7 @@ char *pmc__compare_markdown(json_t *report);
  * them, as lines of text (JUnit); NULL when it has none. */
 char *pmc__compare_case_text(json_t *report, const char *case_name);
 
-/* process.c: a log callback (pmc_log_set) that writes each message to
+/* case_io.c: a log callback (pmc_log_set) that writes each message to
  * stderr on a line of its own; ctx, when not NULL, points to the lowest
  * level written (0 debug, 1 info, 2 warning). */
 void pmc__log_stderr(int level, const char *message, void *ctx);

@@ -1,0 +1,364 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * A case under the sim backend: the forked child re-executes the suite
+ * under valgrind for that one case (pmc__exec_sim_case), with an
+ * environment and a stack that do not depend on who started it, and that
+ * process runs the case and hands its result over (pmc__run_inner_case).
+ * Also what is checked before any sim case starts.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "runner_int.h"
+
+/*
+ * The program's stack starts below its argument and environment strings,
+ * and where it starts changes the work of alignment-dependent code (glibc's
+ * string functions): measured, 12 more instructions in one expat region for
+ * an 11-byte environment variable.  So the strings and their pointers are
+ * padded to the next multiple of 64 KiB with PMCHECK_SIM_PAD, and a case
+ * counts the same whatever the caller's environment or hwdb path holds.
+ */
+/*
+ * Code under test may read its environment (libexpat calls getenv(3) when
+ * it creates a parser, and getenv walks every variable: 12 instructions
+ * each), so the caller's environment -- a shell, CTest, CI -- would change
+ * the counts.  A case under the sim backend sees PATH and the variables
+ * PMCHECK_SIM_ENV names (NAME:NAME), nothing else; the simulator's own
+ * variables are added by pmc_sim_exec().
+ */
+static void canonical_environment(void)
+{
+	const char *keep = getenv("PMCHECK_SIM_ENV"), *path = getenv("PATH");
+	char *names = keep ? strdup(keep) : NULL, *save = NULL, *name;
+	char **kept = calloc(64, sizeof(*kept));
+	size_t n = 0, i;
+
+	if (!kept)
+		return;
+	if (path && asprintf(&kept[n], "PATH=%s", path) >= 0)
+		n++;
+	for (name = names ? strtok_r(names, ":", &save) : NULL; name && n < 63;
+	     name = strtok_r(NULL, ":", &save)) {
+		const char *v = getenv(name);
+
+		if (v && strcmp(name, "PATH") && asprintf(&kept[n], "%s=%s", name, v) >= 0)
+			n++;
+	}
+	clearenv();
+	for (i = 0; i < n; i++)
+		putenv(kept[i]); /* the child execs soon; the strings live until then */
+	free(names);
+}
+
+#define SIM_PAD_VAR "PMCHECK_SIM_PAD="
+/*
+ * Extra padding, in bytes: moves the measured process's stack.  Executed
+ * work does not change with it (measured: instructions of the checksum gate
+ * equal over 11 shifts of 64-byte multiples), cache misses do (L1 misses
+ * 66..83 over the same shifts), so --calibrate gives every run its own shift
+ * and a noisy budget covers what other layouts do.  Gate runs use 0.
+ */
+size_t pmc__sim_layout_shift;
+/* --calibrate's runs alternate valgrind's thread schedulers, so that a
+ * count that depends on how threads interleave varies between them. */
+bool pmc__sim_other_schedule;
+#define SIM_PAD_UNIT 65536
+
+static void pad_environment(char *const *args)
+{
+
+	size_t room = sizeof(SIM_PAD_VAR) + sizeof(char *), target;
+	char **e, *pad;
+
+	unsetenv("PMCHECK_SIM_PAD");
+	for (e = environ; *e; e++)
+		room += strlen(*e) + 1 + sizeof(char *);
+	for (; *args; args++)
+		room += strlen(*args) + 1 + sizeof(char *);
+	target = (room / SIM_PAD_UNIT + 1) * SIM_PAD_UNIT + pmc__sim_layout_shift;
+	pad = malloc(sizeof(SIM_PAD_VAR) + (target - room));
+	if (!pad)
+		return;
+	memcpy(pad, SIM_PAD_VAR, sizeof(SIM_PAD_VAR) - 1);
+	memset(pad + sizeof(SIM_PAD_VAR) - 1, 'x', target - room);
+	pad[sizeof(SIM_PAD_VAR) - 1 + (target - room)] = '\0';
+	putenv(pad); /* the child execs soon; pad lives until then */
+}
+
+/*
+ * The sim backend measures every case in a process of its own, started the
+ * same way every time: valgrind runs this program with the case's name, the
+ * result descriptor and only the options that change what the case does.
+ * Counts of code that allocates depend on the heap the measured process
+ * starts from (measured on libexpat: one region 31122857 instructions in a
+ * fresh process, 31250999 when forked from a runner that had run two other
+ * cases), so a case run alone by CTest, in the whole suite, in a rerun or
+ * by --calibrate must start from the same state.  Runs in the forked child;
+ * returns the exit status for it.
+ */
+/*
+ * What the case's valgrind must simulate: the columns its .events need
+ * (0 when none needs more than instructions and calls).  -1 and *why when
+ * an event has no simulated equivalent: the case is skipped here, without
+ * starting valgrind, in the words the case would say under it.  Events
+ * that do not parse here are left to the case to report (all columns).
+ */
+static long sim_columns_of(const struct pmc_test_def *d, char *why, size_t size)
+{
+	struct pmc_event_spec specs[PMC_MAX_EVENTS];
+	struct pmc_error err;
+	unsigned need = 0, m;
+	size_t n = 0;
+
+	if (!d->opt.events || !*d->opt.events)
+		return 0;
+	if (pmc_event_parse_list_flags(d->opt.events, PMC_PARSE_DEFER_SYMBOLS, specs,
+				       PMC_MAX_EVENTS, &n, &err))
+		return (long)~0u;
+	for (size_t i = 0; i < n; i++) {
+		if (pmc_sim_columns(&specs[i], &m, &err)) {
+			snprintf(why, size, "%s", err.message);
+			return -1;
+		}
+		need |= m;
+	}
+	return need;
+}
+
+/* The case's run with the tool's function costs (recount_with_functions). */
+bool pmc__functions_forced;
+
+/*
+ * Does the tool count function costs in a case's run?  They cost the tool
+ * one more addition wherever it adds to a counter (a few percent of
+ * instruction-only work), so only a run that keeps what it measured pays:
+ * one that writes results or a report, compares with a baseline,
+ * calibrates, or runs under CTest (CI's gates).  A failure elsewhere is
+ * run once more, with them.  callgrind always has them.
+ */
+bool pmc__functions_wanted(const struct runner *r)
+{
+	if (pmc__functions_rerun)
+		return false;
+	return pmc__functions_forced || r->json_path || r->junit_path || r->results_dir || r->report_md ||
+	       r->baseline || r->save_baseline || r->calibrate || r->ctest;
+}
+
+int pmc__exec_sim_case(struct runner *r, const struct pmc_test_def *d, int resfd)
+{
+	char exe[PATH_MAX], name[256], *args[4], why[PMC_ERROR_MSG_MAX];
+	long columns;
+	struct pmc_error err;
+	size_t n = 0, i;
+	int req, high[2], rc;
+	ssize_t len;
+
+	columns = sim_columns_of(d, why, sizeof(why));
+	if (columns < 0) {
+		struct pmc__result res;
+
+		pmc__case_error_result(d, why, &res);
+		res.verdict = PMC_SKIP;
+		res.backend = "sim";
+		rc = pmc__case_write_result(resfd, &res);
+		pmc__result_release(&res);
+		return rc ? PMC_EXIT_ERROR : 0;
+	}
+	len = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	if (len <= 0) {
+		fprintf(stderr, "%s: --backend=sim: cannot find this program (/proc/self/exe): %s\n",
+			r->prog, strerror(errno));
+		return PMC_EXIT_ERROR;
+	}
+	exe[len] = '\0';
+	/*
+	 * The request (case, options, hwdb directories) goes through a
+	 * descriptor, not the command line: the measured process's argument
+	 * strings, and with them its memory layout, are then the same whoever
+	 * started it and with whatever hwdb path.  Descriptors 3 (request) and
+	 * 4 (result) in the case, whatever numbers they have here.
+	 */
+	req = pmc__case_memfd("pmcheck-request");
+	pmc__full_name(d, name, sizeof(name));
+	if (req < 0 || dprintf(req, "case %s\n", name) < 0)
+		return PMC_EXIT_ERROR;
+	if (r->repeat)
+		dprintf(req, "repeat %u\n", r->repeat);
+	if (r->strict)
+		dprintf(req, "strict\n");
+	if (pmc__layout_per_call == 0)
+		dprintf(req, "exact-layout\n");
+	if (pmc__functions_rerun)
+		dprintf(req, "functions-rerun\n");
+	for (i = 0; i < r->nhwdb; i++)
+		dprintf(req, "hwdb %s\n", r->hwdb[i]);
+	lseek(req, 0, SEEK_SET);
+	high[0] = fcntl(req, F_DUPFD_CLOEXEC, 64);
+	high[1] = fcntl(resfd, F_DUPFD_CLOEXEC, 64);
+	if (high[0] < 0 || high[1] < 0 || dup2(high[0], 3) < 0 || dup2(high[1], 4) < 0) {
+		fprintf(stderr, "%s: --backend=sim: cannot pass the case its descriptors: %s\n",
+			r->prog, strerror(errno));
+		return PMC_EXIT_ERROR;
+	}
+	close(high[0]);
+	close(high[1]);
+	args[n++] = exe;
+	args[n++] = (char *)"--pmc-request-fd=3";
+	args[n++] = (char *)"--pmc-result-fd=4";
+	args[n] = NULL;
+	canonical_environment();
+	pad_environment(args);
+	pmc_log_set(pmc__log_stderr, NULL);
+	rc = r->sim_full ? pmc_sim_exec(args, r->verbose, &err)
+			 : pmc_sim_exec_for(args, r->verbose,
+					    (unsigned)columns |
+						    (pmc__sim_other_schedule ? PMC_SIM_OTHER_SCHEDULE : 0) |
+						    (pmc__functions_wanted(r) ? PMC_SIM_FUNCTIONS : 0),
+					    &err);
+	if (rc < 0) {
+		fprintf(stderr, "%s: --backend=sim: %s\n", r->prog, err.message);
+		return PMC_EXIT_ERROR;
+	}
+	if (rc > 128) {
+		/* The case died of a signal: die of it too, so the runner
+		 * reports a crash. */
+		signal(rc - 128, SIG_DFL);
+		kill(getpid(), rc - 128);
+	}
+	return rc;
+}
+
+/*
+ * PMCHECK_SIM_ENV, checked before any case: a name that is not a variable
+ * name is a usage error; a variable that is not set is said, since the
+ * cases then run without it and count as if it had not been named (a
+ * calibration where it was set would not match).
+ */
+static int sim_env_check(struct runner *r)
+{
+	const char *keep = getenv("PMCHECK_SIM_ENV");
+	const char *p = keep;
+
+	while (p && *p) {
+		size_t n = strcspn(p, ":");
+		size_t ok = strspn(p, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_");
+		char name[256];
+
+		if (n && (ok < n || (*p >= '0' && *p <= '9'))) {
+			fprintf(stderr, "%s: PMCHECK_SIM_ENV=\"%s\": \"%.*s\" is not a variable name: give names separated by ':' (PMCHECK_SIM_ENV=HOME:LANG)\n",
+				r->prog, keep, (int)(n > 64 ? 64 : n), p);
+			return PMC_EXIT_USAGE;
+		}
+		if (n && n < sizeof(name)) {
+			memcpy(name, p, n);
+			name[n] = '\0';
+			if (!getenv(name))
+				fprintf(stderr, "%s: PMCHECK_SIM_ENV names %s, which is not set: the cases under --backend=sim run without it\n",
+					r->prog, name);
+		}
+		p += n + (p[n] == ':');
+	}
+	return 0;
+}
+
+/* --backend=sim from outside the simulator: can cases be started under it? */
+int pmc__sim_unavailable(struct runner *r)
+{
+#if defined(__SANITIZE_ADDRESS__)
+	(void)sim_env_check;
+	printf("%s: SKIP: --backend=sim cannot run an AddressSanitizer build (valgrind and ASan both manage the address space); use a build without sanitizers\n",
+	       r->prog);
+	return PMC_EXIT_SKIP;
+#else
+	/* Asked for explicitly, the sim backend's absence is an error, not a
+	 * skip: a gate that meant to count on sim must not pass without it. */
+	if (!*pmc_sim_valgrind_version()) {
+		fprintf(stderr, "%s: --backend=sim needs valgrind, which is not on PATH: install it (Debian: apt-get install valgrind) or run with --backend=perf\n",
+			r->prog);
+		return PMC_EXIT_ERROR;
+	}
+	return sim_env_check(r);
+#endif
+}
+
+/*
+ * Read exec_sim_case's request ("case NAME", "repeat N", "strict", "hwdb
+ * DIR" lines) into static storage: nothing on the heap before the case.
+ */
+static int read_request(struct runner *r)
+{
+	static char text[16384];
+	size_t used = 0;
+	char *line, *save = NULL;
+
+	for (;;) {
+		ssize_t n = read(r->request_fd, text + used, sizeof(text) - 1 - used);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		used += (size_t)n;
+	}
+	text[used] = '\0';
+	close(r->request_fd);
+	for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		if (!strncmp(line, "case ", 5))
+			r->inner_case = line + 5;
+		else if (!strncmp(line, "repeat ", 7))
+			r->repeat = (unsigned)strtoul(line + 7, NULL, 10);
+		else if (!strcmp(line, "strict"))
+			r->strict = true;
+		else if (!strcmp(line, "exact-layout"))
+			pmc__layout_per_call = 0;
+		else if (!strcmp(line, "functions-rerun"))
+			pmc__functions_rerun = true;
+		else if (!strncmp(line, "hwdb ", 5) && r->nhwdb < PMC_HWDB_MAX_DIRS)
+			r->hwdb[r->nhwdb++] = line + 5;
+	}
+	return r->inner_case ? 0 : -1;
+}
+
+/* The process exec_sim_case started: run the one case, hand its result over. */
+int pmc__run_inner_case(struct runner *r)
+{
+	const struct pmc_test_def *d = NULL;
+	struct pmc_test_options o;
+	struct pmc_error err;
+	struct pmc__result res;
+	size_t i;
+	int rc;
+
+	if (!pmc_sim_active() || r->result_fd < 3 || read_request(r)) {
+		fprintf(stderr, "%s: --pmc-request-fd is internal to the sim backend (run a case with --backend=sim --filter=NAME)\n",
+			r->prog);
+		return PMC_EXIT_USAGE;
+	}
+	for (i = 0; i < pmc__ncases() && !d; i++) {
+		char name[256];
+
+		pmc__full_name(pmc__case(i), name, sizeof(name));
+		if (!strcmp(name, r->inner_case))
+			d = pmc__case(i);
+	}
+	if (!d) {
+		fprintf(stderr, "%s: the sim backend asked for case %s, which this program does not have\n",
+			r->prog, r->inner_case);
+		return PMC_EXIT_USAGE;
+	}
+	pmc__program = r->prog;
+	pmc__hwdb_setup(r->hwdb, r->nhwdb, true, &err);
+	pmc__effective_options(d, r->repeat, r->timeout, &o);
+	rc = pmc__run_case(d, &o, PMC_BACKEND_SIM, r->strict, &res) || pmc__case_write_result(r->result_fd, &res);
+	pmc__result_release(&res);
+	pmc__hwdb_teardown();
+	return rc ? PMC_EXIT_ERROR : 0;
+}
