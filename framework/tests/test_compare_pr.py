@@ -67,6 +67,10 @@ def compare(repo, head, base, prefix, *args, env=None, user=None):
         e["HOME"] = out
     p = subprocess.run(cmd, cwd=repo, capture_output=True, text=True, env=e, timeout=600)
     summary = open(os.path.join(out, "summary.md")).read() if os.path.exists(os.path.join(out, "summary.md")) else ""
+    # The functions come from the suites' own runs on pmcheck's valgrind
+    # tool: no moved case is run once more under callgrind.
+    again = [f for f in os.listdir(out) if f.endswith("-functions.json")]
+    check(not again, f"{head}: no re-run under callgrind for the functions: {again}")
     if head:
         git(repo, "checkout", "-q", "main")
     shutil.rmtree(out, ignore_errors=True)

@@ -90,6 +90,10 @@ def string_doors(good):
         ("hwdb merge --tolerance", lambda v: [CLI, b"hwdb", b"merge", b"--hwdb=out", b"--tolerance=" + v, good], 64,
          "--tolerance"),
         ("compare --tolerance", lambda v: [CLI, b"compare", good, good, b"--tolerance=" + v], 64, "--tolerance"),
+        # No case of the file is named like a hostile value: an error that
+        # names it; an empty one is a usage error (cli.doors' empty row).
+        ("compare --filter", lambda v: [CLI, b"compare", good, good, b"--filter=" + v], None,
+         "--filter"),
     ]
 
 
@@ -131,7 +135,9 @@ with tempfile.TemporaryDirectory() as d:
     for door, argv, status, option in string_doors(good.encode()):
         for cls, value in CLASSES.items():
             rows += 1
-            passed += run_row(d, f"{door} [{cls}]", argv(value), status, value, option)
+            # status None: 64 for an empty value, 2 for any other
+            want = status if status is not None else (64 if not value else 2)
+            passed += run_row(d, f"{door} [{cls}]", argv(value), want, value, option)
     for door, argv, status in file_doors(good.encode()):
         for cls, path in PATHS.items():
             # An empty directory is an empty hwdb: not hostile here.  (A

@@ -10,6 +10,21 @@
 #include "cli.h"
 #include "tools.h"
 
+/* Only the cases of rs that --filter selects; how many are left. */
+static size_t keep_matching(struct pmc__results *rs, const char *filter)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < rs->n; i++) {
+		if (rs->cases[i].name && pmc__filter_match(filter, rs->cases[i].name))
+			rs->cases[n++] = rs->cases[i];
+		else
+			pmc__result_release(&rs->cases[i]);
+	}
+	rs->n = n;
+	return n;
+}
+
 int cmd_compare(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -19,10 +34,11 @@ int cmd_compare(int argc, char **argv)
 		{ "json", required_argument, NULL, 'j' },
 		{ "markdown", required_argument, NULL, 'm' },
 		{ "moved-cases", required_argument, NULL, 'c' },
+		{ "filter", required_argument, NULL, 'F' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
-	const char *files[2], *json_path = NULL, *md_path = NULL, *moved_path = NULL;
+	const char *files[2], *json_path = NULL, *md_path = NULL, *moved_path = NULL, *filter = NULL;
 	struct pmc__tolerance tols = { 0 };
 	bool force = false, allow_missing = false;
 	struct pmc__results docs[2] = { { 0 }, { 0 } };
@@ -53,6 +69,11 @@ int cmd_compare(int argc, char **argv)
 		case 'c':
 			moved_path = optarg;
 			break;
+		case 'F':
+			if (!*optarg)
+				return cli_usage("compare", "--filter= is empty: give the cases to compare as comma-separated globs (--filter='xml.*,-xml.slow')");
+			filter = optarg;
+			break;
 		}
 	}
 	if (argc - optind != 2)
@@ -63,6 +84,23 @@ int cmd_compare(int argc, char **argv)
 		if (pmc__results_load(files[i], &docs[i], why, sizeof(why))) {
 			fprintf(stderr, "pmcheck compare: %s\n", why);
 			pmc__results_release(&docs[0]);
+			return PMC_EXIT_ERROR;
+		}
+	}
+	if (filter) {
+		size_t kept = 0;
+
+		for (i = 0; i < 2; i++)
+			kept += keep_matching(&docs[i], filter);
+		if (!kept) {
+			char shown[3][512];
+
+			fprintf(stderr, "pmcheck compare: --filter=%s matches no case of %s or %s (pmcheck results FILE lists them)\n",
+				pmc__escape_ctl(shown[0], sizeof(shown[0]), filter),
+				pmc__escape_ctl(shown[1], sizeof(shown[1]), files[0]),
+				pmc__escape_ctl(shown[2], sizeof(shown[2]), files[1]));
+			pmc__results_release(&docs[0]);
+			pmc__results_release(&docs[1]);
 			return PMC_EXIT_ERROR;
 		}
 	}

@@ -94,6 +94,8 @@ static const struct cli_command commands[] = {
 	  "  --json=FILE            the comparison as JSON (atomically)\n"
 	  "  --markdown=FILE        the comparison as Markdown (a CI job summary)\n"
 	  "  --moved-cases=FILE     the cases whose counts moved, one per line (atomically)\n"
+	  "  --filter=GLOBS         compare only the cases whose suite.name matches a\n"
+	  "                         comma-separated glob (-GLOB leaves cases out)\n"
 	  "\n"
 	  "exit status: 0 no regression, 3 a regression or a case that did not run,\n"
 	  "2 unreadable input or runs that cannot be compared (CPU, backend, the\n"

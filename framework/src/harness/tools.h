@@ -182,6 +182,9 @@ int pmc__result_from_json(json_t *o, struct pmc__result *r, const char *where, c
 /* Read a results file and check every case; -EINVAL with "FILE: FIELD: what
  * is wrong" in why. */
 int pmc__results_load(const char *path, struct pmc__results *rs, char *why, size_t size);
+/* registry.c: does a case's full name (suite.name) match --filter's
+ * comma-separated globs (a leading '-' excludes)?  NULL or "" matches all. */
+bool pmc__filter_match(const char *filter, const char *full_name);
 /* The same from a parsed document (path only names it in messages). */
 int pmc__results_from_json(json_t *doc, const char *path, struct pmc__results *rs, char *why,
 			   size_t size);
