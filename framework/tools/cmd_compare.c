@@ -70,8 +70,9 @@ int cmd_compare(int argc, char **argv)
 			moved_path = optarg;
 			break;
 		case 'F':
-			if (!*optarg)
-				return cli_usage("compare", "--filter= is empty: give the cases to compare as comma-separated globs (--filter='xml.*,-xml.slow')");
+			if (strspn(optarg, ",") == strlen(optarg))
+				return cli_usage("compare", "--filter=%s names no case: give the cases to compare as comma-separated globs (--filter='xml.*,-xml.slow')",
+						 optarg);
 			filter = optarg;
 			break;
 		}

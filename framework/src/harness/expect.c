@@ -238,9 +238,19 @@ static void unbudgeted_message(void *ctx, struct pmc__check *c)
 		 pmc__program ? pmc__program : "<suite>", t->def->suite, t->def->name,
 		 t->backend == PMC_BACKEND_SIM ? " --backend=sim" : "", dir ? dir : "DIR");
 	if (n == 0) {
+		char where[600] = "", shown[512];
+		size_t w = 0;
+
+		/* Where it looked: a gate run with no hwdb at all passes every
+		 * case unbudgeted, which must not read like a calibrated pass. */
+		for (i = 0; i < gate_ndirs && w < sizeof(where); i++)
+			w += (size_t)snprintf(where + w, sizeof(where) - w, "%s%s", i ? ", " : " in ",
+					      pmc__escape_ctl(shown, sizeof(shown), gate_dirs[i]));
+		if (!gate_ndirs)
+			snprintf(where, sizeof(where), " in no hwdb: none was given (--hwdb=DIR or PMCHECK_HWDB)");
 		pmc__check_msg(c,
-			"region \"%s\", %s: unbudgeted: no budget for suite \"%s\" under any key on the %s backend (looked up %s; measured %s); record one with: %s",
-			c->e.region, c->e.event, t->def->suite, backend, looked_up, meas, hint);
+			"region \"%s\", %s: unbudgeted: no budget for suite \"%s\" under any key on the %s backend (looked up %s%s; measured %s); record one with: %s",
+			c->e.region, c->e.event, t->def->suite, backend, looked_up, where, meas, hint);
 		return;
 	}
 	c->gate = true;

@@ -122,14 +122,48 @@ static int first_difference(const struct pmc__result *a, const struct pmc__resul
 	return 0;
 }
 
-/* A failed check that judged samples: one that failed before any sample
- * (in a warm-up run, or because the region never ran) has no figure for a
- * re-run to explain. */
+/* A failed check that judged samples of an event a function table can
+ * explain: one that failed before any sample (in a warm-up run, or
+ * because the region never ran) has no figure for a re-run to explain,
+ * and a calls: event is a count of one function's entries, which no
+ * table of functions' costs says more about. */
 static bool failed_on_samples(const struct pmc__result *res)
 {
 	for (size_t i = 0; i < res->nchecks; i++)
-		if (res->checks[i].status == PMC__CHECK_FAIL && res->checks[i].samples > 0)
+		if (res->checks[i].status == PMC__CHECK_FAIL && res->checks[i].samples > 0 &&
+		    !(res->checks[i].event && !strncmp(res->checks[i].event, "calls:", 6)))
 			return true;
+	return false;
+}
+
+/* The figures a check judges are the same in two runs of a case: every
+ * event's smallest sample and number of samples.  Where only the spread
+ * differs (the program's own work varies from one execution to the next),
+ * the judgement of either run is the judgement of both. */
+static bool same_judged_figures(const struct pmc__result *a, const struct pmc__result *b)
+{
+	for (size_t i = 0; i < a->nregions; i++) {
+		const struct pmc__region_rec *ga = &a->regions[i];
+		const struct pmc__region_rec *gb = pmc__result_region(b, ga->name);
+
+		for (size_t k = 0; k < ga->nev; k++) {
+			const struct pmc__stat_rec *eb = gb ? pmc__region_event(gb, ga->ev[k].label) : NULL;
+
+			if (!eb || eb->min != ga->ev[k].min || eb->n != ga->ev[k].n)
+				return false;
+		}
+	}
+	return a->nregions == b->nregions;
+}
+
+/* Does a region of res count an event a table of functions' costs can
+ * explain (not calls:, a count of one function's entries)? */
+bool pmc__result_has_costs(const struct pmc__result *res)
+{
+	for (size_t j = 0; j < res->nregions; j++)
+		for (size_t k = 0; k < res->regions[j].nev; k++)
+			if (strncmp(res->regions[j].ev[k].label, "calls:", 6))
+				return true;
 	return false;
 }
 
@@ -212,11 +246,11 @@ static bool recount_with_functions(struct runner *r, const struct pmc_test_def *
 	pmc__functions_forced = false;
 	if (!first_difference(res, &again, diff, sizeof(diff)))
 		first_difference(&again, res, diff, sizeof(diff));
-	if (!diff[0] && pmc__result_has_functions(&again) &&
+	if (same_judged_figures(res, &again) && pmc__result_has_functions(&again) &&
 	    (again.verdict == PMC_FAIL || again.verdict == PMC_PASS)) {
 		adopt_judgement(res, &again);
-		if (asprintf(&note, "sim: run once more with pmcheck's valgrind tool counting function costs, for the functions behind the failure (%.3g s); it counted the same",
-			     seconds) >= 0)
+		if (asprintf(&note, "sim: run once more with pmcheck's valgrind tool counting function costs, for the functions behind the failure (%.3g s); it counted the same%s%s",
+			     seconds, diff[0] ? " figures that were judged, with " : "", diff) >= 0)
 			add_note(res, note);
 		adopted = true;
 	}
@@ -250,7 +284,7 @@ static void recount_with_callgrind(struct runner *r, const struct pmc_test_def *
 	run_for_functions(r, d, o, &seconds, &cg);
 	if (!first_difference(res, &cg, diff, sizeof(diff)))
 		first_difference(&cg, res, diff, sizeof(diff));
-	if (!diff[0] && (cg.verdict == PMC_FAIL || cg.verdict == PMC_PASS)) {
+	if (same_judged_figures(res, &cg) && (cg.verdict == PMC_FAIL || cg.verdict == PMC_PASS)) {
 		const char *was = cg.verdict == PMC_PASS ? "passed it" : "failed it too";
 
 		adopt_judgement(res, &cg);
@@ -290,7 +324,7 @@ size_t pmc__sim_functions_for_changes(struct runner *r, json_t *rep, struct pmc_
 		char diff[512] = "", *note = NULL;
 
 		if (!res->sim_engine || strcmp(res->sim_engine, "pmcheck") ||
-		    pmc__result_has_functions(res))
+		    pmc__result_has_functions(res) || !pmc__result_has_costs(res))
 			continue;
 		json_array_foreach(json_object_get(rep, "rows"), k, row) {
 			const char *v = pmc__jstr(row, "verdict");

@@ -38,7 +38,7 @@ static void functions_from_callgrind(struct runner *r, const struct pmc_test_def
 	struct pmc__result cg;
 	double secs;
 
-	if (!first->sim_engine || strcmp(first->sim_engine, "pmcheck"))
+	if (!first->sim_engine || strcmp(first->sim_engine, "pmcheck") || !pmc__result_has_costs(first))
 		return;
 	if (pmc__result_has_functions(first)) {
 		printf("  the functions of each region for attribution: counted by pmcheck's valgrind tool in the first run\n");

@@ -498,7 +498,7 @@ int pmc_main(int argc, char **argv)
 	}
 	if (total == 0) {
 		fprintf(stderr, "%s: no case matches%s%s (see --list)\n", r.prog,
-			r.filter ? " --filter=" : "", r.filter ? r.filter : "");
+			r.filter ? " --filter=" : "", r.filter ? quoted(r.filter) : "");
 		free(r.hwdb_env);
 		return PMC_EXIT_USAGE;
 	}

@@ -49,6 +49,9 @@ void pmc__run_one(struct runner *r, const struct pmc_test_def *d, double *second
 /* rerun.c: a region of res has functions (the tool counted them in the
  * case's own run): none needs one more run under callgrind for them. */
 bool pmc__result_has_functions(const struct pmc__result *res);
+/* rerun.c: does a region of res count an event a table of functions'
+ * costs can explain (anything but calls:)? */
+bool pmc__result_has_costs(const struct pmc__result *res);
 /* rerun.c: one more run of d under callgrind for its functions (sim, after
  * the tool counted it). */
 void pmc__functions_from_callgrind(struct runner *r, const struct pmc_test_def *d,

@@ -348,6 +348,13 @@ def t_strict():
           c["checks"][0])
     check(doc["summary"]["unbudgeted"] == 1, "summary counts unbudgeted")
     check("unbudgeted" in p.stdout, "console mentions unbudgeted")
+    # Where it looked: no hwdb at all is said as such, a given one by name.
+    check("in no hwdb: none was given (--hwdb=DIR or PMCHECK_HWDB)" in c["checks"][0].get("message", ""),
+          f"unbudgeted without a hwdb says so: {c['checks'][0].get('message')}")
+    with tempfile.TemporaryDirectory() as d:
+        p, doc = run_json("--filter=selfbudget.unbudgeted", f"--hwdb={d}")
+        msg = case(doc, "selfbudget.unbudgeted")["checks"][0].get("message", "")
+        check(f" in {d};" in msg, f"unbudgeted names the hwdb it looked in: {msg}")
     p, doc = run_json("--filter=selfbudget.unbudgeted", "--strict")
     c = case(doc, "selfbudget.unbudgeted")
     check(p.returncode == 1 and c["verdict"] == "FAIL" and "--strict" in c["reason"],

@@ -5,6 +5,8 @@
  * of 3000 in all (+3% of the region's work).  test_attribution.py compares
  * the two on the sim backend and asks the report which function got worse.
  */
+#include <stdlib.h>
+
 #include <pmcheck/harness.h>
 
 #ifndef ATTR_SLOWER
@@ -56,4 +58,19 @@ PMC_TEST(attr, three_functions, .events = "instructions:u,branches", .reps = 3,
 	}
 	PMC_DO_NOT_OPTIMIZE(s);
 	PMC_EXPECT_BUDGET(t, "work", "instructions:u");
+}
+
+/* A count of one function's entries: nothing a table of functions' costs
+ * can explain, so a failure of it is not run again for one (ATTR_TWICE in
+ * the case's environment, through PMCHECK_SIM_ENV, calls it twice). */
+PMC_TEST(attr, calls_only, .events = "calls:attr_first", .reps = 3, .backends = PMC_BACKEND_SIM)
+{
+	unsigned s = 0, n = getenv("ATTR_TWICE") ? 2 : 1;
+
+	PMC_REGION(t, "calls") {
+		for (unsigned i = 0; i < n; i++)
+			s += attr_first(10);
+	}
+	PMC_DO_NOT_OPTIMIZE(s);
+	PMC_EXPECT_BUDGET(t, "calls", "calls:attr_first");
 }

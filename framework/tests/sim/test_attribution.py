@@ -168,6 +168,17 @@ with tempfile.TemporaryDirectory() as d:
           f"the terminal run's failure names the function:\n{p.stdout[-1200:]}")
     check(not ran, f"the terminal run's failure ran no callgrind: {ran}")
 
+    # A failed count of one function's entries: no table of functions says
+    # more, so nothing runs again for one (neither the tool nor callgrind).
+    twice = dict(SPIED, ATTR_TWICE="1", PMCHECK_SIM_ENV="ATTR_TWICE")
+    for extra in ([], [f"--json={os.path.join(d, 'calls.json')}"]):
+        p = subprocess.run([AFTER, "--backend=sim", f"--hwdb={hw}", "--filter=attr.calls_only", *extra],
+                           capture_output=True, text=True, timeout=300, env=twice)
+        ran = callgrind_runs()
+        check(p.returncode == 1 and "calls:attr_first" in p.stdout and "run once more" not in p.stdout,
+              f"calls: failure {extra}: fails, and is not run again:\n{p.stdout[-800:]}")
+        check(not ran, f"calls: failure {extra}: no callgrind run: {ran}")
+
     # The same failure with a tool too old for function costs (a build of
     # protocol 3, as PMCHECK_FAULT_CHECKS=sim-tool-3 makes it answer): the
     # results say why, and the functions come from one more run under
