@@ -29,6 +29,10 @@ with tempfile.TemporaryDirectory() as d:
     with open(real) as f:
         doc = json.load(f)
     figures = sum(len(g["events"]) for c in doc["cases"] for g in c["regions"])
+    # The real run joins the series of this machine's CPU, which may be one
+    # of the two the made-up runs are filed under (an AMD EPYC of family 25,
+    # model 1, stepping 1 is AuthenticAMD-25-1-1).
+    here = doc["environment"]["cpu"]["signature"]
     files = []
     for i in range(200):
         doc["environment"]["date"] = "2026-01-01T00:%02d:%02dZ" % (i // 60, i % 60)
@@ -62,7 +66,8 @@ with tempfile.TemporaryDirectory() as d:
     rows = [l.split() for l in p.stdout.splitlines()[1:]]
     check(p.returncode == 0 and len(rows) == 2 * 201, f"show: {len(rows)} rows\n{p.stdout[:600]}")
     amd = [r[0] for r in rows if r[2] == "AuthenticAMD-25-1-1" and r[4] == "hundred"]
-    check(len(amd) == 100 and amd == sorted(amd), f"one series per CPU, oldest first: {amd[:3]}")
+    check(len(amd) == 100 + (here == "AuthenticAMD-25-1-1") and amd == sorted(amd),
+          f"one series per CPU, oldest first: {len(amd)} rows {amd[:3]}")
     check(all(r[6] == "100" for r in rows if r[4] == "hundred"), "the figures read back")
     p = run(f"--db={db}", "show", "no.such_case")
     check(p.returncode == 1 and "no such series: case \"no.such_case\"" in p.stderr and "nearest" in p.stderr, p.stderr)
