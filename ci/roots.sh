@@ -8,9 +8,10 @@
 #                                   a half-made tar is never left at TAR
 #   root_unpack TAR DIR             a fresh DIR from TAR, with /proc, /sys
 #                                   and /dev bound in (rbind), the host's
-#                                   resolv.conf and local certificate
-#                                   authorities; everything mounted is
-#                                   unmounted (umount -l) when the shell exits
+#                                   resolver, apt's date checks and local
+#                                   certificate authorities; everything
+#                                   mounted is unmounted (umount -l) when
+#                                   the shell exits
 #   in_root COMMAND...              run in the root last unpacked, as root,
 #                                   with a clean environment
 
@@ -49,9 +50,12 @@ root_unpack() {
 	for m in proc sys dev; do
 		mount --rbind "/$m" "$root_dir/$m" && root_mounts+=("$root_dir/$m")
 	done
-	# The root reaches the network as this machine does: its resolver, and
+	# The root reaches the network as this machine does: its resolver, the
+	# date checks its apt makes of an archive's Release (off where the
+	# archive is a snapshot, whose suites with a Valid-Until expire), and
 	# the certificate authorities it added to Debian's (a proxy's, for one).
 	cp /etc/resolv.conf "$root_dir/etc/resolv.conf"
+	apt-config dump | grep -E '^Acquire::Check-(Valid-Until|Date) ' >"$root_dir/etc/apt/apt.conf.d/00machine-dates" || true
 	if compgen -G "/usr/local/share/ca-certificates/*.crt" >/dev/null && [ -x "$root_dir/usr/sbin/update-ca-certificates" ]; then
 		cp /usr/local/share/ca-certificates/*.crt "$root_dir/usr/local/share/ca-certificates/"
 		in_root update-ca-certificates >/dev/null 2>&1 || die "update-ca-certificates in $root_dir"
