@@ -183,7 +183,7 @@ void pmc_probe_print(const json_t *rec, FILE *out)
 		const char *engine = json_string_value(value_of(tools, "sim_engine"));
 		const char *how = how_of(tools, "sim_engine");
 
-		fprintf(out, "  %-13s %s: %s; cache and branch misses: callgrind\n", "sim engine",
+		fprintf(out, "  %-13s %s: %s\n", "sim engine",
 			engine ? engine : "none", how ? how : "?");
 	}
 	fprintf(out, "  %-13s %s\n", "QEMU lane",

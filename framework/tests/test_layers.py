@@ -37,7 +37,7 @@ TOOLS_INCLUDED = {"tools.h", "probe.h"}
 # list (the tools and the probes come after the harness).
 LAYERS = ("util", "sim", "core", "hwdb", "harness")
 
-TOOLS_INTERFACE = ("framework/src/harness/tools.h", "framework/src/util/child.h",
+TOOLS_INTERFACE = ("framework/src/harness/tools.h", "framework/src/core/command.h", "framework/src/util/child.h",
                    "framework/src/util/file.h", "probes/probe.h")
 
 

@@ -5,8 +5,8 @@
  * argument errors, read formats and ioctls.  Each case names the documented
  * behaviour it checks; the suite name is the manual's area.
  *
- * Just over 600 lines: independent cases, one area after another, and the
- * suite's shared helpers (conf.h) at the top.
+ * Over 700 lines on purpose: independent cases, one area of the manual
+ * after another, and the suite's shared helpers (conf.h) at the top.
  */
 #include "conf.h"
 

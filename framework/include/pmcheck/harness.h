@@ -16,6 +16,11 @@
  *           PMC_EXPECT_EQ(t, "insert", "calls:malloc", 0);
  *   }
  *
+ * Over 700 lines on purpose: it is the one header a test includes, and
+ * most of it is documentation of the API next to each declaration, in
+ * sections (verdicts, declaring tests, inside a case, regions, the
+ * region's inline path, expectations, budgets, the runner, C++).
+ *
  * Link with pmcheck::harness_main (or call pmc_main() from your own main)
  * and register the executable with pmcheck_add_suite() in CMake: every case
  * becomes its own CTest test.

@@ -11,6 +11,7 @@
 #include <linux/hw_breakpoint.h>
 #include <linux/perf_event.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,21 +29,31 @@
 #define CHECK_WORK 64u
 #define CHECK_LOOP 10000u
 
+/* Each kind's check: its known work and what its verdict says.  The work
+ * is named per row, so a new kind is one row and never depends on where
+ * it falls in the enum. */
+enum check_work {
+	WORK_EXACT, /* CHECK_WORK events, each counted once: equal or wrong */
+	WORK_LOOP,  /* a loop of CHECK_LOOP iterations: at least one each */
+	WORK_TIME,  /* the same loop, counted in time: anything above zero */
+};
 static const struct {
 	const char *name;   /* PMCHECK_FAULT_CHECKS and JSON */
 	const char *plural; /* the sentence's subject */
 	const char *unit;   /* what the work is made of */
 	const char *event;  /* parsed, for the kinds that have a string form */
+	enum check_work work;
+	bool fires;	    /* a debug exception: "never fire", not "never count" */
 } kinds[PMC_KIND_CHECKS] = {
-	[PMC_KIND_CHECK_BP_WRITE] = { "breakpoint-write", "write breakpoints", "stores", NULL },
-	[PMC_KIND_CHECK_BP_RW] = { "breakpoint-rw", "read-write breakpoints", "loads and stores", NULL },
-	[PMC_KIND_CHECK_BP_EXEC] = { "breakpoint-exec", "execute breakpoints", "calls", NULL },
-	[PMC_KIND_CHECK_UPROBE] = { "uprobe", "uprobes (calls:)", "calls", "calls:pmc__kind_check_callee" },
-	[PMC_KIND_CHECK_TRACEPOINT] = { "tracepoint", "tracepoints", "getppid(2) calls", "syscalls:sys_enter_getppid" },
-	[PMC_KIND_CHECK_PAGE_FAULTS] = { "page-faults", "page-fault counters", "first writes to fresh pages", "page-faults:u" },
-	[PMC_KIND_CHECK_INSTRUCTIONS] = { "instructions", "instruction counters", "loop iterations", "instructions:u" },
-	[PMC_KIND_CHECK_BRANCHES] = { "branches", "branch counters", "loop iterations", "branches:u" },
-	[PMC_KIND_CHECK_CYCLES] = { "cycles", "cycle counters", "loop iterations", "cycles:u" },
+	[PMC_KIND_CHECK_BP_WRITE] = { "breakpoint-write", "write breakpoints", "stores", NULL, WORK_EXACT, true },
+	[PMC_KIND_CHECK_BP_RW] = { "breakpoint-rw", "read-write breakpoints", "loads and stores", NULL, WORK_EXACT, true },
+	[PMC_KIND_CHECK_BP_EXEC] = { "breakpoint-exec", "execute breakpoints", "calls", NULL, WORK_EXACT, true },
+	[PMC_KIND_CHECK_UPROBE] = { "uprobe", "uprobes (calls:)", "calls", "calls:pmc__kind_check_callee", WORK_EXACT, false },
+	[PMC_KIND_CHECK_TRACEPOINT] = { "tracepoint", "tracepoints", "getppid(2) calls", "syscalls:sys_enter_getppid", WORK_EXACT, false },
+	[PMC_KIND_CHECK_PAGE_FAULTS] = { "page-faults", "page-fault counters", "first writes to fresh pages", "page-faults:u", WORK_EXACT, false },
+	[PMC_KIND_CHECK_INSTRUCTIONS] = { "instructions", "instruction counters", "loop iterations", "instructions:u", WORK_LOOP, false },
+	[PMC_KIND_CHECK_BRANCHES] = { "branches", "branch counters", "loop iterations", "branches:u", WORK_LOOP, false },
+	[PMC_KIND_CHECK_CYCLES] = { "cycles", "cycle counters", "loop iterations", "cycles:u", WORK_TIME, false },
 };
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
@@ -228,17 +239,17 @@ static int count_work(enum pmc_kind_check_id id, struct pmc_counters *set, uint6
 
 static int counts_as_expected(enum pmc_kind_check_id id, uint64_t counted)
 {
-	switch (id) {
-	case PMC_KIND_CHECK_INSTRUCTIONS:
-	case PMC_KIND_CHECK_BRANCHES:
+	switch (kinds[id].work) {
+	case WORK_LOOP:
 		/* At least one per iteration; an upper bound would be a guess
 		 * about the compiler's loop. */
 		return counted >= CHECK_LOOP;
-	case PMC_KIND_CHECK_CYCLES:
+	case WORK_TIME:
 		return counted > 0;
-	default:
-		return counted == CHECK_WORK;
+	case WORK_EXACT:
+		break;
 	}
+	return counted == CHECK_WORK;
 }
 
 static void run_check(enum pmc_kind_check_id id, struct pmc_kind_check *c)
@@ -247,7 +258,7 @@ static void run_check(enum pmc_kind_check_id id, struct pmc_kind_check *c)
 	struct pmc_counters *set = NULL;
 	struct pmc_error err;
 	uint64_t t0 = now_ns();
-	uint64_t work = id >= PMC_KIND_CHECK_INSTRUCTIONS ? CHECK_LOOP : CHECK_WORK;
+	uint64_t work = kinds[id].work == WORK_EXACT ? CHECK_WORK : CHECK_LOOP;
 	int rc;
 
 	memset(c, 0, sizeof(*c));
@@ -292,11 +303,11 @@ static void run_check(enum pmc_kind_check_id id, struct pmc_kind_check *c)
 			 "%s open but %s on this machine: a check of %" PRIu64 " %s counted %" PRIu64 "%s",
 			 kinds[id].plural,
 			 c->counted ? "miscount"
-			 : id <= PMC_KIND_CHECK_BP_EXEC ? "never fire"
+			 : kinds[id].fires ? "never fire"
 							: "never count",
 			 work, kinds[id].unit, c->counted,
 			 c->injected ? " (fault injected: PMCHECK_FAULT_CHECKS)"
-			 : id <= PMC_KIND_CHECK_BP_EXEC && !c->counted
+			 : kinds[id].fires && !c->counted
 				 ? " (a hypervisor that does not deliver debug exceptions to its guest does this)"
 				 : "");
 }

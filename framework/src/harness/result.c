@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The result of a case as a C record, and the one place that converts it
- * to JSON (the pipe from a case's process to the runner, results files,
- * baselines); result_read.c is the one place that reads it back.  The
- * names of verdicts, check kinds and statuses live here.
+ * The result of a case as a C record: the one place that converts it to
+ * JSON (the pipe from a case's process to the runner, results files,
+ * baselines), and the lookups on it (a case of a run, a region, an event,
+ * a check); result_read.c is the one place that reads it back.  The names
+ * of verdicts, check kinds and statuses live here.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -415,4 +416,65 @@ int pmc__check_preface(struct pmc__result *r, struct pmc__check_rec *cr, const c
 	if (asprintf(&m, "%.*s%s; %s", (int)hlen, cr->message, text, cr->message + hlen) < 0)
 		return -1;
 	return replace_message(r, cr, m);
+}
+
+/* ---- lookups on the model -------------------------------------------------------- */
+
+const char *pmc__results_signature(const struct pmc__results *rs)
+{
+	const char *s = json_string_value(
+		json_object_get(json_object_get(rs->environment, "cpu"), "signature"));
+
+	return s ? s : "";
+}
+
+const char *pmc__results_backend(const struct pmc__results *rs)
+{
+	const char *s = json_string_value(json_object_get(rs->environment, "backend"));
+
+	return s ? s : "";
+}
+
+const struct pmc__result *pmc__results_find(const struct pmc__results *rs, const char *name)
+{
+	for (size_t i = 0; i < rs->n; i++)
+		if (rs->cases[i].name && !strcmp(rs->cases[i].name, name))
+			return &rs->cases[i];
+	return NULL;
+}
+
+const struct pmc__region_rec *pmc__result_region(const struct pmc__result *r, const char *name)
+{
+	for (size_t i = 0; r && i < r->nregions; i++)
+		if (!strcmp(r->regions[i].name, name))
+			return &r->regions[i];
+	return NULL;
+}
+
+const struct pmc__stat_rec *pmc__region_event(const struct pmc__region_rec *g, const char *label)
+{
+	for (size_t i = 0; g && i < g->nev; i++)
+		if (!strcmp(g->ev[i].label, label))
+			return &g->ev[i];
+	return NULL;
+}
+
+const struct pmc__check_rec *pmc__result_check(const struct pmc__result *r,
+					       enum pmc_expect_kind kind, const char *region,
+					       const char *event)
+{
+	for (size_t i = 0; r && i < r->nchecks; i++)
+		if (r->checks[i].kind == kind && !strcmp(r->checks[i].region, region) &&
+		    !strcmp(r->checks[i].event, event))
+			return &r->checks[i];
+	return NULL;
+}
+
+const struct pmc__event_rec *pmc__result_event(const struct pmc__result *r, const char *event)
+{
+	for (size_t i = 0; i < r->nevents; i++)
+		if ((r->events[i].label && !strcmp(r->events[i].label, event)) ||
+		    (r->events[i].name && !strcmp(r->events[i].name, event)))
+			return &r->events[i];
+	return NULL;
 }

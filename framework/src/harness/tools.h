@@ -9,7 +9,8 @@
  *     `pmcheck stat` fills with its runs;
  *   - results documents, JUnit and the summary (report.c);
  *   - comparing two runs (compare.c) and pooling many (merge.c);
- *   - child processes with a deadline and files (util/child.h, util/file.h).
+ *   - child processes with a deadline and files (util/child.h, util/file.h);
+ *   - a command's calls: events bound to its objects (core/command.h).
  *
  * The harness itself includes this through harness_int.h.  Like that header
  * it is not installed: libpmcheck exports these symbols for the command,
@@ -27,6 +28,7 @@
 #include <pmcheck/harness.h>
 #include <pmcheck/hwdb.h>
 
+#include "../core/command.h"
 #include "../util/child.h"
 #include "../util/file.h"
 

@@ -248,8 +248,10 @@ const char *pmc_sim_engine_for(unsigned columns, char *why, size_t size)
 		snprintf(why, size, "unknown sim engine \"%s\" in PMCHECK_SIM_ENGINE: use auto, pmcheck or callgrind", pref);
 		return NULL;
 	}
-	snprintf(why, size, "pmcheck's valgrind tool (%s/" PMC_TOOL_NAME "-amd64-linux, for %s) counts instructions, loads, stores, branches, calls and %s:",
-		 dir, pmc_sim_valgrind_version(), protocol < 3 ? "no misses" : "callgrind's cache and branch misses");
+	snprintf(why, size, "pmcheck's valgrind tool (%s/" PMC_TOOL_NAME "-amd64-linux, for %s) counts instructions, loads, stores, branches, calls%s",
+		 dir, pmc_sim_valgrind_version(),
+		 protocol < 3 ? "; cache and branch misses go to callgrind (this build, of protocol 2, has no models)"
+			      : ", and cache and branch misses with its own models of callgrind's caches and predictor");
 	return "pmcheck";
 }
 

@@ -228,6 +228,12 @@ def old_protocol(prog, built, d):
     on callgrind, its misses counted, the reason in its results; a case
     asking none still runs on the tool; insisting on the tool for misses
     is an error that says why."""
+    # The probe says who counts the misses, as the engine choice has it.
+    p = subprocess.run([CLI, "probe"], capture_output=True, text=True, timeout=120,
+                       env=dict(os.environ, PMCHECK_SIM_TOOL_DIR=built))
+    line = [l for l in p.stdout.splitlines() if l.strip().startswith("sim engine")]
+    check(line and "pmcheck: " in line[0] and "misses with its own models" in line[0] and
+          "misses: callgrind" not in line[0], f"probe: a tool of protocol 3 counts misses: {line}")
     old = os.path.join(d, "old")
     os.mkdir(old)
     for name in os.listdir(built):

@@ -1,0 +1,17 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * A command's objects (command.c): what `pmcheck stat` binds a command's
+ * calls: events with.  Part of the command's interface (tools.h).
+ */
+#ifndef PMCHECK_CORE_COMMAND_H
+#define PMCHECK_CORE_COMMAND_H
+
+#include <stddef.h>
+
+#include <pmcheck/event.h>
+
+/* The event list with the command's calls: events bound (command.c). */
+PMC_API int pmc__bind_calls(const char *events, const char *program, char *out, size_t size,
+			    char (*label)[PMC_EVENT_NAME_MAX]);
+
+#endif
