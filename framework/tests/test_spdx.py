@@ -20,7 +20,8 @@ import sys
 import tempfile
 
 SKIP_DIRS = {".git", "__pycache__", "corpus", "Testing"}
-SKIP_FILE = re.compile(r"\.(md|json|ini|txt|png|jpg|pyc|supp|xml|abi)$|^(LICENSE|COPYING|\.gitignore|\.clang-format)$")
+# A git worktree's .git is a file naming the repository, not a directory.
+SKIP_FILE = re.compile(r"\.(md|json|ini|txt|png|jpg|pyc|supp|xml|abi)$|^(LICENSE|COPYING|\.git|\.gitignore|\.clang-format)$")
 SKIP_PATH = re.compile(r"^(hwdb|ci/quickstart-c|ci/downstream-cxx)/|^build[^/]*/|^out/")
 # The valgrind tool's sources (they link valgrind's core), by name: a new
 # file of the tool is added here on purpose, never by a pattern.
