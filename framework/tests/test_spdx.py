@@ -27,7 +27,7 @@ SKIP_PATH = re.compile(r"^(hwdb|ci/quickstart-c|ci/downstream-cxx)/|^build[^/]*/
 # file of the tool is added here on purpose, never by a pattern.
 ALLOWED = {
     **{"framework/src/sim/tool/" + n: {"GPL-2.0-or-later"}
-       for n in ("pmc_main.c", "pmc_instrument.c", "pmc_cache.c", "pmc_branch.c", "pmc_watch.c",
+       for n in ("pmc_main.c", "pmc_instrument.c", "pmc_cache.c", "pmc_branch.c", "pmc_watch.c", "pmc_fn.c",
                  "pmc_tool_int.h")},
     "framework/src/sim/tool/pmcheck_tool.h": {"MIT OR GPL-2.0-or-later"},
 }

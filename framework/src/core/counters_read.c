@@ -17,7 +17,7 @@
 
 #include "core_int.h"
 #include "counters_int.h"
-#include "sim/sim_int.h"
+#include "sim/sim_api.h"
 
 /* Read one group with read(2) into *r.  The hot path for software events. */
 int pmc__read_group(struct pmc_counters *set, const struct pmc__group *g,

@@ -24,7 +24,7 @@
 
 #include "core_int.h"
 #include "event_int.h"
-#include "sim/sim_int.h"
+#include "sim/sim_api.h"
 
 /* ---- breakpoints and uprobes ---------------------------------------------- */
 

@@ -35,7 +35,7 @@
 #include "core_int.h"
 #include "counters_int.h"
 #include "hybrid_int.h"
-#include "sim/sim_int.h"
+#include "sim/sim_api.h"
 
 /* ---- introspection -------------------------------------------------------- */
 

@@ -26,7 +26,7 @@
 #include <pmcheck/event.h>
 #include <pmcheck/sim.h>
 
-#include "sim_int.h"
+#include "sim_api.h"
 
 #define MAX_ALIASES 16
 #define MAX_TARGETS (2 * PMC_MAX_EVENTS)

@@ -18,7 +18,7 @@
 #include <pmcheck/sim.h>
 
 #include "tool/pmcheck_tool.h"
-#include "sim_int.h"
+#include "sim_api.h"
 #include "util/child.h"
 #include "util/file.h"
 

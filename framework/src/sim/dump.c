@@ -12,7 +12,7 @@
 
 #include <pmcheck/sim.h>
 
-#include "sim_int.h"
+#include "sim_api.h"
 
 static const char *const column_names[PMC_SIM_NCOLUMNS] = {
 	"Ir", "Dr", "Dw", "I1mr", "D1mr", "D1mw", "ILmr", "DLmr", "DLmw", "Bc", "Bcm", "Bi", "Bim",

@@ -28,7 +28,7 @@
 #include <pmcheck/sim.h>
 
 #include "engine.h"
-#include "sim_int.h"
+#include "sim_api.h"
 
 /* callgrind's name for the next dump; collect renames it after each. */
 char pmc__sim_dump_tag[64];

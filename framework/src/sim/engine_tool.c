@@ -28,7 +28,7 @@
 
 #include "engine.h"
 #include "tool/pmcheck_tool.h"
-#include "sim_int.h"
+#include "sim_api.h"
 
 #define NCOUNTERS (PMC_TOOL_NFIXED + PMC_TOOL_MAX_WATCH)
 

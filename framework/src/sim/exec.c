@@ -28,7 +28,7 @@
 #include <pmcheck/sim.h>
 
 #include "tool/pmcheck_tool.h"
-#include "sim_int.h"
+#include "sim_api.h"
 #include "util/file.h"
 #include "util/child.h"
 

@@ -18,7 +18,7 @@
 
 #include <pmcheck/sim.h>
 
-#include "sim_int.h"
+#include "sim_api.h"
 
 struct names {
 	char **v;       /* by id */

@@ -38,7 +38,7 @@
 #include <pmcheck/sim.h>
 
 #include "engine.h"
-#include "sim_int.h"
+#include "sim_api.h"
 
 static struct {
 	pid_t pid;         /* the process init ran in */

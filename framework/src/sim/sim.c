@@ -30,7 +30,7 @@
 
 #include "engine.h"
 #include "tool/pmcheck_tool.h"
-#include "sim_int.h"
+#include "sim_api.h"
 
 #define COL(c) (1u << PMC_SIM_##c)
 

@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The sim backend's private interface: what the counting core and the
- * event parser call (sim.c), and the environment the supervisor (exec.c)
- * hands to the program it runs under valgrind.
+ * The sim layer's interface to the layers above it: what the counting core
+ * and the event parser call (sim.c), and the environment the supervisor
+ * (exec.c) hands to the program it runs under valgrind.  Not installed:
+ * libpmcheck's own; the engines' interface beneath it is engine.h.
  */
-#ifndef PMCHECK_SIM_INT_H
-#define PMCHECK_SIM_INT_H
+#ifndef PMCHECK_SIM_API_H
+#define PMCHECK_SIM_API_H
 
 #include <stddef.h>
 #include <stdint.h>
