@@ -64,8 +64,11 @@ for m in models:
         problem(f"{m}: validation {npass} passed, {nfail} failed")
 
 # 2. the host's sim run of the same case, of the same commit
-commit = subprocess.run(["git", "-C", src, "rev-parse", "HEAD"], capture_output=True,
-                        text=True).stdout.strip() or "0" * 40
+# The commit the guests were booted with (ci/qemu-lane passes it): HEAD read
+# now may have moved on while the lane ran, and a store of two commits pools
+# only the newer one's runs.
+commit = os.environ.get("PMCHECK_LANE_COMMIT") or subprocess.run(
+    ["git", "-C", src, "rev-parse", "HEAD"], capture_output=True, text=True).stdout.strip() or "0" * 40
 env = dict(os.environ, PMCHECK_GIT_COMMIT=commit)
 files = []
 sim_json = os.path.join(fleet, "sim.json")
