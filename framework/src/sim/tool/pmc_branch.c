@@ -17,11 +17,33 @@ Bool pmc_branch_sim;
 #define TARGET_BITS 9
 
 /* Two-bit saturating counters (0..3, taken predicted from 2), indexed by
- * the last HISTORY_BITS outcomes above the branch's low ADDRESS_BITS. */
+ * the last HISTORY_BITS outcomes above the branch's low ADDRESS_BITS.  A
+ * counter's byte holds the counter in bits 0-1 and, in bit 2, whether
+ * the last prediction made from it missed (never read back: the
+ * transition table has the same row for either). */
 static UChar counters[1 << (HISTORY_BITS + ADDRESS_BITS)];
-static ULong history; /* outcomes, the latest in bit 0 */
+/* The last HISTORY_BITS outcomes (the latest lowest), kept shifted into
+ * place as the index's upper bits, so that the generated code adds it to
+ * the counters' address for this branch and has its counter's address. */
+static ULong history_index;
+#define HISTORY_MASK (((1ULL << HISTORY_BITS) - 1) << ADDRESS_BITS)
+/* The transition of a counter byte b on an outcome (taken: 1) is
+ * next[(b << 1) | outcome]: the counter moved one towards 3 or 0, and in
+ * bit 2 whether it had predicted the outcome wrongly. */
+static UChar next[16];
 /* The last target of each indirect branch, by its low TARGET_BITS. */
 static ULong targets[1 << TARGET_BITS];
+
+void pmc_branch_init(void)
+{
+	for (Int b = 0; b < 8; b++)
+		for (Int taken = 0; taken < 2; taken++) {
+			Int c = b & 3, moved = taken ? (c < 3 ? c + 1 : 3) : (c > 0 ? c - 1 : 0);
+			Int missed = (c >= 2) != taken;
+
+			next[(b << 1) | taken] = (UChar)(moved | (missed << 2));
+		}
+}
 
 static IRExpr *u64(ULong v)
 {
@@ -41,35 +63,32 @@ static IRExpr *op2(IRSB *out, IRType ty, IROp op, IRExpr *a, IRExpr *b)
 void pmc_branch_cond(IRSB *out, Addr insn, IRExpr *taken, Bool inverted)
 {
 	IRExpr *went = op1(out, Ity_I64, Iop_1Uto64, taken);
-	IRExpr *h, *index, *where, *c, *predicted, *missed, *up, *down, *next;
+	IRExpr *h, *where, *b, *t, *missed, *h2;
 
-	if (inverted) {
+	if (inverted)
 		went = op2(out, Ity_I64, Iop_Xor64, went, u64(1));
-		taken = op1(out, Ity_I1, Iop_Not1, taken);
-	}
-	h = pmc_ir_tmp(out, Ity_I64, IRExpr_Load(Iend_LE, Ity_I64, mkIRExpr_HWord((HWord)&history)));
-	index = op2(out, Ity_I64, Iop_Shl64,
-		    op2(out, Ity_I64, Iop_And64, h, u64((1u << HISTORY_BITS) - 1)),
-		    IRExpr_Const(IRConst_U8(ADDRESS_BITS)));
-	index = op2(out, Ity_I64, Iop_Or64, index, u64(insn & ((1u << ADDRESS_BITS) - 1)));
-	where = op2(out, Ity_I64, Iop_Add64, index, mkIRExpr_HWord((HWord)counters));
-	c = op1(out, Ity_I64, Iop_8Uto64, pmc_ir_tmp(out, Ity_I8, IRExpr_Load(Iend_LE, Ity_I8, where)));
-	predicted = op1(out, Ity_I64, Iop_1Uto64, op2(out, Ity_I1, Iop_CmpLT64U, u64(1), c));
-	missed = op2(out, Ity_I64, Iop_Xor64, predicted, went);
+	h = pmc_ir_tmp(out, Ity_I64,
+		       IRExpr_Load(Iend_LE, Ity_I64, mkIRExpr_HWord((HWord)&history_index)));
+	where = op2(out, Ity_I64, Iop_Add64, h,
+		    mkIRExpr_HWord((HWord)&counters[insn & ((1u << ADDRESS_BITS) - 1)]));
+	b = op1(out, Ity_I64, Iop_8Uto64, pmc_ir_tmp(out, Ity_I8, IRExpr_Load(Iend_LE, Ity_I8, where)));
+	t = pmc_ir_tmp(out, Ity_I8,
+		       IRExpr_Load(Iend_LE, Ity_I8,
+				   op2(out, Ity_I64, Iop_Add64,
+				       op2(out, Ity_I64, Iop_Or64,
+					   op2(out, Ity_I64, Iop_Shl64, b, IRExpr_Const(IRConst_U8(1))), went),
+				       mkIRExpr_HWord((HWord)next))));
+	missed = op2(out, Ity_I64, Iop_Shr64, op1(out, Ity_I64, Iop_8Uto64, t),
+		     IRExpr_Const(IRConst_U8(2)));
 	pmc_ir_add(out, &pmc_live[PMC_TOOL_BCM], missed);
 	if (pmc_fn_sb)
 		pmc_ir_add_at(out, pmc_fn_sb, PMC_TOOL_BCM * PMC_FN_STRIDE * 8, missed);
-	/* Towards 3 when taken, towards 0 when not. */
-	up = op2(out, Ity_I64, Iop_Add64, c,
-		 op1(out, Ity_I64, Iop_1Uto64, op2(out, Ity_I1, Iop_CmpLT64U, c, u64(3))));
-	down = op2(out, Ity_I64, Iop_Sub64, c,
-		   op1(out, Ity_I64, Iop_1Uto64, op2(out, Ity_I1, Iop_CmpNE64, c, u64(0))));
-	next = pmc_ir_tmp(out, Ity_I64, IRExpr_ITE(taken, up, down));
-	addStmtToIRSB(out, IRStmt_Store(Iend_LE, where, op1(out, Ity_I8, Iop_64to8, next)));
-	addStmtToIRSB(out, IRStmt_Store(Iend_LE, mkIRExpr_HWord((HWord)&history),
-					op2(out, Ity_I64, Iop_Or64,
-					    op2(out, Ity_I64, Iop_Shl64, h, IRExpr_Const(IRConst_U8(1))),
-					    went)));
+	addStmtToIRSB(out, IRStmt_Store(Iend_LE, where, t));
+	/* The outcome enters the history. */
+	h2 = op2(out, Ity_I64, Iop_Or64, op2(out, Ity_I64, Iop_Shl64, h, IRExpr_Const(IRConst_U8(1))),
+		 op2(out, Ity_I64, Iop_Shl64, went, IRExpr_Const(IRConst_U8(ADDRESS_BITS))));
+	addStmtToIRSB(out, IRStmt_Store(Iend_LE, mkIRExpr_HWord((HWord)&history_index),
+					op2(out, Ity_I64, Iop_And64, h2, u64(HISTORY_MASK))));
 }
 
 void pmc_branch_indirect(IRSB *out, Addr insn, IRExpr *dst)

@@ -352,21 +352,27 @@ void pmc_cache_data(IRSB *out, IRExpr *ea, Int size, Bool write, IRExpr *guard)
 {
 	IRExpr *bits = IRExpr_Const(IRConst_U8((UChar)D1.line_bits));
 	IRExpr *first = pmc_ir_tmp(out, Ity_I64, IRExpr_Binop(Iop_Shr64, ea, bits));
-	IRExpr *end = pmc_ir_tmp(out, Ity_I64,
-				 IRExpr_Binop(Iop_Add64, ea, IRExpr_Const(IRConst_U64((ULong)size - 1))));
-	IRExpr *last = pmc_ir_tmp(out, Ity_I64, IRExpr_Binop(Iop_Shr64, end, bits));
 	IRExpr *set = pmc_ir_tmp(out, Ity_I64,
 				 IRExpr_Binop(Iop_And64, first, IRExpr_Const(IRConst_U64(D1.set_mask))));
 	IRExpr *offset = pmc_ir_tmp(out, Ity_I64, row_offset(set, D1.ways));
 	IRExpr *row = pmc_ir_tmp(out, Ity_I64,
 				 IRExpr_Binop(Iop_Add64, offset, mkIRExpr_HWord((HWord)D1.rows)));
 	IRExpr *mru = pmc_ir_tmp(out, Ity_I64, IRExpr_Load(Iend_LE, Ity_I64, row));
-	/* Nonzero unless the first line is the row's first and the only one. */
-	IRExpr *off = pmc_ir_tmp(out, Ity_I64,
-				 IRExpr_Binop(Iop_Or64,
-					      pmc_ir_tmp(out, Ity_I64, IRExpr_Binop(Iop_Xor64, mru, first)),
+	/* Nonzero unless the first line is the row's first and the only one
+	 * (a byte is always on one line). */
+	IRExpr *off = pmc_ir_tmp(out, Ity_I64, IRExpr_Binop(Iop_Xor64, mru, first));
+	IRExpr *when;
+
+	if (size > 1) {
+		IRExpr *end = pmc_ir_tmp(out, Ity_I64,
+					 IRExpr_Binop(Iop_Add64, ea, IRExpr_Const(IRConst_U64((ULong)size - 1))));
+		IRExpr *last = pmc_ir_tmp(out, Ity_I64, IRExpr_Binop(Iop_Shr64, end, bits));
+
+		off = pmc_ir_tmp(out, Ity_I64,
+				 IRExpr_Binop(Iop_Or64, off,
 					      pmc_ir_tmp(out, Ity_I64, IRExpr_Binop(Iop_Xor64, first, last))));
-	IRExpr *when = pmc_ir_tmp(out, Ity_I1, IRExpr_Binop(Iop_CmpNE64, off, IRExpr_Const(IRConst_U64(0))));
+	}
+	when = pmc_ir_tmp(out, Ity_I1, IRExpr_Binop(Iop_CmpNE64, off, IRExpr_Const(IRConst_U64(0))));
 
 	if (guard)
 		when = pmc_ir_tmp(out, Ity_I1, IRExpr_Binop(Iop_And1, when, guard));

@@ -503,6 +503,7 @@ static void pmc_post_clo_init(void)
 		pmc_refuse_option("--pmcheck-functions=yes",
 				  "unknown to a build of protocol 3 or older (--pmcheck-fault)\n");
 	pmc_cache_init();
+	pmc_branch_init();
 	pmc_models_active = (pmc_cache_sim || pmc_branch_sim) && clo_models_atstart;
 	if (clo_out) {
 		const HChar *dir = VG_(dirname)(clo_out);

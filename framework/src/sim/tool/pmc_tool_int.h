@@ -93,6 +93,7 @@ void pmc_cache_data(IRSB *out, IRExpr *ea, Int size, Bool write, IRExpr *guard);
 
 /* pmc_branch.c: the conditional and indirect branch predictors. */
 extern Bool pmc_branch_sim; /* --pmcheck-branch-sim */
+void pmc_branch_init(void); /* after the options */
 /* Code for a conditional branch of the instruction at insn, taken when
  * taken (an I1 atom) holds, or when it does not if inverted. */
 void pmc_branch_cond(IRSB *out, Addr insn, IRExpr *taken, Bool inverted);
