@@ -160,7 +160,7 @@ static bool same_judged_figures(const struct pmc__result *a, const struct pmc__r
  * (diff empty); when only the spread differs, only if it reached the same
  * verdict: a check that judges more than the smallest sample must not
  * turn a failure into a pass on the other run's figures. */
-static bool adoptable(const struct pmc__result *res, const struct pmc__result *again, const char *diff)
+bool pmc__rerun_adoptable(const struct pmc__result *res, const struct pmc__result *again, const char *diff)
 {
 	return same_judged_figures(res, again) && (!diff[0] || again->verdict == res->verdict);
 }
@@ -255,7 +255,7 @@ static bool recount_with_functions(struct runner *r, const struct pmc_test_def *
 	pmc__functions_forced = false;
 	if (!first_difference(res, &again, diff, sizeof(diff)))
 		first_difference(&again, res, diff, sizeof(diff));
-	if (adoptable(res, &again, diff) && pmc__result_has_functions(&again) &&
+	if (pmc__rerun_adoptable(res, &again, diff) && pmc__result_has_functions(&again) &&
 	    (again.verdict == PMC_FAIL || again.verdict == PMC_PASS)) {
 		adopt_judgement(res, &again);
 		if (asprintf(&note, "sim: run once more with pmcheck's valgrind tool counting function costs, for the functions behind the failure (%.3g s); it counted the same%s%s",
@@ -293,7 +293,7 @@ static void recount_with_callgrind(struct runner *r, const struct pmc_test_def *
 	run_for_functions(r, d, o, &seconds, &cg);
 	if (!first_difference(res, &cg, diff, sizeof(diff)))
 		first_difference(&cg, res, diff, sizeof(diff));
-	if (adoptable(res, &cg, diff) && (cg.verdict == PMC_FAIL || cg.verdict == PMC_PASS)) {
+	if (pmc__rerun_adoptable(res, &cg, diff) && (cg.verdict == PMC_FAIL || cg.verdict == PMC_PASS)) {
 		const char *was = cg.verdict == PMC_PASS ? "passed it" : "failed it too";
 
 		adopt_judgement(res, &cg);

@@ -46,6 +46,13 @@ struct runner {
  * failure; *seconds its duration. */
 void pmc__run_one(struct runner *r, const struct pmc_test_def *d, double *seconds,
 		  struct pmc__result *res);
+/* rerun.c: may a re-run's judgement (again) replace the run's (res)?
+ * diff: the first difference between the two runs' figures ("" when they
+ * counted alike).  Only when every judged figure (each event's smallest
+ * sample and number of samples) is the same, and, when anything else
+ * differs, the re-run reached the same verdict. */
+bool pmc__rerun_adoptable(const struct pmc__result *res, const struct pmc__result *again,
+			  const char *diff);
 /* rerun.c: a region of res has functions (the tool counted them in the
  * case's own run): none needs one more run under callgrind for them. */
 bool pmc__result_has_functions(const struct pmc__result *res);

@@ -10,6 +10,7 @@
 
 #include "../t.h"
 #include "harness_int.h"
+#include "runner_int.h"
 
 /* A region of one or two events from value arrays; flags/times optional. */
 static void region_of(struct pmc__region *r, size_t nev, size_t n, const uint64_t *a,
@@ -687,4 +688,59 @@ T_CASE(summary_ratios)
 	x = pmc__region_ratio(&r, 1, 0, PMC_STAT_MIN, &div0, &err, &missed);
 	T_CHECK(missed == 2 * PMC__WINDOW_ROWS, "1/0 was never asked for: %zu rows missed", missed);
 	pmc__region_release(&r);
+}
+
+/* A result of one region "r" whose event "ev" has samples n, smallest min. */
+static void result_of(struct pmc__result *res, struct pmc__region_rec *g, struct pmc__stat_rec *e,
+		      enum pmc_verdict v, uint64_t min, uint64_t max, size_t n)
+{
+	memset(res, 0, sizeof(*res));
+	memset(g, 0, sizeof(*g));
+	memset(e, 0, sizeof(*e));
+	e->label = "ev";
+	e->min = min;
+	e->max = max;
+	e->n = n;
+	g->name = "r";
+	g->nev = 1;
+	g->ev = e;
+	res->verdict = v;
+	res->nregions = 1;
+	res->regions = g;
+}
+
+T_CASE(rerun_never_turns_a_failure_into_a_pass)
+{
+	struct pmc__result a, b;
+	struct pmc__region_rec ga, gb;
+	struct pmc__stat_rec ea, eb;
+
+	/* Counted alike: the re-run's judgement stands, whatever it is. */
+	result_of(&a, &ga, &ea, PMC_FAIL, 100, 100, 3);
+	result_of(&b, &gb, &eb, PMC_FAIL, 100, 100, 3);
+	T_CHECK(pmc__rerun_adoptable(&a, &b, ""), "alike, both failed: adoptable");
+	/* Only the spread differs and the verdict is the same. */
+	result_of(&b, &gb, &eb, PMC_FAIL, 100, 140, 3);
+	T_CHECK(pmc__rerun_adoptable(&a, &b, "ev max 100 -> 140"), "same verdict, wider spread: adoptable");
+	/* The spread differs and the re-run passed (a check on the median
+	 * would): never. */
+	result_of(&b, &gb, &eb, PMC_PASS, 100, 140, 3);
+	T_CHECK(!pmc__rerun_adoptable(&a, &b, "ev max 100 -> 140"), "a failure must not turn into a pass");
+	/* ... nor a pass into a failure. */
+	result_of(&a, &ga, &ea, PMC_PASS, 100, 100, 3);
+	result_of(&b, &gb, &eb, PMC_FAIL, 100, 140, 3);
+	T_CHECK(!pmc__rerun_adoptable(&a, &b, "ev max 100 -> 140"), "a pass must not turn into a failure");
+	/* Another smallest sample, or another number of samples: never. */
+	result_of(&a, &ga, &ea, PMC_FAIL, 100, 100, 3);
+	result_of(&b, &gb, &eb, PMC_FAIL, 99, 100, 3);
+	T_CHECK(!pmc__rerun_adoptable(&a, &b, "ev min 100 -> 99"), "another minimum");
+	result_of(&b, &gb, &eb, PMC_FAIL, 100, 100, 2);
+	T_CHECK(!pmc__rerun_adoptable(&a, &b, "ev n 3 -> 2"), "another number of samples");
+	/* A region or an event the re-run lacks: never. */
+	result_of(&b, &gb, &eb, PMC_FAIL, 100, 100, 3);
+	gb.name = "other";
+	T_CHECK(!pmc__rerun_adoptable(&a, &b, "region r missing"), "a region missing");
+	gb.name = "r";
+	eb.label = "other";
+	T_CHECK(!pmc__rerun_adoptable(&a, &b, "event ev missing"), "an event missing");
 }
