@@ -3,11 +3,14 @@
  * pmcheck's valgrind tool: the I1, D1 and LL cache models (the rules are
  * in pmc_main.c's header comment, "Cache misses").
  *
- * Each cache is a table of block numbers (address >> line bits), one row
- * per set, most recently used first.  The generated code looks at the
- * first entry of the row only: an access that finds its block there, on
- * one line, hits and changes nothing, so it costs a load and a compare;
- * every other access calls access_slow, which does what callgrind does.
+ * Each cache is a table of lines, one row per set, most recently used
+ * first.  The generated code looks at the first entry of the row only: an
+ * access that finds its line there, wholly inside it, hits and changes
+ * nothing; every other access calls a slow path, which does what
+ * callgrind does.  I1 and D1 keep each line as its address (the block
+ * number shifted back into place), so that one subtraction and one
+ * unsigned compare tell the generated code both that the line is the
+ * first and that the access does not run past its end.
  * Instruction fetches are known when the code is translated, so a fetch
  * from the line the superblock fetched from last (still the first of its
  * row: nothing else fetches in between) needs no code at all.
@@ -32,10 +35,12 @@ struct cache {
 	Long size, ways, line; /* bytes, ways, bytes; -1: not given */
 	Int line_bits, set_bits;
 	UWord set_mask;
-	/* sets x ways entries, most recently used first: block numbers, or,
-	 * in a narrow cache, the 32 bits of the block above its set (half
-	 * the memory: LL's rows are read on every L1 miss, and the host's
-	 * caches are what the simulation waits for).  EMPTY in neither. */
+	/* sets x ways entries, most recently used first: the lines'
+	 * addresses (a block number << line_bits; 0, a line no program
+	 * touches, when empty), or, in a narrow cache, the 32 bits of the
+	 * block above its set (half the memory: LL's rows are read on every
+	 * L1 miss, and the host's caches are what the simulation waits for;
+	 * EMPTY when empty). */
 	UWord *rows;
 	UInt *narrow;
 };
@@ -171,7 +176,7 @@ void pmc_cache_init(void)
 }
 
 /* Empty, as callgrind leaves its caches when instrumentation is switched:
- * every entry block 0 (which no program fetches or reads), or EMPTY. */
+ * every entry line 0 (which no program fetches or reads), or EMPTY. */
 void pmc_cache_clear(void)
 {
 	struct cache *all[3] = { &I1, &D1, &LL };
@@ -186,25 +191,25 @@ void pmc_cache_clear(void)
 	}
 }
 
-/* One block in its row: True when it was there.  It becomes the first
- * (most recently used); on a miss the last one leaves. */
-static inline __attribute__((always_inline)) Bool touch_wide(UWord *row, Int ways, UWord block)
+/* One line (its address) in its row: True when it was there.  It becomes
+ * the first (most recently used); on a miss the last one leaves. */
+static inline __attribute__((always_inline)) Bool touch_wide(UWord *row, Int ways, UWord line)
 {
 	UWord moved = row[0], next;
 
-	if (moved == block)
+	if (moved == line)
 		return True;
-	/* Each entry down one place until the block's own place. */
+	/* Each entry down one place until the line's own place. */
 	for (Int i = 1; i < ways; i++) {
 		next = row[i];
 		row[i] = moved;
-		if (next == block) {
-			row[0] = block;
+		if (next == line) {
+			row[0] = line;
 			return True;
 		}
 		moved = next;
 	}
-	row[0] = block; /* a miss: the least recently used has left */
+	row[0] = line; /* a miss: the least recently used has left */
 	return False;
 }
 
@@ -238,7 +243,7 @@ static inline __attribute__((always_inline)) Bool touch(struct cache *c, UWord b
 			VG_(tool_panic)("pmcheck: an address wider than 47 bits reached the LL model");
 		return touch_narrow(c->narrow + set * (UWord)c->ways, (Int)c->ways, (UInt)tag);
 	}
-	return touch_wide(c->rows + set * (UWord)c->ways, (Int)c->ways, block);
+	return touch_wide(c->rows + set * (UWord)c->ways, (Int)c->ways, block << c->line_bits);
 }
 
 /* One access: True for a miss.  An access over two lines touches both
@@ -309,15 +314,33 @@ static void call_slow(IRSB *out, const HChar *name, void *fn, IRExpr *a, Int siz
 	addStmtToIRSB(out, IRStmt_Dirty(d));
 }
 
-/* The byte offset of a set's row: a shift when it can be. */
-static IRExpr *row_offset(IRExpr *set, Long ways)
+/* The byte offset of the row of the set an address ea (an I64 atom) is
+ * in: its set's bits masked out and moved to a row's size, one operation
+ * when the line is as large as a row (D1's default: 64 bytes, 8 ways). */
+static IRExpr *row_offset(IRSB *out, const struct cache *c, IRExpr *ea)
 {
-	ULong bytes = (ULong)ways * sizeof(UWord);
+	ULong bytes = (ULong)c->ways * sizeof(UWord);
 	Int shift = VG_(log2)((UInt)bytes);
+	IRExpr *bits = pmc_ir_tmp(out, Ity_I64,
+				  IRExpr_Binop(Iop_And64, ea,
+					       IRExpr_Const(IRConst_U64((ULong)c->set_mask << c->line_bits))));
 
-	if (shift >= 0)
-		return IRExpr_Binop(Iop_Shl64, set, IRExpr_Const(IRConst_U8((UChar)shift)));
-	return IRExpr_Binop(Iop_Mul64, set, IRExpr_Const(IRConst_U64(bytes)));
+	if (shift < 0)
+		return pmc_ir_tmp(out, Ity_I64,
+				  IRExpr_Binop(Iop_Mul64,
+					       pmc_ir_tmp(out, Ity_I64,
+							  IRExpr_Binop(Iop_Shr64, bits,
+								       IRExpr_Const(IRConst_U8((UChar)c->line_bits)))),
+					       IRExpr_Const(IRConst_U64(bytes))));
+	if (shift < c->line_bits)
+		return pmc_ir_tmp(out, Ity_I64,
+				  IRExpr_Binop(Iop_Shr64, bits,
+					       IRExpr_Const(IRConst_U8((UChar)(c->line_bits - shift)))));
+	if (shift > c->line_bits)
+		return pmc_ir_tmp(out, Ity_I64,
+				  IRExpr_Binop(Iop_Shl64, bits,
+					       IRExpr_Const(IRConst_U8((UChar)(shift - c->line_bits)))));
+	return bits;
 }
 
 /* I1 when the block's row does not start with it. */
@@ -328,7 +351,8 @@ static IRExpr *not_first(IRSB *out, const struct cache *c, UWord block)
 				 IRExpr_Load(Iend_LE, Ity_I64, mkIRExpr_HWord((HWord)first)));
 
 	return pmc_ir_tmp(out, Ity_I1,
-			  IRExpr_Binop(Iop_CmpNE64, mru, IRExpr_Const(IRConst_U64(block))));
+			  IRExpr_Binop(Iop_CmpNE64, mru,
+				       IRExpr_Const(IRConst_U64(block << c->line_bits))));
 }
 
 void pmc_cache_fetch(IRSB *out, Addr a, Int size, UWord *last)
@@ -347,32 +371,19 @@ void pmc_cache_fetch(IRSB *out, Addr a, Int size, UWord *last)
 
 /* A data access: inline, a hit on the first of its row, which changes
  * nothing; anything else -- a deeper hit, a miss, two lines -- is the
- * slow path's. */
+ * slow path's.  The first entry is a line's address: the access is wholly
+ * inside that line when ea - first, unsigned, is at most line - size
+ * (an empty entry, 0, never is: no access is within a line of 0). */
 void pmc_cache_data(IRSB *out, IRExpr *ea, Int size, Bool write, IRExpr *guard)
 {
-	IRExpr *bits = IRExpr_Const(IRConst_U8((UChar)D1.line_bits));
-	IRExpr *first = pmc_ir_tmp(out, Ity_I64, IRExpr_Binop(Iop_Shr64, ea, bits));
-	IRExpr *set = pmc_ir_tmp(out, Ity_I64,
-				 IRExpr_Binop(Iop_And64, first, IRExpr_Const(IRConst_U64(D1.set_mask))));
-	IRExpr *offset = pmc_ir_tmp(out, Ity_I64, row_offset(set, D1.ways));
 	IRExpr *row = pmc_ir_tmp(out, Ity_I64,
-				 IRExpr_Binop(Iop_Add64, offset, mkIRExpr_HWord((HWord)D1.rows)));
+				 IRExpr_Binop(Iop_Add64, row_offset(out, &D1, ea),
+					      mkIRExpr_HWord((HWord)D1.rows)));
 	IRExpr *mru = pmc_ir_tmp(out, Ity_I64, IRExpr_Load(Iend_LE, Ity_I64, row));
-	/* Nonzero unless the first line is the row's first and the only one
-	 * (a byte is always on one line). */
-	IRExpr *off = pmc_ir_tmp(out, Ity_I64, IRExpr_Binop(Iop_Xor64, mru, first));
-	IRExpr *when;
-
-	if (size > 1) {
-		IRExpr *end = pmc_ir_tmp(out, Ity_I64,
-					 IRExpr_Binop(Iop_Add64, ea, IRExpr_Const(IRConst_U64((ULong)size - 1))));
-		IRExpr *last = pmc_ir_tmp(out, Ity_I64, IRExpr_Binop(Iop_Shr64, end, bits));
-
-		off = pmc_ir_tmp(out, Ity_I64,
-				 IRExpr_Binop(Iop_Or64, off,
-					      pmc_ir_tmp(out, Ity_I64, IRExpr_Binop(Iop_Xor64, first, last))));
-	}
-	when = pmc_ir_tmp(out, Ity_I1, IRExpr_Binop(Iop_CmpNE64, off, IRExpr_Const(IRConst_U64(0))));
+	IRExpr *into = pmc_ir_tmp(out, Ity_I64, IRExpr_Binop(Iop_Sub64, ea, mru));
+	IRExpr *when = pmc_ir_tmp(out, Ity_I1,
+				  IRExpr_Binop(Iop_CmpLT64U,
+					       IRExpr_Const(IRConst_U64((ULong)(D1.line - size))), into));
 
 	if (guard)
 		when = pmc_ir_tmp(out, Ity_I1, IRExpr_Binop(Iop_And1, when, guard));
