@@ -68,7 +68,7 @@ void pmc_branch_cond(IRSB *out, Addr insn, IRExpr *taken, Bool inverted)
 	if (inverted)
 		went = op2(out, Ity_I64, Iop_Xor64, went, u64(1));
 	h = pmc_ir_tmp(out, Ity_I64,
-		       IRExpr_Load(Iend_LE, Ity_I64, mkIRExpr_HWord((HWord)&history_index)));
+		       IRExpr_Load(Iend_LE, Ity_I64, pmc_ir_addr(out, &history_index)));
 	where = op2(out, Ity_I64, Iop_Add64, h,
 		    mkIRExpr_HWord((HWord)&counters[insn & ((1u << ADDRESS_BITS) - 1)]));
 	b = op1(out, Ity_I64, Iop_8Uto64, pmc_ir_tmp(out, Ity_I8, IRExpr_Load(Iend_LE, Ity_I8, where)));
@@ -87,18 +87,18 @@ void pmc_branch_cond(IRSB *out, Addr insn, IRExpr *taken, Bool inverted)
 	/* The outcome enters the history. */
 	h2 = op2(out, Ity_I64, Iop_Or64, op2(out, Ity_I64, Iop_Shl64, h, IRExpr_Const(IRConst_U8(1))),
 		 op2(out, Ity_I64, Iop_Shl64, went, IRExpr_Const(IRConst_U8(ADDRESS_BITS))));
-	addStmtToIRSB(out, IRStmt_Store(Iend_LE, mkIRExpr_HWord((HWord)&history_index),
+	addStmtToIRSB(out, IRStmt_Store(Iend_LE, pmc_ir_addr(out, &history_index),
 					op2(out, Ity_I64, Iop_And64, h2, u64(HISTORY_MASK))));
 }
 
 void pmc_branch_indirect(IRSB *out, Addr insn, IRExpr *dst)
 {
-	IRExpr *where = mkIRExpr_HWord((HWord)&targets[insn & ((1u << TARGET_BITS) - 1)]);
-	IRExpr *before = pmc_ir_tmp(out, Ity_I64, IRExpr_Load(Iend_LE, Ity_I64, where));
+	const ULong *target = &targets[insn & ((1u << TARGET_BITS) - 1)];
+	IRExpr *before = pmc_ir_tmp(out, Ity_I64, IRExpr_Load(Iend_LE, Ity_I64, pmc_ir_addr(out, target)));
 	IRExpr *missed = op1(out, Ity_I64, Iop_1Uto64, op2(out, Ity_I1, Iop_CmpNE64, before, dst));
 
 	pmc_ir_add(out, &pmc_live[PMC_TOOL_BIM], missed);
 	if (pmc_fn_sb)
 		pmc_ir_add_at(out, pmc_fn_sb, PMC_TOOL_BIM * PMC_FN_STRIDE * 8, missed);
-	addStmtToIRSB(out, IRStmt_Store(Iend_LE, where, dst));
+	addStmtToIRSB(out, IRStmt_Store(Iend_LE, pmc_ir_addr(out, target), dst));
 }

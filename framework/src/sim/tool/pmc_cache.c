@@ -50,6 +50,10 @@ struct cache {
 #define EMPTY 0xffffffffu
 #define ADDRESS_BITS 47
 
+/* Rows for an L1 of up to SMALL_ROWS lines (512 KiB of 64-byte lines). */
+#define SMALL_ROWS 8192
+static UWord small_rows[2][SMALL_ROWS];
+
 static struct cache I1 = { "I1", NULL, -1, -1, -1, 0, 0, 0, NULL, NULL };
 static struct cache D1 = { "D1", NULL, -1, -1, -1, 0, 0, 0, NULL, NULL };
 static struct cache LL = { "LL", NULL, -1, -1, -1, 0, 0, 0, NULL, NULL };
@@ -166,9 +170,13 @@ void pmc_cache_init(void)
 		c->line_bits = VG_(log2)((UInt)c->line);
 		c->set_bits = VG_(log2)((UInt)sets);
 		c->set_mask = sets - 1;
-		/* The generated code reads I1's and D1's rows: those stay wide. */
+		/* The generated code reads I1's and D1's rows: those stay wide,
+		 * and, when they fit, in the tool's own data, whose addresses
+		 * are small enough for a host instruction's displacement. */
 		if (c == &LL && ADDRESS_BITS - c->line_bits - c->set_bits <= 31)
 			c->narrow = VG_(malloc)("pmcheck.cache", sets * (UWord)c->ways * sizeof(UInt));
+		else if (c != &LL && sets * (UWord)c->ways <= SMALL_ROWS)
+			c->rows = small_rows[c == &D1];
 		else
 			c->rows = VG_(malloc)("pmcheck.cache", sets * (UWord)c->ways * sizeof(UWord));
 	}
@@ -261,7 +269,12 @@ static inline __attribute__((always_inline)) Bool miss(struct cache *c, Addr a, 
 	return !hit;
 }
 
-static VG_REGPARM(3) void fetch_slow(Addr a, UWord size, ULong *fn)
+/* The slow paths.  Generated code passes as few arguments as it can: every
+ * argument is an instruction or two at each access, run whether the call
+ * is made or not.  Without function costs a data access passes only its
+ * address, to one helper per size, and a fetch its address with the size
+ * in the top byte; with them, the function's counters too. */
+static inline __attribute__((always_inline)) void fetch(Addr a, UWord size, ULong *fn)
 {
 	if (miss(&I1, a, size)) {
 		pmc_live[PMC_TOOL_I1MR]++;
@@ -275,43 +288,104 @@ static VG_REGPARM(3) void fetch_slow(Addr a, UWord size, ULong *fn)
 	}
 }
 
-static VG_REGPARM(3) void read_slow(Addr a, UWord size, ULong *fn)
+/* A data access of size bytes at a; l1 and ll are the counters its
+ * misses go to. */
+static inline __attribute__((always_inline)) void data(Addr a, UWord size, ULong *fn, Int l1, Int ll)
 {
 	if (miss(&D1, a, size)) {
-		pmc_live[PMC_TOOL_D1MR]++;
+		pmc_live[l1]++;
 		if (fn)
-			fn[PMC_TOOL_D1MR * PMC_FN_STRIDE]++;
+			fn[l1 * PMC_FN_STRIDE]++;
 		if (miss(&LL, a, size)) {
-			pmc_live[PMC_TOOL_DLMR]++;
+			pmc_live[ll]++;
 			if (fn)
-				fn[PMC_TOOL_DLMR * PMC_FN_STRIDE]++;
+				fn[ll * PMC_FN_STRIDE]++;
 		}
 	}
 }
 
-static VG_REGPARM(3) void write_slow(Addr a, UWord size, ULong *fn)
+#define PACK_SHIFT 56
+
+static VG_REGPARM(1) void fetch_packed(UWord packed)
 {
-	if (miss(&D1, a, size)) {
-		pmc_live[PMC_TOOL_D1MW]++;
-		if (fn)
-			fn[PMC_TOOL_D1MW * PMC_FN_STRIDE]++;
-		if (miss(&LL, a, size)) {
-			pmc_live[PMC_TOOL_DLMW]++;
-			if (fn)
-				fn[PMC_TOOL_DLMW * PMC_FN_STRIDE]++;
-		}
-	}
+	fetch(packed & ((1UL << PACK_SHIFT) - 1), packed >> PACK_SHIFT, NULL);
 }
 
-static void call_slow(IRSB *out, const HChar *name, void *fn, IRExpr *a, Int size, IRExpr *when)
+static VG_REGPARM(3) void fetch_fn(Addr a, UWord size, ULong *fn)
 {
-	/* The function's counters too, when it has them (pmc_fn.c). */
-	IRDirty *d = unsafeIRDirty_0_N(3, name, VG_(fnptr_to_fnentry)(fn),
-				       mkIRExprVec_3(a, mkIRExpr_HWord((HWord)size),
-						     pmc_fn_sb ? pmc_fn_sb : mkIRExpr_HWord(0)));
+	fetch(a, size, fn);
+}
+
+static VG_REGPARM(3) void read_fn(Addr a, UWord size, ULong *fn)
+{
+	data(a, size, fn, PMC_TOOL_D1MR, PMC_TOOL_DLMR);
+}
+
+static VG_REGPARM(3) void write_fn(Addr a, UWord size, ULong *fn)
+{
+	data(a, size, fn, PMC_TOOL_D1MW, PMC_TOOL_DLMW);
+}
+
+#define SIZED(n)                                                          \
+	static VG_REGPARM(1) void read_##n(Addr a)                        \
+	{                                                                 \
+		data(a, n, NULL, PMC_TOOL_D1MR, PMC_TOOL_DLMR);           \
+	}                                                                 \
+	static VG_REGPARM(1) void write_##n(Addr a)                       \
+	{                                                                 \
+		data(a, n, NULL, PMC_TOOL_D1MW, PMC_TOOL_DLMW);           \
+	}
+SIZED(1)
+SIZED(2)
+SIZED(4)
+SIZED(8)
+SIZED(16)
+SIZED(32)
+
+/* The one-argument helpers, by log2 of the size. */
+static const struct {
+	const HChar *read_name, *write_name;
+	void *read, *write;
+} sized[6] = {
+	{ "pmcheck_read_1", "pmcheck_write_1", (void *)read_1, (void *)write_1 },
+	{ "pmcheck_read_2", "pmcheck_write_2", (void *)read_2, (void *)write_2 },
+	{ "pmcheck_read_4", "pmcheck_write_4", (void *)read_4, (void *)write_4 },
+	{ "pmcheck_read_8", "pmcheck_write_8", (void *)read_8, (void *)write_8 },
+	{ "pmcheck_read_16", "pmcheck_write_16", (void *)read_16, (void *)write_16 },
+	{ "pmcheck_read_32", "pmcheck_write_32", (void *)read_32, (void *)write_32 },
+};
+
+static void call_when(IRSB *out, const HChar *name, void *fn, Int regparms, IRExpr **args, IRExpr *when)
+{
+	IRDirty *d = unsafeIRDirty_0_N(regparms, name, VG_(fnptr_to_fnentry)(fn), args);
 
 	d->guard = when;
 	addStmtToIRSB(out, IRStmt_Dirty(d));
+}
+
+static void call_fetch(IRSB *out, Addr a, Int size, IRExpr *when)
+{
+	if (pmc_fn_sb)
+		call_when(out, "pmcheck_fetch_fn", (void *)fetch_fn, 3,
+			  mkIRExprVec_3(mkIRExpr_HWord((HWord)a), mkIRExpr_HWord((HWord)size), pmc_fn_sb), when);
+	else
+		call_when(out, "pmcheck_fetch", (void *)fetch_packed, 1,
+			  mkIRExprVec_1(mkIRExpr_HWord((HWord)a | ((HWord)size << PACK_SHIFT))), when);
+}
+
+static void call_data(IRSB *out, IRExpr *ea, Int size, Bool write, IRExpr *when)
+{
+	Int k = VG_(log2)((UInt)size);
+
+	if (pmc_fn_sb || k < 0 || k > 5)
+		call_when(out, write ? "pmcheck_write_fn" : "pmcheck_read_fn",
+			  write ? (void *)write_fn : (void *)read_fn, 3,
+			  mkIRExprVec_3(ea, mkIRExpr_HWord((HWord)size),
+					pmc_fn_sb ? pmc_fn_sb : mkIRExpr_HWord(0)),
+			  when);
+	else
+		call_when(out, write ? sized[k].write_name : sized[k].read_name,
+			  write ? sized[k].write : sized[k].read, 1, mkIRExprVec_1(ea), when);
 }
 
 /* The byte offset of the row of the set an address ea (an I64 atom) is
@@ -347,8 +421,7 @@ static IRExpr *row_offset(IRSB *out, const struct cache *c, IRExpr *ea)
 static IRExpr *not_first(IRSB *out, const struct cache *c, UWord block)
 {
 	const UWord *first = c->rows + (block & c->set_mask) * (UWord)c->ways;
-	IRExpr *mru = pmc_ir_tmp(out, Ity_I64,
-				 IRExpr_Load(Iend_LE, Ity_I64, mkIRExpr_HWord((HWord)first)));
+	IRExpr *mru = pmc_ir_tmp(out, Ity_I64, IRExpr_Load(Iend_LE, Ity_I64, pmc_ir_addr(out, first)));
 
 	return pmc_ir_tmp(out, Ity_I1,
 			  IRExpr_Binop(Iop_CmpNE64, mru,
@@ -366,7 +439,7 @@ void pmc_cache_fetch(IRSB *out, Addr a, Int size, UWord *last)
 	if (end != first)
 		when = pmc_ir_tmp(out, Ity_I1, IRExpr_Binop(Iop_Or1, when, not_first(out, &I1, end)));
 	*last = end;
-	call_slow(out, "pmcheck_fetch", (void *)fetch_slow, mkIRExpr_HWord((HWord)a), size, when);
+	call_fetch(out, a, size, when);
 }
 
 /* A data access: inline, a hit on the first of its row, which changes
@@ -381,14 +454,16 @@ void pmc_cache_data(IRSB *out, IRExpr *ea, Int size, Bool write, IRExpr *guard)
 					      mkIRExpr_HWord((HWord)D1.rows)));
 	IRExpr *mru = pmc_ir_tmp(out, Ity_I64, IRExpr_Load(Iend_LE, Ity_I64, row));
 	IRExpr *into = pmc_ir_tmp(out, Ity_I64, IRExpr_Binop(Iop_Sub64, ea, mru));
-	IRExpr *when = pmc_ir_tmp(out, Ity_I1,
-				  IRExpr_Binop(Iop_CmpLT64U,
-					       IRExpr_Const(IRConst_U64((ULong)(D1.line - size))), into));
+	/* Not (into < line - size + 1): the constant on the right, where the
+	 * host's compare takes it as an immediate. */
+	IRExpr *when = pmc_ir_tmp(
+		out, Ity_I1,
+		IRExpr_Unop(Iop_Not1,
+			    pmc_ir_tmp(out, Ity_I1,
+				       IRExpr_Binop(Iop_CmpLT64U, into,
+						    IRExpr_Const(IRConst_U64((ULong)(D1.line - size + 1)))))));
 
 	if (guard)
 		when = pmc_ir_tmp(out, Ity_I1, IRExpr_Binop(Iop_And1, when, guard));
-	if (write)
-		call_slow(out, "pmcheck_write", (void *)write_slow, ea, size, when);
-	else
-		call_slow(out, "pmcheck_read", (void *)read_slow, ea, size, when);
+	call_data(out, ea, size, write, when);
 }

@@ -35,13 +35,39 @@ void pmc_ir_add_at(IRSB *out, IRExpr *base, Int offset, IRExpr *amount)
 	addStmtToIRSB(out, IRStmt_Store(Iend_LE, where, sum));
 }
 
+/*
+ * The tool's own data (counters, the models' tables) is addressed from a
+ * base loaded once at the superblock's start: an address written as a
+ * constant costs the host a 10-byte move into a register at every use
+ * (one for the load of a counter and one more for its store), and an
+ * offset from a register costs nothing.  VEX cannot fold a load, so the
+ * base stays a register.  NULL while no superblock is instrumented.
+ */
+static IRExpr *base;
+static const void *base_value = pmc_live;
+
+void pmc_ir_base(IRSB *out)
+{
+	base = pmc_ir_tmp(out, Ity_I64, IRExpr_Load(Iend_LE, Ity_I64, mkIRExpr_HWord((HWord)&base_value)));
+}
+
+IRExpr *pmc_ir_addr(IRSB *out, const void *p)
+{
+	Long off = (Long)((const UChar *)p - (const UChar *)pmc_live);
+
+	/* A new temporary for each use: VEX folds a temporary used once
+	 * into the host instruction's address. */
+	if (!base || off != (Long)(Int)off)
+		return mkIRExpr_HWord((HWord)p);
+	return pmc_ir_tmp(out, Ity_I64, IRExpr_Binop(Iop_Add64, base, IRExpr_Const(IRConst_U64((ULong)off))));
+}
+
 void pmc_ir_add(IRSB *out, ULong *counter, IRExpr *amount)
 {
-	IRExpr *where = mkIRExpr_HWord((HWord)counter);
-	IRExpr *old = pmc_ir_tmp(out, Ity_I64, IRExpr_Load(Iend_LE, Ity_I64, where));
+	IRExpr *old = pmc_ir_tmp(out, Ity_I64, IRExpr_Load(Iend_LE, Ity_I64, pmc_ir_addr(out, counter)));
 	IRExpr *sum = pmc_ir_tmp(out, Ity_I64, IRExpr_Binop(Iop_Add64, old, amount));
 
-	addStmtToIRSB(out, IRStmt_Store(Iend_LE, mkIRExpr_HWord((HWord)counter), sum));
+	addStmtToIRSB(out, IRStmt_Store(Iend_LE, pmc_ir_addr(out, counter), sum));
 }
 
 /* ---- the models' events ------------------------------------------------------------ */
@@ -261,6 +287,7 @@ IRSB *pmc_instrument(VgCallbackClosure *closure, IRSB *in, const VexGuestLayout 
 	sb_at = i < in->stmts_used
 			? (Addr)(in->stmts[i]->Ist.IMark.addr + in->stmts[i]->Ist.IMark.delta)
 			: 0;
+	pmc_ir_base(out);
 	pmc_fn_sb = pmc_functions && i < in->stmts_used ? pmc_fn_enter(out, sb_at) : NULL;
 	inverted = last_exit_inverted(in, i, &exits);
 	for (; i < in->stmts_used; i++) {
@@ -387,5 +414,6 @@ IRSB *pmc_instrument(VgCallbackClosure *closure, IRSB *in, const VexGuestLayout 
 	flush_models(out, &q);
 	if (pmc_fn_sb)
 		pmc_fn_leave(out, sb_at, in->jumpkind, in->next, pmc_fn_sb);
+	base = NULL;
 	return out;
 }

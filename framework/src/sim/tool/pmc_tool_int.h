@@ -34,6 +34,10 @@ IRSB *pmc_instrument(VgCallbackClosure *closure, IRSB *in, const VexGuestLayout 
 IRExpr *pmc_ir_tmp(IRSB *out, IRType ty, IRExpr *e);
 /* *counter += amount (an I64 atom), in generated code. */
 void pmc_ir_add(IRSB *out, ULong *counter, IRExpr *amount);
+/* Where p is, as an I64 atom for one use: an offset from the superblock's
+ * base (pmc_ir_base, at its start) when p is the tool's own data. */
+void pmc_ir_base(IRSB *out);
+IRExpr *pmc_ir_addr(IRSB *out, const void *p);
 
 /* pmc_watch.c: entries to watched functions. */
 Int pmc_watch_slot_at(Addr a); /* the calls slot of an entry address, or -1 */
