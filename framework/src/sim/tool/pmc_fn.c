@@ -293,7 +293,7 @@ enum start { MIDDLE, SYMBOL_START, UNNAMED_START };
 
 /* The counters of the function at a (a superblock's first instruction),
  * found or made when code there is translated; NULL past the table. */
-static ULong *fn_costs(Addr a, enum start *where)
+static ULong *fn_costs(Addr a, enum start *where, Int *index)
 {
 	DiEpoch ep = VG_(current_DiEpoch)();
 	DebugInfo *di = VG_(find_DebugInfo)(ep, a);
@@ -321,6 +321,7 @@ static ULong *fn_costs(Addr a, enum start *where)
 	/* After fn_index has copied the name: this lookup overwrites it. */
 	if (name != unnamed && VG_(get_fnname_if_entry)(ep, a, &name))
 		*where = SYMBOL_START;
+	*index = i;
 	return i < 0 ? NULL : chunks[i / CHUNK]->cost[i % CHUNK];
 }
 
@@ -334,25 +335,41 @@ static IRExpr *u64(ULong v)
 	return IRExpr_Const(IRConst_U64(v));
 }
 
+/* A function's counters in a register: its chunk's address, loaded (VEX
+ * cannot fold a load), and the row's offset in it.  The additions then
+ * address them by displacement, where a constant address costs a 10-byte
+ * move at each. */
+static IRExpr *row_in_register(IRSB *out, Int i)
+{
+	IRExpr *chunk = pmc_ir_tmp(out, Ity_I64,
+				   IRExpr_Load(Iend_LE, Ity_I64, pmc_ir_addr(out, &chunks[i / CHUNK])));
+
+	return pmc_ir_tmp(out, Ity_I64,
+			  IRExpr_Binop(Iop_Add64, chunk,
+				       u64((ULong)(i % CHUNK) * sizeof(chunks[0]->cost[0]))));
+}
+
 IRExpr *pmc_fn_enter(IRSB *out, Addr a)
 {
-	IRExpr *context_at = mkIRExpr_HWord((HWord)&live.context);
 	enum start where;
-	ULong *own = fn_costs(a, &where);
+	Int i;
+	ULong *own = fn_costs(a, &where, &i);
 	IRExpr *was, *none, *base;
 
 	if (!own)
 		return NULL;
 	if (where == SYMBOL_START && !in_plt(a)) {
+		IRExpr *row = row_in_register(out, i);
+
 		/* A call, or a jump callgrind takes for one. */
-		pmc_ir_add(out, own + CALLS * PMC_FN_STRIDE, u64(1));
-		addStmtToIRSB(out, IRStmt_Store(Iend_LE, context_at, mkIRExpr_HWord((HWord)own)));
-		return mkIRExpr_HWord((HWord)own);
+		pmc_ir_add_at(out, row, CALLS * PMC_FN_STRIDE * 8, u64(1));
+		addStmtToIRSB(out, IRStmt_Store(Iend_LE, pmc_ir_addr(out, &live.context), row));
+		return row;
 	}
 	/* Whatever is charged now: a stub's caller, the function that jumped
 	 * here; nothing (a thread's first code, or a call that entered no
 	 * symbol's first instruction): its own. */
-	was = pmc_ir_tmp(out, Ity_I64, IRExpr_Load(Iend_LE, Ity_I64, context_at));
+	was = pmc_ir_tmp(out, Ity_I64, IRExpr_Load(Iend_LE, Ity_I64, pmc_ir_addr(out, &live.context)));
 	none = pmc_ir_tmp(out, Ity_I1, IRExpr_Binop(Iop_CmpEQ64, was, u64(0)));
 	base = pmc_ir_tmp(out, Ity_I64, IRExpr_ITE(none, mkIRExpr_HWord((HWord)own), was));
 	/* The start of a function without a symbol is a function when called
@@ -360,7 +377,7 @@ IRExpr *pmc_fn_enter(IRSB *out, Addr a)
 	if (where == UNNAMED_START && !in_plt(a)) {
 		pmc_ir_add(out, own + CALLS * PMC_FN_STRIDE,
 			   pmc_ir_tmp(out, Ity_I64, IRExpr_Unop(Iop_1Uto64, none)));
-		addStmtToIRSB(out, IRStmt_Store(Iend_LE, context_at, base));
+		addStmtToIRSB(out, IRStmt_Store(Iend_LE, pmc_ir_addr(out, &live.context), base));
 	}
 	return base;
 }
@@ -377,16 +394,15 @@ static IRExpr *stack_slot(IRSB *out, IRExpr *depth)
 
 void pmc_fn_leave(IRSB *out, Addr from, IRJumpKind jk, IRExpr *next, IRExpr *here)
 {
-	IRExpr *depth_at = mkIRExpr_HWord((HWord)&live.depth);
 	Bool known = next->tag == Iex_Const;
 	Addr to = known ? (Addr)next->Iex.Const.con->Ico.U64 : 0;
 	IRExpr *what, *depth;
 
 	if (jk == Ijk_Call) {
 		/* What the code after the call is charged to, when it returns. */
-		depth = pmc_ir_tmp(out, Ity_I64, IRExpr_Load(Iend_LE, Ity_I64, depth_at));
+		depth = pmc_ir_tmp(out, Ity_I64, IRExpr_Load(Iend_LE, Ity_I64, pmc_ir_addr(out, &live.depth)));
 		addStmtToIRSB(out, IRStmt_Store(Iend_LE, stack_slot(out, depth), here));
-		addStmtToIRSB(out, IRStmt_Store(Iend_LE, depth_at,
+		addStmtToIRSB(out, IRStmt_Store(Iend_LE, pmc_ir_addr(out, &live.depth),
 						pmc_ir_tmp(out, Ity_I64,
 							   IRExpr_Binop(Iop_Add64, depth, u64(1)))));
 		/* The callee's first block says whose it is; a stub's is the
@@ -399,11 +415,11 @@ void pmc_fn_leave(IRSB *out, Addr from, IRJumpKind jk, IRExpr *next, IRExpr *her
 		depth = pmc_ir_tmp(out, Ity_I64,
 				   IRExpr_Binop(Iop_Sub64,
 						pmc_ir_tmp(out, Ity_I64,
-							   IRExpr_Load(Iend_LE, Ity_I64, depth_at)),
+							   IRExpr_Load(Iend_LE, Ity_I64, pmc_ir_addr(out, &live.depth))),
 						u64(1)));
 		what = pmc_ir_tmp(out, Ity_I64,
 				  IRExpr_Load(Iend_LE, Ity_I64, stack_slot(out, depth)));
-		addStmtToIRSB(out, IRStmt_Store(Iend_LE, depth_at, depth));
+		addStmtToIRSB(out, IRStmt_Store(Iend_LE, pmc_ir_addr(out, &live.depth), depth));
 	} else if (jk == Ijk_Boring && in_plt(from)) {
 		/* A stub leaving for its function: callgrind's call. */
 		what = u64(0);
@@ -411,7 +427,7 @@ void pmc_fn_leave(IRSB *out, Addr from, IRJumpKind jk, IRExpr *next, IRExpr *her
 		/* A jump stays in the function charged now. */
 		return;
 	}
-	addStmtToIRSB(out, IRStmt_Store(Iend_LE, mkIRExpr_HWord((HWord)&live.context), what));
+	addStmtToIRSB(out, IRStmt_Store(Iend_LE, pmc_ir_addr(out, &live.context), what));
 }
 
 void pmc_fn_threads_init(void)

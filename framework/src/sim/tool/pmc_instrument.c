@@ -22,17 +22,20 @@ IRExpr *pmc_ir_tmp(IRSB *out, IRType ty, IRExpr *e)
 	return IRExpr_RdTmp(t);
 }
 
+/* base + offset, as an atom for one use (folded into the host's address). */
+static IRExpr *at(IRSB *out, IRExpr *base, Int offset)
+{
+	if (base->tag == Iex_Const)
+		return mkIRExpr_HWord((HWord)base->Iex.Const.con->Ico.U64 + (HWord)offset);
+	return pmc_ir_tmp(out, Ity_I64, IRExpr_Binop(Iop_Add64, base, IRExpr_Const(IRConst_U64((ULong)offset))));
+}
+
 void pmc_ir_add_at(IRSB *out, IRExpr *base, Int offset, IRExpr *amount)
 {
-	IRExpr *where = base->tag == Iex_Const
-				? mkIRExpr_HWord((HWord)base->Iex.Const.con->Ico.U64 + (HWord)offset)
-				: pmc_ir_tmp(out, Ity_I64,
-					     IRExpr_Binop(Iop_Add64, base,
-							  IRExpr_Const(IRConst_U64((ULong)offset))));
-	IRExpr *old = pmc_ir_tmp(out, Ity_I64, IRExpr_Load(Iend_LE, Ity_I64, where));
+	IRExpr *old = pmc_ir_tmp(out, Ity_I64, IRExpr_Load(Iend_LE, Ity_I64, at(out, base, offset)));
 	IRExpr *sum = pmc_ir_tmp(out, Ity_I64, IRExpr_Binop(Iop_Add64, old, amount));
 
-	addStmtToIRSB(out, IRStmt_Store(Iend_LE, where, sum));
+	addStmtToIRSB(out, IRStmt_Store(Iend_LE, at(out, base, offset), sum));
 }
 
 /*
