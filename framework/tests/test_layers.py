@@ -19,6 +19,11 @@
       ones, only the tools' interface (src/harness/tools.h, with
       src/util/child.h and src/util/file.h, which it includes); every
       pmc__ symbol its objects use from the library is declared there.
+
+  test_layers.py loaded LIBRARY...
+      What the measured process maps: libpmcheck and libpmcheck_harness
+      need no libm (src/util/arith.h says why): no NEEDED entry for it, and
+      no symbol of it left undefined.
 """
 import collections
 import glob
@@ -289,7 +294,36 @@ def tools(src, objdir):
     return 1 if failures else 0
 
 
+LIBM_FUNCTIONS = ("acos asin atan atan2 cbrt ceil cos cosh erf exp exp2 expm1 fabs floor fma fmax fmin "
+                  "fmod frexp hypot ldexp lgamma llrint llround log log10 log1p log2 lrint lround modf "
+                  "nearbyint pow remainder rint round sin sinh sqrt tan tanh tgamma trunc").split()
+
+
+def loaded(libraries):
+    failures = 0
+    for lib in libraries:
+        dyn = subprocess.run(["readelf", "-d", "-W", lib], capture_output=True, text=True, check=True).stdout
+        needed = re.findall(r"\(NEEDED\)\s+Shared library: \[([^\]]+)\]", dyn)
+        undefined = subprocess.run(["nm", "-D", "--undefined-only", lib], capture_output=True, text=True,
+                                   check=True).stdout.split()
+        names = {u.split("@")[0] for u in undefined}
+        # A function, or its float or long double form (floorf, logl).
+        from_libm = sorted(n for n in names if n in LIBM_FUNCTIONS or (n[-1:] in ("f", "l") and n[:-1] in LIBM_FUNCTIONS))
+        bad = [n for n in needed if n.startswith("libm.so")]
+        print("%s: needs %s; libm functions used: %s" % (os.path.basename(lib), ", ".join(needed),
+                                                          ", ".join(from_libm) or "none"))
+        if bad or from_libm:
+            print("FAIL: %s needs libm (%s): use src/util/arith.h" % (lib, ", ".join(bad + from_libm)))
+            failures += 1
+    if not libraries:
+        print("FAIL: no library to check")
+        return 1
+    return 1 if failures else 0
+
+
 def main():
+    if len(sys.argv) >= 3 and sys.argv[1] == "loaded":
+        return loaded(sys.argv[2:])
     if len(sys.argv) >= 3 and sys.argv[1] == "harness":
         return harness(sys.argv[2:])
     if len(sys.argv) >= 3 and sys.argv[1] == "library":

@@ -16,6 +16,7 @@
 #include <pmcheck/pmcheck.h>
 
 #include "harness_int.h"
+#include "util/arith.h"
 
 /* ---- comparison ---------------------------------------------------------------------- */
 
@@ -111,10 +112,10 @@ static json_t *compare_row(const char *cname, const char *rname, const char *ev,
 	json_t *row;
 
 	if (omin > 0)
-		spread = fmax(spread, (omax - omin) / omin);
+		spread = pmc__fmax(spread, (omax - omin) / omin);
 	if (nmin > 0)
-		spread = fmax(spread, (nmax - nmin) / nmin);
-	tol = det ? given : fmax(given, 200.0 * spread);
+		spread = pmc__fmax(spread, (nmax - nmin) / nmin);
+	tol = det ? given : pmc__fmax(given, 200.0 * spread);
 	if (blocked) {
 		verdict = "no-verdict";
 		snprintf(reason, sizeof(reason), "%s", blocked);

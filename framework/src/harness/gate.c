@@ -19,6 +19,7 @@
 
 #include "harness_int.h"
 #include "util/util_int.h"
+#include "util/arith.h"
 
 /* ---- calibration -------------------------------------------------------------------- */
 
@@ -313,8 +314,8 @@ int pmc__calibrate_case(const struct pmc__result *runs, size_t nruns,
 				usable = false;
 				break;
 			}
-			lo = fmin(lo, c->measured);
-			hi = fmax(hi, c->measured);
+			lo = pmc__fmin(lo, c->measured);
+			hi = pmc__fmax(hi, c->measured);
 		}
 		if (!usable)
 			continue;
@@ -337,8 +338,8 @@ int pmc__calibrate_case(const struct pmc__result *runs, size_t nruns,
 			double spread = 2.0 * (hi - lo);
 
 			snprintf(bound, sizeof(bound), "%.0f..%.0f ; calibrated: varied over %zu runs%s (%.0f..%.0f), widened by twice the spread%s",
-				 floor(fmax(0, lo - spread) * (1.0 - tol / 100.0)),
-				 ceil((hi + spread) * (1.0 + tol / 100.0)), nruns,
+				 pmc__floor(pmc__fmax(0, lo - spread) * (1.0 - tol / 100.0)),
+				 pmc__ceil((hi + spread) * (1.0 + tol / 100.0)), nruns,
 				 cal->layouts ? " under two thread schedulers" : "", lo, hi,
 				 tol > 0 ? " and the tolerance" : "");
 			fprintf(out, "  warning: %s %s %s should repeat exactly but varied over %zu runs (%.0f..%.0f, %.0f apart): the code under test did different work in different runs (a random seed, the time, getrandom(2), addresses or thread timing); recorded the range seen, widened by twice its spread%s. Make the work repeatable (for example pin the seed, or keep threads out of the region) and calibrate again for an exact budget.\n",
@@ -349,12 +350,12 @@ int pmc__calibrate_case(const struct pmc__result *runs, size_t nruns,
 			 * whichever is widest: a few runs show only part of a
 			 * noisy count's range, and runs that agreed on a small
 			 * count (0 branch misses five times) say nothing of it. */
-			double slack = fmax(fmax(hi * cal->margin_pct / 100.0, 2.0 * (hi - lo)),
+			double slack = pmc__fmax(pmc__fmax(hi * cal->margin_pct / 100.0, 2.0 * (hi - lo)),
 					    PMC__NOISY_MIN_SLACK);
 
 			snprintf(bound, sizeof(bound), "<= %.0f ; calibrated: noisy, %zu runs %.0f..%.0f%s, max + %.0f (margin %g%%, twice the spread, or 2)",
-				 ceil(hi + slack), nruns, lo, hi, cal->layouts ? " over as many memory layouts" : "",
-				 ceil(slack), cal->margin_pct);
+				 pmc__ceil(hi + slack), nruns, lo, hi, cal->layouts ? " over as many memory layouts" : "",
+				 pmc__ceil(slack), cal->margin_pct);
 		}
 		if (pmc_hwdb_write_budget(cal->dir, key, first->suite, first->test, region, event,
 					  bound, old, sizeof(old), &err) != 0) {

@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "harness_int.h"
+#include "util/arith.h"
 
 /* ---- events and regions as expectations name them -------------------------------- */
 
@@ -63,7 +64,7 @@ void pmc__fmt_num(char *buf, size_t size, double x)
 {
 	if (isnan(x))
 		snprintf(buf, size, "-");
-	else if (x == floor(x) && fabs(x) < 1e18)
+	else if (x == pmc__floor(x) && fabs(x) < 1e18)
 		snprintf(buf, size, "%.0f", x);
 	else if (fabs(x) >= 1000 && fabs(x) < 1e18)
 		snprintf(buf, size, "%.1f", x); /* counts stay readable, never 2.75966e+06 */

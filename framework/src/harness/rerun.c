@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "runner_int.h"
+#include "util/arith.h"
 
 /* One more run of d under callgrind, for the functions behind what the
  * tool counted: a cross-check, whose budgets counted by the tool are
@@ -424,7 +425,7 @@ void pmc__run_one(struct runner *r, const struct pmc_test_def *d, double *second
 	    (r->no_fork && r->backend != PMC_BACKEND_SIM)) {
 		double t0 = pmc__child_now();
 
-		alarm((unsigned)ceil(o.timeout));
+		alarm((unsigned)pmc__ceil(o.timeout));
 		if (pmc__run_case(d, &o, r->backend, r->strict, res))
 			pmc__case_error_result(d, "out of memory building the result", res);
 		alarm(0);

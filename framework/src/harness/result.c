@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "harness_int.h"
+#include "util/arith.h"
 
 /* ---- names ------------------------------------------------------------------------- */
 
@@ -168,7 +169,7 @@ static json_t *num(double x)
 {
 	if (isnan(x))
 		return json_null();
-	if (x == floor(x) && fabs(x) < 9e15)
+	if (x == pmc__floor(x) && fabs(x) < 9e15)
 		return json_integer((json_int_t)x);
 	return json_real(x);
 }

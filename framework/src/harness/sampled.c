@@ -27,6 +27,7 @@
 #include <pmcheck/sampling.h>
 
 #include "harness_int.h"
+#include "util/arith.h"
 
 struct pmc__sample_request pmc__sampling;
 
@@ -219,7 +220,7 @@ static int add_row(struct pmc__region_rec *gr, const char *name, const char *obj
 
 		fr->samples[c] = n[k];
 		fr->cost[c] = total[k] && c < gr->nev
-				      ? round((double)n[k] / (double)total[k] * gr->ev[c].mean)
+				      ? pmc__round((double)n[k] / (double)total[k] * gr->ev[c].mean)
 				      : 0;
 	}
 	return 0;
@@ -354,7 +355,7 @@ static void request_add(struct pmc__sample_request *req, const struct pmc__resul
 		return;
 	snprintf(req->label[req->n], sizeof(req->label[0]), "%s", e->label);
 	req->period[req->n] =
-		total <= PMC__SAMPLE_TARGET ? 1 : (uint64_t)ceil(total / PMC__SAMPLE_TARGET);
+		total <= PMC__SAMPLE_TARGET ? 1 : (uint64_t)pmc__ceil(total / PMC__SAMPLE_TARGET);
 	req->n++;
 }
 

@@ -18,6 +18,7 @@
 #include <valgrind/valgrind.h>
 
 #include "child.h"
+#include "arith.h"
 
 double pmc__child_now(void)
 {
@@ -156,7 +157,7 @@ int pmc__child_wait(struct pmc__child *c, double deadline)
 		left = deadline - pmc__child_now();
 		if (left <= 0)
 			break;
-		ms = left > 3600 ? 3600 * 1000 : (int)ceil(left * 1000);
+		ms = left > 3600 ? 3600 * 1000 : (int)pmc__ceil(left * 1000);
 		if (c->fd >= 0)
 			p[np++] = (struct pollfd){ .fd = c->fd, .events = POLLIN };
 		if (pidfd >= 0)
@@ -192,7 +193,7 @@ long pmc__child_read(struct pmc__child *c, char *buf, size_t size, double deadli
 		char sink[4096];
 		ssize_t n;
 
-		if (left <= 0 || poll(&p, 1, (int)ceil(left * 1000)) == 0)
+		if (left <= 0 || poll(&p, 1, (int)pmc__ceil(left * 1000)) == 0)
 			return -ETIMEDOUT;
 		/* Past the buffer's room the rest is drained, not kept. */
 		if (used + 1 < size)

@@ -11,6 +11,8 @@
 #include "../t.h"
 #include "harness_int.h"
 #include "runner_int.h"
+#include "summary_int.h"
+#include "../../src/util/arith.h"
 
 /* A region of one or two events from value arrays; flags/times optional. */
 static void region_of(struct pmc__region *r, size_t nev, size_t n, const uint64_t *a,
@@ -743,4 +745,108 @@ T_CASE(rerun_never_turns_a_failure_into_a_pass)
 	gb.name = "r";
 	eb.label = "other";
 	T_CHECK(!pmc__rerun_adoptable(&a, &b, "event ev missing"), "an event missing");
+}
+
+/* The library's own floor, ceil, round, trunc, fmax and fmin (no libm in
+ * the measured process): libm's results, edges included. */
+T_CASE(arith_gives_what_libm_gives)
+{
+	const double v[] = { 0.0, -0.0, 0.5, -0.5, 1.5, -1.5, 2.5, -2.5, 0.49999999999999994,
+			     -0.49999999999999994, 1e-300, -1e-300, 0.999999999999, 123456.789, -123456.789,
+			     4503599627370495.5, -4503599627370495.5, 4503599627370497.0, 9.3e18, -9.3e18,
+			     1e300, -1e300, INFINITY, -INFINITY, NAN };
+	size_t n = sizeof(v) / sizeof(v[0]), bad = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		double x = v[i];
+		double got[4] = { pmc__floor(x), pmc__ceil(x), pmc__round(x), pmc__trunc(x) };
+		double want[4] = { floor(x), ceil(x), round(x), trunc(x) };
+
+		for (int k = 0; k < 4; k++)
+			if (!(got[k] == want[k] || (isnan(got[k]) && isnan(want[k])))) {
+				bad++;
+				T_CHECK(0, "operation %d of %.17g: %.17g, libm %.17g", k, x, got[k], want[k]);
+			}
+		for (size_t j = 0; j < n; j++) {
+			double a = pmc__fmax(x, v[j]), b = fmax(x, v[j]), c = pmc__fmin(x, v[j]),
+			       d = fmin(x, v[j]);
+
+			if (!((a == b || (isnan(a) && isnan(b))) && (c == d || (isnan(c) && isnan(d))))) {
+				bad++;
+				T_CHECK(0, "fmax/fmin of %g and %g: %g %g, libm %g %g", x, v[j], a, c, b, d);
+			}
+		}
+	}
+	T_EQ_U64(bad, 0, "every result as libm's");
+}
+
+/* The sketch's table of powers against the logarithms it replaces: the
+ * same number of buckets, every value in the bucket log(v) / log(gamma)
+ * names (a value within 1e-9 of a boundary may fall either side), and
+ * estimates within 1e-11 of 2 gamma^i / (gamma + 1). */
+T_CASE(sketch_table_agrees_with_the_logarithms)
+{
+	const double g = (1.0 + PMC__SKETCH_ALPHA) / (1.0 - PMC__SKETCH_ALPHA), lg = log(g);
+	size_t nb = pmc__sketch_buckets(), bad = 0, tried = 0;
+	struct pmc__dist d = { 0 };
+	uint64_t x = 88172645463325252ull;
+
+	T_EQ_U64(nb, (uint64_t)ceil(64.0 * log(2.0) / lg) + 2, "buckets: ceil(64 log 2 / log gamma) + 2");
+	d.bucket = calloc(nb, sizeof(*d.bucket));
+	for (int k = 0; k < 64 * 4 + 20000; k++) {
+		uint64_t v;
+		double e;
+		size_t want, got = nb;
+
+		if (k < 64 * 4) /* around each power of two */
+			v = (1ull << (k / 4)) + (uint64_t)(k % 4) - 1;
+		else {
+			x ^= x << 13;
+			x ^= x >> 7;
+			x ^= x << 17;
+			v = x >> (x % 64);
+		}
+		if (v == 0)
+			continue;
+		e = log((double)v) / lg;
+		want = (size_t)ceil(e) < nb ? (size_t)ceil(e) : nb - 1;
+		memset(d.bucket, 0, nb * sizeof(*d.bucket));
+		pmc__sketch_add(&d, v, 1);
+		for (size_t i = 0; i < nb; i++)
+			if (d.bucket[i])
+				got = i;
+		tried++;
+		if (got != want && fabs(e - round(e)) > 1e-9) {
+			bad++;
+			T_CHECK(0, "%" PRIu64 ": bucket %zu, the logarithm says %zu (%.12f)", v, got, want, e);
+		}
+	}
+	for (size_t i = 0; i < nb; i += 97) {
+		double want = 2.0 * pow(g, (double)i) / (g + 1.0);
+
+		if (fabs(pmc__sketch_value(i) - want) > 1e-11 * want) {
+			bad++;
+			T_CHECK(0, "estimate of bucket %zu: %.17g, pow says %.17g", i, pmc__sketch_value(i), want);
+		}
+	}
+	for (double q = 1e-21; q < 1e21; q *= 1.7) {
+		double e = log(q) / lg;
+		long i = lround(ceil(e)) + (long)nb;
+		size_t want = i < 0 ? 0 : (size_t)i >= 2 * nb ? 2 * nb - 1 : (size_t)i;
+		double est = 2.0 * pow(g, (double)want - (double)nb) / (g + 1.0);
+
+		tried++;
+		if ((pmc__ratio_index(q) != want && fabs(e - round(e)) > 1e-9) ||
+		    fabs(pmc__ratio_value(want) - est) > 1e-11 * est) {
+			bad++;
+			T_CHECK(0, "ratio %g: bucket %zu (estimate %g), the logarithm says %zu (%g)", q,
+				pmc__ratio_index(q), pmc__ratio_value(want), want, est);
+		}
+	}
+	T_CHECK(pmc__ratio_index(0.0) == 0 && pmc__ratio_index(-1.0) == 0 && pmc__ratio_index(NAN) == 0 &&
+			pmc__ratio_index(INFINITY) == 2 * nb - 1,
+		"0, negatives and NaN in the first ratio bucket, infinity in the last");
+	T_EQ_U64(bad, 0, "every value in its bucket");
+	T_CHECK(tried > 20000, "%zu values tried", tried);
+	free(d.bucket);
 }
