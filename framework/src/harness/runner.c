@@ -470,7 +470,8 @@ int pmc_main(int argc, char **argv)
 	size_t counts[PMC_ERROR + 1] = { 0 };
 	size_t i, total = 0, idx = 0;
 	struct pmc__results run = { 0 };
-	json_t *doc, *summary;
+	json_t *doc = NULL, *summary;
+	bool keeps;
 	double t0 = pmc__child_now();
 	int rc, status = PMC_EXIT_PASS;
 
@@ -576,7 +577,12 @@ int pmc_main(int argc, char **argv)
 					      stdout) > 0 &&
 	    (status == PMC_EXIT_PASS || status == PMC_EXIT_SKIP))
 		status = PMC_EXIT_FAIL;
-	run.environment = pmc__environment(r.backend == PMC_BACKEND_SIM ? "sim" : "perf");
+	/* The machine and the commit (a git run) only for a run that keeps
+	 * its results or compares them: a run read in a terminal does
+	 * without. */
+	keeps = r.json_path || r.junit_path || r.results_dir || r.save_baseline || r.baseline;
+	if (keeps)
+		run.environment = pmc__environment(r.backend == PMC_BACKEND_SIM ? "sim" : "perf");
 	summary = pmc__summary(&run);
 	if (!r.tap)
 		pmc__print_summary(stdout, summary, pmc__child_now() - t0);
@@ -589,7 +595,7 @@ int pmc_main(int argc, char **argv)
 		if (cs == PMC_EXIT_ERROR || (cs == PMC_EXIT_REGRESSION && status == PMC_EXIT_PASS))
 			status = cs;
 	}
-	{
+	if (keeps) {
 		struct pmc__run_info info = { r.prog, r.backend == PMC_BACKEND_SIM ? "sim" : "perf",
 					      argc, argv, pmc__child_now() - t0 };
 
