@@ -236,7 +236,8 @@ static void adopt_judgement(struct pmc__result *res, struct pmc__result *cg)
 
 /*
  * A case that failed on sim, counted by pmcheck's valgrind tool without
- * function costs (functions_wanted): run it once more with them.  The
+ * function costs (functions_wanted: not a gate's case, and a run that keeps
+ * nothing): run it once more with them.  The
  * same engine counts the same, so the re-run's judgement, which names the
  * functions, is taken.  False when the re-run has none (a tool too old
  * for them) or counted otherwise: callgrind is asked then.
@@ -249,7 +250,7 @@ static bool recount_with_functions(struct runner *r, const struct pmc_test_def *
 	double seconds;
 	bool adopted = false;
 
-	if (pmc__functions_wanted(r))
+	if (pmc__functions_wanted(r, d))
 		return false;
 	pmc__functions_forced = true;
 	pmc__run_forked(r, d, o, &seconds, &again);

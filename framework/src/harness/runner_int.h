@@ -81,9 +81,10 @@ void pmc__runner_forward_signals(void);
 /* sim_case.c: in the forked child, the case under valgrind; returns the
  * child's exit status. */
 int pmc__exec_sim_case(struct runner *r, const struct pmc_test_def *d, int resfd);
-/* sim_case.c: does the tool count function costs in a case's run (a run
- * that keeps what it measured, or pmc__functions_forced)? */
-bool pmc__functions_wanted(const struct runner *r);
+/* sim_case.c: does the tool count function costs in case d's run (a run
+ * that keeps what it measured, a case with budgets under this build's sim
+ * key, or pmc__functions_forced)? */
+bool pmc__functions_wanted(const struct runner *r, const struct pmc_test_def *d);
 extern bool pmc__functions_forced;
 /* sim_case.c: the offset, in bytes, by which the next sim case's stack is
  * moved (calibration runs give each run its own cache-set layout), and

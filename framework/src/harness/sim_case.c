@@ -136,20 +136,40 @@ static long sim_columns_of(const struct pmc_test_def *d, char *why, size_t size)
 /* The case's run with the tool's function costs (recount_with_functions). */
 bool pmc__functions_forced;
 
+/* The case's suite has budgets under this build's sim key: a gate, whose
+ * cases are there to fail when their figures move. */
+static bool gated_here(const struct pmc_test_def *d)
+{
+	const struct pmc_budget_source *src = pmc__budget_source();
+	char key[PMC_HWDB_KEY_MAX], keys[16][PMC_HWDB_KEY_MAX];
+	size_t n;
+
+	if (!d || !src || !src->suite_keys)
+		return false;
+	pmc__sim_profile_key(d, key, sizeof(key));
+	n = src->suite_keys(src->ctx, "sim", d->suite, keys, 16);
+	for (size_t i = 0; i < n; i++)
+		if (!strcmp(keys[i], key))
+			return true;
+	return false;
+}
+
 /*
  * Does the tool count function costs in a case's run?  They cost the tool
- * one more addition wherever it adds to a counter (a few percent of
- * instruction-only work), so only a run that keeps what it measured pays:
- * one that writes results or a report, compares with a baseline,
- * calibrates, or runs under CTest (CI's gates).  A failure elsewhere is
- * run once more, with them.  callgrind always has them.
+ * one more addition wherever it adds to a counter (about a tenth more of
+ * instruction-only work), so only a run that may need them pays: one that
+ * writes results or a report, compares with a baseline, calibrates, or
+ * runs under CTest (CI's gates), and a gate's case wherever it runs (a
+ * budget it misses is then explained at once, where a second run would
+ * have cost the failure twice the case).  A failure elsewhere is run once
+ * more, with them.  callgrind always has them.
  */
-bool pmc__functions_wanted(const struct runner *r)
+bool pmc__functions_wanted(const struct runner *r, const struct pmc_test_def *d)
 {
 	if (pmc__functions_rerun)
 		return false;
 	return pmc__functions_forced || r->json_path || r->junit_path || r->results_dir || r->report_md ||
-	       r->baseline || r->save_baseline || r->calibrate || r->ctest;
+	       r->baseline || r->save_baseline || r->calibrate || r->ctest || gated_here(d);
 }
 
 int pmc__exec_sim_case(struct runner *r, const struct pmc_test_def *d, int resfd)
@@ -221,7 +241,7 @@ int pmc__exec_sim_case(struct runner *r, const struct pmc_test_def *d, int resfd
 			 : pmc_sim_exec_for(args, r->verbose,
 					    (unsigned)columns |
 						    (pmc__sim_other_schedule ? PMC_SIM_OTHER_SCHEDULE : 0) |
-						    (pmc__functions_wanted(r) ? PMC_SIM_FUNCTIONS : 0),
+						    (pmc__functions_wanted(r, d) ? PMC_SIM_FUNCTIONS : 0),
 					    &err);
 	if (rc < 0) {
 		fprintf(stderr, "%s: --backend=sim: %s\n", r->prog, err.message);

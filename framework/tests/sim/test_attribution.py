@@ -158,15 +158,29 @@ with tempfile.TemporaryDirectory() as d:
           any(f["function"] == "attr_middle" for f in case["regions"][0].get("functions", [])),
           f"the failure's functions are the tool's, with no callgrind re-run: {case.get('notes')}")
 
-    # Run from a terminal (no results file, no baseline, not under CTest),
-    # the tool counts no functions, and a failure is run once more with
-    # them: by the tool, not callgrind.
+    # Run from a terminal (no results file, no baseline, not under CTest):
+    # a gate's case (budgets under this build's key) counts its functions
+    # from the start, so its failure names them with no second run.
     p = subprocess.run([AFTER, "--backend=sim", f"--hwdb={hw}"], capture_output=True, text=True,
                        timeout=300, env=SPIED)
     ran = callgrind_runs()
-    check(p.returncode == 1 and f"attr_middle +{grew} (100% of the change)" in p.stdout,
-          f"the terminal run's failure names the function:\n{p.stdout[-1200:]}")
+    check(p.returncode == 1 and f"attr_middle +{grew} (100% of the change)" in p.stdout and
+          "run once more" not in p.stdout,
+          f"the terminal run's failure names the function, from its one run:\n{p.stdout[-1200:]}")
     check(not ran, f"the terminal run's failure ran no callgrind: {ran}")
+    # A case that is no gate's (no budget here; a bound in its code) counts
+    # none, and its failure is run once more with them: by the tool, not
+    # callgrind.
+    empty = os.path.join(d, "no-budgets")
+    os.makedirs(empty, exist_ok=True)
+    bound = dict(SPIED, ATTR_AT_MOST=str(regions["before"]["events"]["instructions:u"]["min"]),
+                 PMCHECK_SIM_ENV="ATTR_AT_MOST")
+    p = subprocess.run([AFTER, "--backend=sim", f"--hwdb={empty}", "--filter=attr.three_functions"],
+                       capture_output=True, text=True, timeout=300, env=bound)
+    ran = callgrind_runs()
+    check(p.returncode == 1 and "run once more with pmcheck's valgrind tool counting function costs" in p.stdout,
+          f"an ungated failure is run once more for its functions:\n{p.stdout[-1200:]}")
+    check(not ran, f"the ungated failure ran no callgrind: {ran}")
 
     # A failed count of one function's entries: no table of functions says
     # more, so nothing runs again for one (neither the tool nor callgrind).
