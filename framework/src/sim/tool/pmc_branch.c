@@ -18,30 +18,31 @@ Bool pmc_branch_sim;
 
 /* Two-bit saturating counters (0..3, taken predicted from 2), indexed by
  * the last HISTORY_BITS outcomes above the branch's low ADDRESS_BITS.  A
- * counter's byte holds the counter in bits 0-1 and, in bit 2, whether
- * the last prediction made from it missed (never read back: the
- * transition table has the same row for either). */
+ * counter's byte holds the counter times 16: with the outcome times 8 it
+ * is the byte offset of its transition in `next`. */
 static UChar counters[1 << (HISTORY_BITS + ADDRESS_BITS)];
 /* The last HISTORY_BITS outcomes (the latest lowest), kept shifted into
  * place as the index's upper bits, so that the generated code adds it to
  * the counters' address for this branch and has its counter's address. */
 static ULong history_index;
 #define HISTORY_MASK (((1ULL << HISTORY_BITS) - 1) << ADDRESS_BITS)
-/* The transition of a counter byte b on an outcome (taken: 1) is
- * next[(b << 1) | outcome]: the counter moved one towards 3 or 0, and in
- * bit 2 whether it had predicted the outcome wrongly. */
-static UChar next[16];
+/* The transition of a counter c on an outcome (taken: 1), at next[2c +
+ * outcome]: in its low byte the counter moved one towards 3 or 0 (times
+ * 16, as the counters keep it), and above bit 32 whether c had predicted
+ * the outcome wrongly (1) or not (0), to be added to Bcm as it is. */
+#define MISSED_SHIFT 32
+static ULong next[8];
 /* The last target of each indirect branch, by its low TARGET_BITS. */
 static ULong targets[1 << TARGET_BITS];
 
 void pmc_branch_init(void)
 {
-	for (Int b = 0; b < 8; b++)
+	for (Int c = 0; c < 4; c++)
 		for (Int taken = 0; taken < 2; taken++) {
-			Int c = b & 3, moved = taken ? (c < 3 ? c + 1 : 3) : (c > 0 ? c - 1 : 0);
-			Int missed = (c >= 2) != taken;
+			Int moved = taken ? (c < 3 ? c + 1 : 3) : (c > 0 ? c - 1 : 0);
+			ULong missed = (c >= 2) != taken;
 
-			next[(b << 1) | taken] = (UChar)(moved | (missed << 2));
+			next[2 * c + taken] = ((ULong)moved << 4) | (missed << MISSED_SHIFT);
 		}
 }
 
@@ -62,31 +63,29 @@ static IRExpr *op2(IRSB *out, IRType ty, IROp op, IRExpr *a, IRExpr *b)
 
 void pmc_branch_cond(IRSB *out, Addr insn, IRExpr *taken, Bool inverted)
 {
-	IRExpr *went = op1(out, Ity_I64, Iop_1Uto64, taken);
+	/* The outcome times 8 (Not1 costs the host nothing: the condition
+	 * is tested the other way). */
+	IRExpr *went8 = op2(out, Ity_I64, Iop_Shl64,
+			    op1(out, Ity_I64, Iop_1Uto64, inverted ? op1(out, Ity_I1, Iop_Not1, taken) : taken),
+			    IRExpr_Const(IRConst_U8(3)));
 	IRExpr *h, *where, *b, *t, *missed, *h2;
 
-	if (inverted)
-		went = op2(out, Ity_I64, Iop_Xor64, went, u64(1));
-	h = pmc_ir_tmp(out, Ity_I64,
-		       IRExpr_Load(Iend_LE, Ity_I64, pmc_ir_addr(out, &history_index)));
+	h = pmc_ir_tmp(out, Ity_I64, IRExpr_Load(Iend_LE, Ity_I64, pmc_ir_addr(out, &history_index)));
 	where = op2(out, Ity_I64, Iop_Add64, h,
 		    mkIRExpr_HWord((HWord)&counters[insn & ((1u << ADDRESS_BITS) - 1)]));
 	b = op1(out, Ity_I64, Iop_8Uto64, pmc_ir_tmp(out, Ity_I8, IRExpr_Load(Iend_LE, Ity_I8, where)));
-	t = pmc_ir_tmp(out, Ity_I8,
-		       IRExpr_Load(Iend_LE, Ity_I8,
-				   op2(out, Ity_I64, Iop_Add64,
-				       op2(out, Ity_I64, Iop_Or64,
-					   op2(out, Ity_I64, Iop_Shl64, b, IRExpr_Const(IRConst_U8(1))), went),
+	t = pmc_ir_tmp(out, Ity_I64,
+		       IRExpr_Load(Iend_LE, Ity_I64,
+				   op2(out, Ity_I64, Iop_Add64, op2(out, Ity_I64, Iop_Or64, b, went8),
 				       mkIRExpr_HWord((HWord)next))));
-	missed = op2(out, Ity_I64, Iop_Shr64, op1(out, Ity_I64, Iop_8Uto64, t),
-		     IRExpr_Const(IRConst_U8(2)));
+	missed = op2(out, Ity_I64, Iop_Shr64, t, IRExpr_Const(IRConst_U8(MISSED_SHIFT)));
 	pmc_ir_add(out, &pmc_live[PMC_TOOL_BCM], missed);
 	if (pmc_fn_sb)
 		pmc_ir_add_at(out, pmc_fn_sb, PMC_TOOL_BCM * PMC_FN_STRIDE * 8, missed);
-	addStmtToIRSB(out, IRStmt_Store(Iend_LE, where, t));
-	/* The outcome enters the history. */
+	addStmtToIRSB(out, IRStmt_Store(Iend_LE, where, op1(out, Ity_I8, Iop_64to8, t)));
+	/* The outcome enters the history (went8 << 4: the outcome at bit 7). */
 	h2 = op2(out, Ity_I64, Iop_Or64, op2(out, Ity_I64, Iop_Shl64, h, IRExpr_Const(IRConst_U8(1))),
-		 op2(out, Ity_I64, Iop_Shl64, went, IRExpr_Const(IRConst_U8(ADDRESS_BITS))));
+		 op2(out, Ity_I64, Iop_Shl64, went8, IRExpr_Const(IRConst_U8(ADDRESS_BITS - 3))));
 	addStmtToIRSB(out, IRStmt_Store(Iend_LE, pmc_ir_addr(out, &history_index),
 					op2(out, Ity_I64, Iop_And64, h2, u64(HISTORY_MASK))));
 }
