@@ -24,6 +24,12 @@
       What the measured process maps: libpmcheck and libpmcheck_harness
       need no libm (src/util/arith.h says why): no NEEDED entry for it, and
       no symbol of it left undefined.
+
+  test_layers.py pkgconfig PCFILE LIBRARY [PCFILE LIBRARY]...
+      Each pkg-config file names, in Libs or Libs.private, every library its
+      shared library needs (its NEEDED entries, but the C library, the
+      loader and pmcheck's own), so that a static link with
+      `pkg-config --static --libs` finds them all.
 """
 import collections
 import glob
@@ -321,7 +327,32 @@ def loaded(libraries):
     return 1 if failures else 0
 
 
+def pkgconfig(pairs):
+    failures = 0
+    if not pairs or len(pairs) % 2:
+        print("FAIL: expected PCFILE LIBRARY pairs")
+        return 1
+    for pc, lib in zip(pairs[::2], pairs[1::2]):
+        text = open(pc).read()
+        libs = " ".join(l.split(":", 1)[1] for l in text.splitlines() if l.startswith(("Libs:", "Libs.private:")))
+        named = set(re.findall(r"-l(\S+)", libs))
+        dyn = subprocess.run(["readelf", "-d", "-W", lib], capture_output=True, text=True, check=True).stdout
+        needed = re.findall(r"\(NEEDED\)\s+Shared library: \[lib([^.\]]+)\.so", dyn)
+        wanted = [n for n in needed if n not in ("c", "pthread", "dl") and not n.startswith("pmcheck")
+                  and not n.startswith("ld-linux")]
+        missing = [n for n in wanted if n not in named]
+        print("%s: %s needs %s; the file names %s" % (os.path.basename(pc), os.path.basename(lib),
+                                                     ", ".join(wanted) or "nothing more", ", ".join(sorted(named))))
+        if missing:
+            print("FAIL: %s does not name %s, which %s needs: a static link misses it" %
+                  (pc, ", ".join("-l" + m for m in missing), os.path.basename(lib)))
+            failures += 1
+    return 1 if failures else 0
+
+
 def main():
+    if len(sys.argv) >= 3 and sys.argv[1] == "pkgconfig":
+        return pkgconfig(sys.argv[2:])
     if len(sys.argv) >= 3 and sys.argv[1] == "loaded":
         return loaded(sys.argv[2:])
     if len(sys.argv) >= 3 and sys.argv[1] == "harness":
