@@ -72,7 +72,9 @@ void pmc__case_error_result(const struct pmc_test_def *d, const char *reason, st
 	r->file = strdup(d->file);
 	r->line = d->line;
 	r->verdict = PMC_ERROR;
-	r->reason = strdup(reason);
+	r->reason = malloc(4 * strlen(reason) + 1); /* each byte at most \xHH */
+	if (r->reason)
+		pmc__escape_utf8(r->reason, 4 * strlen(reason) + 1, reason);
 	r->measuring = true;
 }
 

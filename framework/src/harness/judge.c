@@ -18,6 +18,7 @@
 
 #include "harness_int.h"
 #include "util/arith.h"
+#include "util/file.h"
 
 /* ---- events and regions as expectations name them -------------------------------- */
 
@@ -92,11 +93,16 @@ void pmc__fmt_bound(char *buf, size_t size, double lo, double hi)
  * buffer's size by design. */
 void pmc__check_msg(struct pmc__check *c, const char *fmt, ...)
 {
+	char text[sizeof(c->message)];
 	va_list ap;
 
 	va_start(ap, fmt);
-	vsnprintf(c->message, sizeof(c->message), fmt, ap);
+	vsnprintf(text, sizeof(text), fmt, ap);
 	va_end(ap);
+	/* A message quotes files (an hwdb line): bytes that are not UTF-8
+	 * would make the result's JSON refuse it, and the case would end in
+	 * an ERROR with no reason. */
+	pmc__escape_utf8(c->message, sizeof(c->message), text);
 }
 
 static const char *describe_column(const struct pmc__check *c)

@@ -319,3 +319,54 @@ int pmc__os_key(char *key, size_t size)
 	pthread_once(&once, os_key_read);
 	return os_key_rc ? os_key_rc : pmc__copy(key, size, os_key);
 }
+
+/* The length of the valid UTF-8 sequence at p (1 to 4), or 0. */
+static size_t utf8_length(const unsigned char *p)
+{
+	unsigned c = p[0], n, cp;
+
+	if (c < 0x80)
+		return 1;
+	if (c >= 0xc2 && c <= 0xdf)
+		n = 2, cp = c & 0x1f;
+	else if (c >= 0xe0 && c <= 0xef)
+		n = 3, cp = c & 0x0f;
+	else if (c >= 0xf0 && c <= 0xf4)
+		n = 4, cp = c & 0x07;
+	else
+		return 0;
+	for (unsigned i = 1; i < n; i++) {
+		if ((p[i] & 0xc0) != 0x80)
+			return 0;
+		cp = (cp << 6) | (p[i] & 0x3f);
+	}
+	/* Overlong forms, surrogates, beyond U+10FFFF. */
+	if ((n == 3 && cp < 0x800) || (n == 4 && cp < 0x10000) || (cp >= 0xd800 && cp <= 0xdfff) ||
+	    cp > 0x10ffff)
+		return 0;
+	return n;
+}
+
+char *pmc__escape_utf8(char *out, size_t size, const char *in)
+{
+	size_t used = 0;
+
+	if (!size)
+		return out;
+	while (in && *in) {
+		size_t len = utf8_length((const unsigned char *)in), n = len;
+		char piece[8];
+
+		if (len)
+			memcpy(piece, in, len);
+		else
+			n = (size_t)snprintf(piece, sizeof(piece), "\\x%02x", (unsigned char)*in);
+		if (used + n >= size)
+			break;
+		memcpy(out + used, piece, n);
+		used += n;
+		in += len ? len : 1;
+	}
+	out[used] = '\0';
+	return out;
+}

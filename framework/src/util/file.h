@@ -31,6 +31,10 @@ PMC_API int pmc__mkdir_p(const char *path);
  * fit size (NUL-terminated, never in the middle of an escape); returns out.
  */
 PMC_API char *pmc__escape_ctl(char *out, size_t size, const char *in);
+/* in copied to out (size bytes, always terminated) with each byte that is
+ * not part of valid UTF-8 written as \xHH: text from a file (an hwdb line)
+ * that goes into a message JSON must carry, which refuses invalid UTF-8. */
+PMC_API char *pmc__escape_utf8(char *out, size_t size, const char *in);
 
 #ifdef __cplusplus
 }

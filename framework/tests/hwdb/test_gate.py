@@ -123,6 +123,22 @@ def t_regression_message():
         p = run("--filter=gate.budgeted", "--hwdb=/no/such/dir")
         check(p.returncode == 2 and "/no/such/dir" in p.stderr and "does not exist" in p.stderr,
               p.stderr)
+        # A budget line with a byte that is not UTF-8: an error that names
+        # the file, the line and the bound (the byte escaped), in the
+        # terminal and in the results, never an ERROR with no reason.
+        with open(path, "rb") as f:
+            raw = f.read()
+        with open(path, "wb") as f:
+            f.write(re.sub(rb"^work = calls:gate_step = 20", b"work = calls:gate_step <= 5\xff", raw,
+                           flags=re.M))
+        out = os.path.join(d, "bad.json")
+        p = run("--filter=gate.budgeted", "--hwdb=" + d, "--json=" + out)
+        check(p.returncode == 2 and f"{path}:{line}" in p.stdout and 'bound "<= 5\\xff"' in p.stdout,
+              f"a bound with a byte that is not UTF-8 is an error naming it: {p.stdout}")
+        with open(out) as f:
+            rec = json.load(f)["cases"][0]
+        check(rec["verdict"] == "ERROR" and f"{path}:{line}" in json.dumps(rec),
+              f"the results carry the reason: {rec.get('reason')} {rec.get('checks')}")
 
 
 def t_baseline():
