@@ -284,6 +284,52 @@ void pmc_hwdb_free(struct pmc_hwdb *db)
 	free(db);
 }
 
+static bool is_budget_file(const char *name)
+{
+	size_t n = strlen(name);
+
+	return n > 4 && !strcmp(name + n - 4, ".ini") && strcmp(name, "map.ini") && strcmp(name, "models.ini");
+}
+
+/* A directory given as an hwdb that is a level too deep: the budgets/
+ * directory itself (KEY/SUITE.ini below it) or one key's directory
+ * (SUITE.ini in it), with neither budgets/ nor map.ini nor models.ini.
+ * Every budget would be missing, and a gate run without --strict would
+ * pass: the level is named instead.  NULL when it is none of those. */
+static const char *wrong_level(const char *dir)
+{
+	char path[PATH_MAX];
+	const char *level = NULL;
+	struct stat st;
+	struct dirent *e;
+	DIR *d;
+
+	for (const char *const *f = (const char *const[]){ "budgets", "map.ini", "models.ini", NULL }; *f; f++)
+		if (pmc__snprintf(path, sizeof(path), "%s/%s", dir, *f) != 0 || stat(path, &st) == 0)
+			return NULL;
+	d = opendir(dir);
+	while (d && !level && (e = readdir(d))) {
+		DIR *sub;
+		struct dirent *f;
+
+		if (e->d_name[0] == '.')
+			continue;
+		if (is_budget_file(e->d_name)) {
+			level = "one key's directory of an hwdb's budgets/ (it holds SUITE.ini files)";
+			break;
+		}
+		if (pmc__snprintf(path, sizeof(path), "%s/%s", dir, e->d_name) != 0 || !(sub = opendir(path)))
+			continue;
+		while (!level && (f = readdir(sub)))
+			if (is_budget_file(f->d_name))
+				level = "the budgets/ directory of an hwdb (it holds KEY/SUITE.ini files)";
+		closedir(sub);
+	}
+	if (d)
+		closedir(d);
+	return level;
+}
+
 int pmc_hwdb_open(struct pmc_hwdb **out, const char *const *dirs, size_t ndirs,
 		  struct pmc_error *err)
 {
@@ -311,6 +357,15 @@ int pmc_hwdb_open(struct pmc_hwdb **out, const char *const *dirs, size_t ndirs,
 				       "hwdb directory \"%s\" %s (%s, or fix --hwdb / PMCHECK_HWDB)", shown,
 				       exists ? "is not a directory" : "does not exist",
 				       exists ? "give the directory that holds map.ini and budgets/" : "create it");
+			goto out;
+		}
+		if (wrong_level(dirs[i])) {
+			char shown[PATH_MAX];
+
+			pmc__escape_ctl(shown, sizeof(shown), dirs[i]);
+			rc = pmc__fail(err, -ENOENT, dirs[i], -1,
+				       "hwdb directory \"%s\" has no budgets/, map.ini or models.ini: it looks like %s; give the hwdb's own directory, the one that holds budgets/ (fix --hwdb / PMCHECK_HWDB)",
+				       shown, wrong_level(dirs[i]));
 			goto out;
 		}
 		db->dirs[db->ndirs++] = strdup(dirs[i]);

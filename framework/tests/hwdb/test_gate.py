@@ -123,6 +123,13 @@ def t_regression_message():
         p = run("--filter=gate.budgeted", "--hwdb=/no/such/dir")
         check(p.returncode == 2 and "/no/such/dir" in p.stderr and "does not exist" in p.stderr,
               p.stderr)
+        # A level too deep (budgets/, or one key's directory): refused, not
+        # a run where every budget is missing.
+        for deep, what in ((os.path.join(d, "budgets"), "the budgets/ directory"),
+                           (os.path.join(d, "budgets", "any"), "one key's directory")):
+            p = run("--filter=gate.budgeted", "--hwdb=" + deep)
+            check(p.returncode == 2 and f'"{deep}"' in p.stderr and what in p.stderr and
+                  "the one that holds budgets/" in p.stderr, f"--hwdb={deep}: {p.returncode} {p.stderr}")
         # A budget line with a byte that is not UTF-8: an error that names
         # the file, the line and the bound (the byte escaped), in the
         # terminal and in the results, never an ERROR with no reason.
