@@ -338,8 +338,12 @@ def pkgconfig(pairs):
         named = set(re.findall(r"-l(\S+)", libs))
         dyn = subprocess.run(["readelf", "-d", "-W", lib], capture_output=True, text=True, check=True).stdout
         needed = re.findall(r"\(NEEDED\)\s+Shared library: \[lib([^.\]]+)\.so", dyn)
-        wanted = [n for n in needed if n not in ("c", "pthread", "dl") and not n.startswith("pmcheck")
-                  and not n.startswith("ld-linux")]
+        # Not pmcheck's to name: the C library and the loader, pmcheck's own,
+        # and a sanitizer's runtime, which the compiler adds to a sanitized
+        # build (the asan preset) and to whatever links with it.
+        wanted = [n for n in needed if n not in ("c", "pthread", "dl", "gcc_s", "asan", "ubsan", "lsan", "tsan",
+                                                 "hwasan") and not n.startswith("pmcheck")
+                  and not n.startswith("ld-linux") and not n.startswith("clang_rt")]
         missing = [n for n in wanted if n not in named]
         print("%s: %s needs %s; the file names %s" % (os.path.basename(pc), os.path.basename(lib),
                                                      ", ".join(wanted) or "nothing more", ", ".join(sorted(named))))
