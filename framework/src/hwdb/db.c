@@ -334,7 +334,7 @@ int pmc_hwdb_open(struct pmc_hwdb **out, const char *const *dirs, size_t ndirs,
 		  struct pmc_error *err)
 {
 	struct pmc_hwdb *db = calloc(1, sizeof(*db));
-	const char *builtin = pmc_hwdb_builtin_dir();
+	const char *builtin = pmc_hwdb_builtin_dir(), *level;
 	char path[PATH_MAX];
 	struct stat st;
 	size_t i;
@@ -359,13 +359,14 @@ int pmc_hwdb_open(struct pmc_hwdb **out, const char *const *dirs, size_t ndirs,
 				       exists ? "give the directory that holds map.ini and budgets/" : "create it");
 			goto out;
 		}
-		if (wrong_level(dirs[i])) {
+		level = wrong_level(dirs[i]);
+		if (level) {
 			char shown[PATH_MAX];
 
 			pmc__escape_ctl(shown, sizeof(shown), dirs[i]);
 			rc = pmc__fail(err, -ENOENT, dirs[i], -1,
 				       "hwdb directory \"%s\" has no budgets/, map.ini or models.ini: it looks like %s; give the hwdb's own directory, the one that holds budgets/ (fix --hwdb / PMCHECK_HWDB)",
-				       shown, wrong_level(dirs[i]));
+				       shown, level);
 			goto out;
 		}
 		db->dirs[db->ndirs++] = strdup(dirs[i]);

@@ -274,35 +274,25 @@ static inline __attribute__((always_inline)) Bool miss(struct cache *c, Addr a, 
  * is made or not.  Without function costs a data access passes only its
  * address, to one helper per size, and a fetch its address with the size
  * in the top byte; with them, the function's counters too. */
-static inline __attribute__((always_inline)) void fetch(Addr a, UWord size, ULong *fn)
+/* One access of size bytes at a to l1 (I1 or D1), and on its miss to LL;
+ * l1_miss and ll_miss are the counters the misses go to. */
+static inline __attribute__((always_inline)) void simulate(struct cache *l1, Addr a, UWord size, ULong *fn,
+							   Int l1_miss, Int ll_miss)
 {
-	if (miss(&I1, a, size)) {
-		pmc_live[PMC_TOOL_I1MR]++;
+	if (miss(l1, a, size)) {
+		pmc_live[l1_miss]++;
 		if (fn)
-			fn[PMC_TOOL_I1MR * PMC_FN_STRIDE]++;
+			fn[l1_miss * PMC_FN_STRIDE]++;
 		if (miss(&LL, a, size)) {
-			pmc_live[PMC_TOOL_ILMR]++;
+			pmc_live[ll_miss]++;
 			if (fn)
-				fn[PMC_TOOL_ILMR * PMC_FN_STRIDE]++;
+				fn[ll_miss * PMC_FN_STRIDE]++;
 		}
 	}
 }
 
-/* A data access of size bytes at a; l1 and ll are the counters its
- * misses go to. */
-static inline __attribute__((always_inline)) void data(Addr a, UWord size, ULong *fn, Int l1, Int ll)
-{
-	if (miss(&D1, a, size)) {
-		pmc_live[l1]++;
-		if (fn)
-			fn[l1 * PMC_FN_STRIDE]++;
-		if (miss(&LL, a, size)) {
-			pmc_live[ll]++;
-			if (fn)
-				fn[ll * PMC_FN_STRIDE]++;
-		}
-	}
-}
+#define fetch(a, size, fn) simulate(&I1, a, size, fn, PMC_TOOL_I1MR, PMC_TOOL_ILMR)
+#define data(a, size, fn, l1_miss, ll_miss) simulate(&D1, a, size, fn, l1_miss, ll_miss)
 
 #define PACK_SHIFT 56
 
