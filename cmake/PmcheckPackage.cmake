@@ -88,6 +88,9 @@ facts of its hardware database, and the results schema.
 
 set(CPACK_DEBIAN_PMCHECK_PACKAGE_NAME ${pmcheck_lib_pkg})
 set(CPACK_DEBIAN_PMCHECK_PACKAGE_SECTION libs)
+# libpfm4 is opened with dlopen when an event name needs it, so
+# dpkg-shlibdeps cannot see it (ci/packages checks it is named).
+set(CPACK_DEBIAN_PMCHECK_PACKAGE_DEPENDS "libpfm4")
 set(CPACK_DEBIAN_PMCHECK_DESCRIPTION "hardware-counter assertions and benchmarks: counting library
 pmcheck counts what the CPU did inside a code region with grouped
 perf_event_open(2) counters, read from user space where the hardware

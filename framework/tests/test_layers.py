@@ -21,9 +21,12 @@
       pmc__ symbol its objects use from the library is declared there.
 
   test_layers.py loaded LIBRARY...
-      What the measured process maps: libpmcheck and libpmcheck_harness
-      need no libm (src/util/arith.h says why): no NEEDED entry for it, and
-      no symbol of it left undefined.
+      What the measured process maps (on the sim backend valgrind reads,
+      relocates and translates all of it, for every case): libpmcheck and
+      libpmcheck_harness need no libm (src/util/arith.h says why), no
+      libpfm4 (opened when an event name needs it, src/core/event_pmu.c)
+      and no libcpuid (CPUID is read directly, src/hwdb/cpuid.c): no
+      NEEDED entry for them, and no libm symbol left undefined.
 
   test_layers.py pkgconfig PCFILE LIBRARY [PCFILE LIBRARY]...
       Each pkg-config file names, in Libs or Libs.private, every library its
@@ -315,11 +318,12 @@ def loaded(libraries):
         names = {u.split("@")[0] for u in undefined}
         # A function, or its float or long double form (floorf, logl).
         from_libm = sorted(n for n in names if n in LIBM_FUNCTIONS or (n[-1:] in ("f", "l") and n[:-1] in LIBM_FUNCTIONS))
-        bad = [n for n in needed if n.startswith("libm.so")]
+        bad = [n for n in needed if n.startswith(("libm.so", "libpfm.so", "libcpuid.so"))]
         print("%s: needs %s; libm functions used: %s" % (os.path.basename(lib), ", ".join(needed),
                                                           ", ".join(from_libm) or "none"))
         if bad or from_libm:
-            print("FAIL: %s needs libm (%s): use src/util/arith.h" % (lib, ", ".join(bad + from_libm)))
+            print("FAIL: %s needs %s: libm's functions are in src/util/arith.h, libpfm4 is opened by "
+                  "src/core/event_pmu.c, CPUID is read by src/hwdb/cpuid.c" % (lib, ", ".join(bad + from_libm)))
             failures += 1
     if not libraries:
         print("FAIL: no library to check")

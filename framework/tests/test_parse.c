@@ -489,6 +489,81 @@ T_CASE(libpfm_names)
 #endif
 }
 
+/* Is an object whose name holds text mapped in this process? */
+static int mapped(const char *text)
+{
+	char line[1024];
+	int found = 0;
+	FILE *f = fopen("/proc/self/maps", "re");
+
+	if (!f)
+		return -1;
+	while (!found && fgets(line, sizeof(line), f))
+		found = strstr(line, text) != NULL;
+	fclose(f);
+	return found;
+}
+
+/* libpfm4 is opened by the first name that reaches it, not at start-up:
+ * a process counting generic, software or tracepoint events never maps it. */
+T_CASE(libpfm_opened_only_when_named)
+{
+#if defined(__x86_64__)
+	static const char *const before[] = { "instructions", "task-clock:u", "branch-misses",
+					      "L1-dcache-load-misses", "mem:0x1000/8:w", "r00c0" };
+	struct pmc_event_spec s;
+	struct pmc_error err;
+
+	T_CHECK(mapped("libpfm") == 0, "libpfm4 mapped at start-up");
+	for (size_t i = 0; i < sizeof(before) / sizeof(before[0]); i++) {
+		T_CHECK(pmc_event_parse(before[i], &s, &err) == 0, "%s: %s", before[i], err.message);
+		T_CHECK(mapped("libpfm") == 0, "libpfm4 mapped after %s", before[i]);
+	}
+	setenv("LIBPFM_FORCE_PMU", "spr", 1);
+	T_CHECK(pmc_event_parse("INST_RETIRED:ANY_P", &s, &err) == 0, "INST_RETIRED:ANY_P: %s", err.message);
+	T_CHECK(mapped("libpfm") == 1, "libpfm4 not mapped after a libpfm4 name");
+#else
+	T_SKIP("the Intel PMU tables of libpfm4 are built only into x86 libpfm4");
+#endif
+}
+
+/* A libpfm4 that cannot be loaded (here: a file of its soname that is not
+ * a library, found first through LD_LIBRARY_PATH): a libpfm4 name is an
+ * unknown event whose message says why and what to install; generic
+ * names still parse. */
+T_CASE(libpfm_unloadable)
+{
+	struct pmc_event_spec s;
+	struct pmc_error err;
+	char dir[] = "/tmp/pmcheck-nopfm.XXXXXX", path[4096], self[2048];
+	ssize_t n;
+	FILE *f;
+
+	if (getenv("PMC_T_NOPFM")) {
+		T_CHECK(pmc_event_parse("instructions:u", &s, &err) == 0, "instructions:u: %s", err.message);
+		T_CHECK(pmc_event_parse("INST_RETIRED:ANY_P", &s, &err) == PMC_E_UNKNOWN_EVENT,
+			"INST_RETIRED:ANY_P parsed without libpfm4");
+		T_CHECK(strstr(err.message, "INST_RETIRED:ANY_P") && strstr(err.message, "libpfm4 cannot be loaded") &&
+				strstr(err.message, "install libpfm4"),
+			"message names the event, the cause and the fix: %s", err.message);
+		printf("%s\n", err.message);
+		return;
+	}
+	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	T_CHECK(n > 0 && mkdtemp(dir), "set-up");
+	self[n] = '\0';
+	snprintf(path, sizeof(path), "%s/%s", dir, PMC_T_LIBPFM_SONAME);
+	f = fopen(path, "w");
+	T_CHECK(f && fputs("not a library\n", f) >= 0 && fclose(f) == 0, "write %s", path);
+	setenv("LD_LIBRARY_PATH", dir, 1);
+	setenv("PMC_T_NOPFM", "1", 1);
+	snprintf(path, sizeof(path), "'%s' libpfm_unloadable", self);
+	n = system(path);
+	snprintf(path, sizeof(path), "rm -rf '%s'", dir);
+	T_CHECK(system(path) == 0, "clean up");
+	T_CHECK(n == 0, "the run without libpfm4 failed (%zd)", n);
+}
+
 /* ---- breakpoints ------------------------------------------------------------ */
 
 long t_watched_global = 1;

@@ -56,6 +56,8 @@ int pmc__is_generic_name(const char *s, size_t len);
 /* The forms, each given one event's text s[0..len). */
 int pmc__parse_pmu_form(struct pmc__pctx *p, const char *s, size_t len,
 			struct pmc_event_spec *spec);
+/* Why libpfm4 cannot be consulted (not installed, not initialised), or NULL. */
+const char *pmc__libpfm_unusable(void);
 int pmc__parse_libpfm(struct pmc__pctx *p, const char *s, size_t len,
 		      struct pmc_event_spec *spec, int *handled);
 int pmc__parse_tracepoint(struct pmc__pctx *p, const char *s, size_t len,

@@ -109,14 +109,23 @@ static int parse_one(struct pmc__pctx *p, const char *s, size_t len,
 		}
 	}
 	{
+		const char *pfm_why = pmc__libpfm_unusable();
+		char pfm_hint[320];
 		const char *hint = pmc__has_hw_pmu() ? ""
 				   : " (no hardware PMU here: libpfm4 knows only the PMUs CPUID shows)";
 		const char *why = NULL;
+
+		if (pfm_why)
+			snprintf(pfm_hint, sizeof(pfm_hint), " libpfm4 was not consulted: %s", pfm_why);
 
 		if (colon && !pmc__tracefs_root(&why))
 			return pmc__perr(p, PMC_E_UNKNOWN_EVENT, 0,
 				    "\"%.*s\" is no event pmcheck knows, and if it is a tracepoint: %s",
 				    (int)(blen < 64 ? blen : 64), s, why);
+		if (pfm_why) /* the fix is libpfm4's, not the spelling's */
+			return pmc__perr(p, PMC_E_UNKNOWN_EVENT, 0,
+				    "unknown event \"%.*s\": not a generic name, rNNNN or tracepoint, and%s",
+				    (int)(blen < 64 ? blen : 64), s, pfm_hint);
 		return pmc__perr(p, PMC_E_UNKNOWN_EVENT, 0,
 			    "unknown event \"%.*s\": not a generic name (instructions, task-clock, L1-dcache-load-misses, ...), rNNNN, tracepoint (SUBSYSTEM:EVENT) or libpfm4 event%s; check the spelling, or write pmu/event=.../ or pfm_pmu::EVENT",
 			    (int)(blen < 64 ? blen : 64), s, hint);

@@ -6,6 +6,7 @@
  */
 #define _GNU_SOURCE
 #include <ctype.h>
+#include <dlfcn.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <linux/hw_breakpoint.h>
@@ -285,12 +286,47 @@ int pmc__parse_pmu_form(struct pmc__pctx *p, const char *s, size_t len,
 
 /* ---- libpfm4 --------------------------------------------------------------- */
 
+/*
+ * libpfm4 is opened when a name first reaches it, not linked: its tables
+ * carry some 40,000 relocations and 2.7 MB that every process linking
+ * libpmcheck would map and relocate at start-up, and on the sim backend
+ * valgrind would do so under simulation for every case (tested by
+ * layers.libpfm_only_when_named).  Its soname is the one the build found.
+ */
 static pthread_once_t pfm_once = PTHREAD_ONCE_INIT;
-static int pfm_status;
+static struct {
+	__typeof__(pfm_get_os_event_encoding) *encode;
+	__typeof__(pfm_strerror) *error;
+	char why[256]; /* empty when it is usable */
+} pfm;
 
 static void pfm_init_once(void)
 {
-	pfm_status = pfm_initialize();
+	void *h = dlopen(PMCHECK_LIBPFM_SONAME, RTLD_NOW | RTLD_LOCAL);
+	__typeof__(pfm_initialize) *init;
+	int rc;
+
+	if (!h) {
+		snprintf(pfm.why, sizeof(pfm.why), "libpfm4 cannot be loaded (%s): install libpfm4", dlerror());
+		return;
+	}
+	init = (__typeof__(pfm_initialize) *)dlsym(h, "pfm_initialize");
+	pfm.encode = (__typeof__(pfm_get_os_event_encoding) *)dlsym(h, "pfm_get_os_event_encoding");
+	pfm.error = (__typeof__(pfm_strerror) *)dlsym(h, "pfm_strerror");
+	if (!init || !pfm.encode || !pfm.error) {
+		snprintf(pfm.why, sizeof(pfm.why), "%s lacks the functions pmcheck calls: reinstall libpfm4",
+			 PMCHECK_LIBPFM_SONAME);
+		return;
+	}
+	rc = init();
+	if (rc != PFM_SUCCESS)
+		snprintf(pfm.why, sizeof(pfm.why), "libpfm4 did not initialise: %s", pfm.error(rc));
+}
+
+const char *pmc__libpfm_unusable(void)
+{
+	pthread_once(&pfm_once, pfm_init_once);
+	return pfm.why[0] ? pfm.why : NULL;
 }
 
 int pmc__parse_libpfm(struct pmc__pctx *p, const char *s, size_t len,
@@ -305,8 +341,7 @@ int pmc__parse_libpfm(struct pmc__pctx *p, const char *s, size_t len,
 	*handled = 0;
 	if (len >= sizeof(buf))
 		return 0;
-	pthread_once(&pfm_once, pfm_init_once);
-	if (pfm_status != PFM_SUCCESS)
+	if (pmc__libpfm_unusable())
 		return 0;
 	memcpy(buf, s, len);
 	buf[len] = '\0';
@@ -315,13 +350,13 @@ int pmc__parse_libpfm(struct pmc__pctx *p, const char *s, size_t len,
 	arg.attr = &attr;
 	arg.size = sizeof(arg);
 	arg.fstr = &fstr;
-	rc = pfm_get_os_event_encoding(buf, PFM_PLM0 | PFM_PLM3, PFM_OS_PERF_EVENT_EXT, &arg);
+	rc = pfm.encode(buf, PFM_PLM0 | PFM_PLM3, PFM_OS_PERF_EVENT_EXT, &arg);
 	if (rc != PFM_SUCCESS) {
 		if (rc == PFM_ERR_NOTFOUND)
 			return 0;
 		*handled = 1;
 		return pmc__perr(p, PMC_E_UNKNOWN_EVENT, 0, "libpfm4 rejects it: %s",
-			    pfm_strerror(rc));
+			    pfm.error(rc));
 	}
 	*handled = 1;
 	spec->kind = PMC_KIND_LIBPFM;

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The CPU's identity: vendor, family, model, stepping and a signature
- * hwdb's map matches (libcpuid on x86 when present, /proc/cpuinfo and MIDR
+ * hwdb's map matches (the CPUID instruction on x86, MIDR or /proc/cpuinfo
  * on arm64).
  */
 #define _GNU_SOURCE
@@ -16,15 +16,9 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
-#ifdef PMCHECK_HAVE_LIBCPUID
-#include <libcpuid/libcpuid.h>
-/* libcpuid 0.7 moved the x86 identity into cpu_id_t's x86 member and
- * deprecated the old top-level fields (the build says which it has). */
-#ifdef PMCHECK_LIBCPUID_X86_MEMBER
-#define X86_ID(cpu) ((cpu).x86)
-#else
-#define X86_ID(cpu) (cpu)
-#endif
+#if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
+#define PMC_X86 1
 #endif
 
 #include <pmcheck/event.h>
@@ -41,26 +35,51 @@ static void set_unknown(struct pmc_cpu_id *id)
 	id->how = "no CPUID and no MIDR: unknown CPU";
 }
 
-#ifdef PMCHECK_HAVE_LIBCPUID
+#ifdef PMC_X86
+/*
+ * x86: the CPUID instruction itself, not libcpuid.  Only leaves 0, 1 and
+ * the brand string's are read, so a process on the sim backend maps no
+ * library for it and valgrind translates no identification code (the
+ * probe, which wants libcpuid's codename, still links it).  The display
+ * family and model follow the SDM's rule, as perf's signature does: the
+ * extended family is added to family 0xF, the extended model prefixed to
+ * family 6 and above.  test_cpuid compares the result with libcpuid's.
+ */
 static int identify_x86(struct pmc_cpu_id *id)
 {
-	struct cpu_raw_data_t raw;
-	struct cpu_id_t cpu;
+	unsigned a, b, c, d, top, base_family;
+	char brand[49] = "", *p;
 
-	if (!cpuid_present() || cpuid_get_raw_data(&raw) != 0 || cpu_identify(&raw, &cpu) != 0)
+	if (!__get_cpuid(0, &top, &b, &c, &d))
 		return -1;
-	/* ext_family/ext_model are the display values: CPUID leaf 1 with the
-	 * extended family added (family 0xF) and the extended model prefixed
-	 * (family 6 or 0xF), which is what perf's signature uses. */
-	id->family = X86_ID(cpu).ext_family;
-	id->model = X86_ID(cpu).ext_model;
-	id->stepping = X86_ID(cpu).stepping;
-	pmc__copy(id->vendor, sizeof(id->vendor), cpu.vendor_str);
-	pmc__copy(id->brand, sizeof(id->brand), cpu.brand_str);
-	pmc__snprintf(id->signature, sizeof(id->signature), "%s-%d-%X-%X", cpu.vendor_str,
-		      id->family, (unsigned)id->model, (unsigned)id->stepping);
-	id->hypervisor = cpu.flags[CPU_FEATURE_HYPERVISOR] ? 1 : 0;
-	id->how = "CPUID leaves 0 and 1 via libcpuid";
+	memcpy(id->vendor, &b, 4);
+	memcpy(id->vendor + 4, &d, 4);
+	memcpy(id->vendor + 8, &c, 4);
+	id->vendor[12] = '\0';
+	if (top < 1 || !__get_cpuid(1, &a, &b, &c, &d))
+		return -1;
+	base_family = (a >> 8) & 0xf;
+	id->family = (int)base_family + (base_family == 0xf ? (int)((a >> 20) & 0xff) : 0);
+	id->model = (int)((a >> 4) & 0xf) | (id->family >= 6 ? (int)((a >> 16) & 0xf) << 4 : 0);
+	id->stepping = (int)(a & 0xf);
+	id->hypervisor = (c >> 31) & 1;
+	if (__get_cpuid_max(0x80000000, NULL) >= 0x80000004) {
+		for (unsigned leaf = 0; leaf < 3; leaf++) {
+			__cpuid(0x80000002 + leaf, a, b, c, d);
+			memcpy(brand + 16 * leaf, &a, 4);
+			memcpy(brand + 16 * leaf + 4, &b, 4);
+			memcpy(brand + 16 * leaf + 8, &c, 4);
+			memcpy(brand + 16 * leaf + 12, &d, 4);
+		}
+		brand[48] = '\0';
+	}
+	/* Some CPUs pad the brand string with leading spaces. */
+	for (p = brand; *p == ' '; p++)
+		;
+	pmc__copy(id->brand, sizeof(id->brand), p);
+	pmc__snprintf(id->signature, sizeof(id->signature), "%s-%d-%X-%X", id->vendor, id->family,
+		      (unsigned)id->model, (unsigned)id->stepping);
+	id->how = "CPUID leaves 0 and 1";
 	return 0;
 }
 #endif
@@ -117,7 +136,7 @@ int pmc_cpu_identify(struct pmc_cpu_id *id)
 	set_unknown(id);
 	if (uname(&u) == 0)
 		pmc__copy(id->arch, sizeof(id->arch), u.machine);
-#ifdef PMCHECK_HAVE_LIBCPUID
+#ifdef PMC_X86
 	rc = identify_x86(id);
 #endif
 	if (rc != 0)

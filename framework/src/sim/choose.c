@@ -64,8 +64,14 @@ static const char *engine_preferred; /* pmc_sim_engine_prefer's, or NULL */
 /* PMCHECK_FAULT_CHECKS names sim-tool: the tool miscounts on purpose (the
  * known-work check's test); sim-tool-old: it answers as a build of
  * protocol 2 would, without models; sim-tool-3: as a build of protocol 3,
- * without per-function costs.  Latched with the tool's directory. */
+ * without per-function costs; sim-tool-ir: it instruments with IR that
+ * VEX's check refuses (PMCHECK_SIM_CHECK_IR's test).  Latched with the
+ * tool's directory. */
 static const char *tool_fault;
+/* PMCHECK_SIM_CHECK_IR=1: the tool checks its instrumented IR (pmcheck's
+ * own tests set it; pmc_main.c says why it is off otherwise).  Latched
+ * with the tool's directory. */
+static int tool_check_ir;
 
 int pmc_sim_engine_prefer(const char *name, struct pmc_error *err)
 {
@@ -152,9 +158,11 @@ const char *pmc__sim_tool_dir(void)
 		const char *faults = getenv("PMCHECK_FAULT_CHECKS");
 
 		looked = 1;
+		tool_check_ir = getenv("PMCHECK_SIM_CHECK_IR") && !strcmp(getenv("PMCHECK_SIM_CHECK_IR"), "1");
 		tool_fault = fault_named(faults, "sim-tool") ? "--pmcheck-fault=miscount"
 			     : fault_named(faults, "sim-tool-old") ? "--pmcheck-fault=old"
 			     : fault_named(faults, "sim-tool-3")   ? "--pmcheck-fault=protocol3"
+			     : fault_named(faults, "sim-tool-ir")  ? "--pmcheck-fault=ill-typed-ir"
 								    : NULL;
 		if (dir && pmc__copy(found, sizeof(found), dir) == 0)
 			return found;
@@ -266,4 +274,10 @@ const char *pmc__sim_tool_fault(void)
 {
 	pmc__sim_tool_dir();
 	return tool_fault;
+}
+
+int pmc__sim_tool_check_ir(void)
+{
+	pmc__sim_tool_dir();
+	return tool_check_ir;
 }

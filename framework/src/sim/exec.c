@@ -431,6 +431,8 @@ static int run_under_valgrind(char *const argv[], int verbose, unsigned columns,
 		vargv[n++] = "--trace-children=no";
 		if (pmc__sim_tool_fault())
 			vargv[n++] = pmc__sim_tool_fault();
+		if (pmc__sim_tool_check_ir())
+			vargv[n++] = "--pmcheck-check-ir=yes";
 		/* Function costs as callgrind names them here: mangled. */
 		if (!whole && (columns & PMC_SIM_FUNCTIONS)) {
 			unsigned protocol = pmc__sim_tool_protocol_in(pmc__sim_tool_dir());

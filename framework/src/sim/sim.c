@@ -172,11 +172,17 @@ const struct pmc__sim_run *pmc__sim_run(void)
 		return &sim_run;
 	text[n] = '\0';
 	for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-		unsigned m;
+		char *end;
 
-		if (sscanf(line, "columns %x", &m) == 1)
-			sim_run.columns = m | (1u << PMC_SIM_IR);
-		else if (!strncmp(line, "instrument deferred", 19))
+		/* strtoul, not sscanf: every line of code the case process runs
+		 * first is translated by valgrind, and sscanf's are many. */
+		if (!strncmp(line, "columns ", 8)) {
+			unsigned long m = strtoul(line + 8, &end, 16);
+
+			if (end != line + 8)
+				sim_run.columns = (unsigned)m | (1u << PMC_SIM_IR);
+		}
+		if (!strncmp(line, "instrument deferred", 19))
 			sim_run.deferred = 1;
 		else if (!strncmp(line, "fallback ", 9))
 			snprintf(sim_run.fallback, sizeof(sim_run.fallback), "%s", line + 9);

@@ -24,13 +24,15 @@ flags="-g -O1 -fsanitize=address,undefined -fno-sanitize-recover=undefined"
 cmake -DOUT="$build/include" -P "$src/cmake/PmcheckVersion.cmake"
 inc=(-I"$src/framework/include" -I"$build/include" -I"$src/framework/src" -I"$src/framework/src/harness")
 objs=() hobjs=()
-cpuid_defs=()   # libcpuid 0.7 (Debian 13) keeps the x86 identity in cpu_id_t's x86 member
-pkg-config --atleast-version=0.7 libcpuid && cpuid_defs=(-DPMCHECK_LIBCPUID_X86_MEMBER=1)
+# libpfm4 is opened by its soname (src/core/event_pmu.c), as the CMake build finds it.
+pfm_lib=$(clang -print-file-name=libpfm.so)
+pfm_soname=$(objdump -p "$pfm_lib" | awk '$1 == "SONAME" { print $2 }')
+[ -n "$pfm_soname" ] || { echo "fuzz: no soname in $pfm_lib (install libpfm4-dev)"; exit 1; }
 # Every source of the counting core, and the harness's (for the results reader).
 for path in "$src"/framework/src/{util,core,sim,hwdb}/*.c; do
 	f=$(basename "$(dirname "$path")")_$(basename "$path")
 	clang $flags -fsanitize=fuzzer-no-link -std=gnu11 "${inc[@]}" \
-		-DPMCHECK_HAVE_LIBCPUID=1 "${cpuid_defs[@]}" -c "$path" -o "$build/${f%.c}.o"
+		-DPMCHECK_LIBPFM_SONAME="\"$pfm_soname\"" -c "$path" -o "$build/${f%.c}.o"
 	objs+=("$build/${f%.c}.o")
 done
 for path in "$src"/framework/src/harness/*.c; do
@@ -40,7 +42,7 @@ for path in "$src"/framework/src/harness/*.c; do
 		-c "$path" -o "$build/harness_${f%.c}.o"
 	hobjs+=("$build/harness_${f%.c}.o")
 done
-libs=(-lpfm -lcpuid -ldl -lpthread -lm)
+libs=(-ldl -lpthread -lm)
 for t in hwdb event ring results args; do
 	extra=()
 	[ "$t" = results ] || [ "$t" = args ] && extra=("${hobjs[@]}" $(pkg-config --libs jansson))

@@ -19,6 +19,9 @@
              its check on known work: the case is an ERROR that says so,
              never a PASS or a FAIL
   bad_input  an unknown engine is refused with the choices
+  check_ir   PMCHECK_SIM_CHECK_IR=1 has the tool check its instrumented IR
+             (VEX's check, off by default): ill-typed IR is refused with it,
+             runs without it
   functions  each region's functions, from the case's own run under either
              engine: pmcheck's valgrind tool's self costs and calls of the
              top functions callgrind names (every event, misses included)
@@ -334,6 +337,33 @@ def t_miscount():
         p = subprocess.run([prog, "--backend=sim", "--filter=kernels.loop_linear"], capture_output=True,
                            text=True, timeout=300, env=env)
         check(p.returncode == 0 and "1 PASS" in p.stdout, f"callgrind is not the tool: {p.returncode} {p.stdout[-400:]}")
+
+
+def t_check_ir():
+    """PMCHECK_SIM_CHECK_IR=1 (the tree's test presets set it) has the tool
+    check its instrumented IR with VEX's check, which is off otherwise (it
+    costs translating): IR the check refuses (PMCHECK_FAULT_CHECKS=sim-tool-ir)
+    stops the run with VEX's report when the check is on, and runs when
+    it is off."""
+    prog = PROGRAMS[0]
+    built = tool_dir()
+    if not built:
+        print("SKIP: pmcheck's valgrind tool is not built here (no valgrind tool headers)")
+        sys.exit(77)
+    launcher = os.path.join(built, "valgrind")
+    p = subprocess.run([launcher, "--tool=pmcheck", "-q", "--pmcheck-fault=ill-typed-ir", "--pmcheck-check-ir=yes",
+                        "/bin/true"], capture_output=True, text=True, timeout=60)
+    check(p.returncode != 0 and "IR SANITY CHECK FAILURE" in p.stdout + p.stderr,
+          f"the tool with the check: VEX refuses the IR: {p.returncode} {p.stderr[-300:]}")
+    p = subprocess.run([launcher, "--tool=pmcheck", "-q", "--pmcheck-fault=ill-typed-ir", "/bin/true"],
+                       capture_output=True, text=True, timeout=60)
+    check(p.returncode == 0, f"the tool without the check runs: {p.returncode} {p.stderr[-300:]}")
+    for on, verdict in (("1", "ERROR"), ("0", "PASS")):
+        env = dict(os.environ, PMCHECK_FAULT_CHECKS="sim-tool-ir", PMCHECK_SIM_CHECK_IR=on)
+        p = subprocess.run([prog, "--backend=sim", "--filter=kernels.loop_linear"], capture_output=True,
+                           text=True, timeout=300, env=env)
+        check(f"1 {verdict}" in p.stdout and (on == "0" or "sanityCheckIRSB" in p.stdout),
+              f"PMCHECK_SIM_CHECK_IR={on}: {verdict}: {p.returncode} {p.stdout[-600:]}")
 
 
 def t_bad_input():

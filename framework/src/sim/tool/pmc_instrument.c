@@ -291,6 +291,17 @@ IRSB *pmc_instrument(VgCallbackClosure *closure, IRSB *in, const VexGuestLayout 
 			? (Addr)(in->stmts[i]->Ist.IMark.addr + in->stmts[i]->Ist.IMark.delta)
 			: 0;
 	pmc_ir_base(out);
+	/* --pmcheck-fault=ill-typed-ir: a 32-bit read of the guest state written
+	 * to a 64-bit temporary and stored, which VEX's IR check refuses (the test that
+	 * --pmcheck-check-ir reaches it); without the check it runs. */
+	if (pmc_clo_ill_typed_ir) {
+		static ULong sink;
+		IRTemp t = newIRTemp(out->tyenv, Ity_I64);
+
+		addStmtToIRSB(out, IRStmt_WrTmp(t, IRExpr_Get(0, Ity_I32)));
+		addStmtToIRSB(out, IRStmt_Store(Iend_LE, IRExpr_Const(IRConst_U64((ULong)(Addr)&sink)),
+						IRExpr_RdTmp(t)));
+	}
 	pmc_fn_sb = pmc_functions && i < in->stmts_used ? pmc_fn_enter(out, sb_at) : NULL;
 	inverted = last_exit_inverted(in, i, &exits);
 	for (; i < in->stmts_used; i++) {

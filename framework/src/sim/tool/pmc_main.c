@@ -113,6 +113,8 @@ static const HChar *clo_out;
  * the known-work check must catch it; --pmcheck-fault=old answers as a
  * build of protocol 2 (no models) would. */
 Bool pmc_clo_miscount;
+/* --pmcheck-fault=ill-typed-ir: instruments with IR VEX's check refuses. */
+Bool pmc_clo_ill_typed_ir;
 static Bool clo_old;
 /* --pmcheck-fault=protocol3: answers as a build of protocol 3 (models, no
  * per-function costs) would. */
@@ -121,6 +123,27 @@ static Bool clo_models_atstart = True;
 /* --pmcheck-watch=OFFSET:PATH, collected until post_clo_init. */
 static const HChar *clo_watch[PMC_TOOL_MAX_WATCH];
 static Int clo_nwatch;
+
+/*
+ * --pmcheck-check-ir=yes: VEX's type and flatness check of each superblock
+ * after the instrumentation and its clean-up pass.  VEX runs it on every
+ * translation; on the instrumented IR it was a tenth of translating, and
+ * translating is much of a short run.  It can only catch a bug of this
+ * tool's instrumentation, never a guest's, so it is on for pmcheck's own
+ * tests (PMCHECK_SIM_CHECK_IR=1) and off otherwise.  The check of the
+ * guest's IR before instrumentation stays on.  The link wraps VEX's
+ * function (-Wl,--wrap=sanityCheckIRSB, CMakeLists.txt).
+ */
+static Bool clo_check_ir;
+
+void __real_sanityCheckIRSB(const IRSB *bb, const HChar *caller, Bool require_flatness, IRType gwt);
+void __wrap_sanityCheckIRSB(const IRSB *bb, const HChar *caller, Bool require_flatness, IRType gwt);
+void __wrap_sanityCheckIRSB(const IRSB *bb, const HChar *caller, Bool require_flatness, IRType gwt)
+{
+	/* The guest's IR is checked unflattened; the instrumented, flat. */
+	if (!require_flatness || clo_check_ir)
+		__real_sanityCheckIRSB(bb, caller, require_flatness, gwt);
+}
 
 Bool pmc_models_active;
 
@@ -444,11 +467,13 @@ static Bool pmc_option(const HChar *arg)
 	} else if VG_BOOL_CLO (arg, "--pmcheck-branches", pmc_clo_branches) {
 	} else if VG_STR_CLO (arg, "--pmcheck-out", clo_out) {
 	} else if VG_XACT_CLO (arg, "--pmcheck-fault=miscount", pmc_clo_miscount, True) {
+	} else if VG_XACT_CLO (arg, "--pmcheck-fault=ill-typed-ir", pmc_clo_ill_typed_ir, True) {
 	} else if VG_XACT_CLO (arg, "--pmcheck-fault=old", clo_old, True) {
 	} else if VG_XACT_CLO (arg, "--pmcheck-fault=protocol3", clo_protocol3, True) {
 	} else if VG_BOOL_CLO (arg, "--pmcheck-functions", pmc_functions) {
 	} else if VG_BOOL_CLO (arg, "--pmcheck-branch-sim", pmc_branch_sim) {
 	} else if VG_BOOL_CLO (arg, "--pmcheck-models-atstart", clo_models_atstart) {
+	} else if VG_BOOL_CLO (arg, "--pmcheck-check-ir", clo_check_ir) {
 	} else if (pmc_cache_option(arg)) {
 	} else if VG_STR_CLO (arg, "--pmcheck-watch", watch) {
 		if (clo_nwatch == PMC_TOOL_MAX_WATCH)
@@ -469,8 +494,10 @@ static void pmc_usage(void)
 		    "    --pmcheck-models-atstart=no|yes  simulate from the start, or from callgrind's\n"
 		    "                                START_INSTRUMENTATION request on [yes]\n"
 		    "    --pmcheck-functions=no|yes  count each function's self costs, for FUNCTIONS [no]\n"
-		    "    --pmcheck-fault=miscount|old|protocol3 count wrong, or answer as protocol %u\n"
-		    "                                or %u, on purpose (pmcheck's tests)\n",
+		    "    --pmcheck-check-ir=no|yes   check the instrumented IR of each superblock [no]\n"
+		    "    --pmcheck-fault=miscount|old|protocol3|ill-typed-ir count wrong, answer as\n"
+		    "                                protocol %u or %u, or instrument with ill-typed IR,\n"
+		    "                                on purpose (pmcheck's tests)\n",
 		    PMC_TOOL_PROTOCOL_OLDEST, PMC_TOOL_PROTOCOL_MODELS);
 	pmc_cache_usage();
 }

@@ -19,7 +19,7 @@
 /* pmc_main.c: the running thread's counters (generated code adds to
  * these addresses) and the options the instrumentation follows. */
 extern ULong pmc_live[NCOUNTERS];
-extern Bool pmc_clo_memory, pmc_clo_branches, pmc_clo_miscount;
+extern Bool pmc_clo_memory, pmc_clo_branches, pmc_clo_miscount, pmc_clo_ill_typed_ir;
 /* The models are simulating now (callgrind's instrumentation state). */
 extern Bool pmc_models_active;
 /* After the options are parsed: refuse opt with why (a line) and exit,
