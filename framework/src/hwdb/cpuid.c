@@ -62,8 +62,8 @@ static int identify_x86(struct pmc_cpu_id *id)
 	id->family = (int)base_family + (base_family == 0xf ? (int)((a >> 20) & 0xff) : 0);
 	id->model = (int)((a >> 4) & 0xf) | (id->family >= 6 ? (int)((a >> 16) & 0xf) << 4 : 0);
 	id->stepping = (int)(a & 0xf);
-	id->hypervisor = (c >> 31) & 1;
-	if (__get_cpuid_max(0x80000000, NULL) >= 0x80000004) {
+	id->hypervisor = (int)((c >> 31) & 1);
+	if ((unsigned)__get_cpuid_max(0x80000000, NULL) >= 0x80000004u) {
 		for (unsigned leaf = 0; leaf < 3; leaf++) {
 			__cpuid(0x80000002 + leaf, a, b, c, d);
 			memcpy(brand + 16 * leaf, &a, 4);

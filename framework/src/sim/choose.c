@@ -68,9 +68,10 @@ static const char *engine_preferred; /* pmc_sim_engine_prefer's, or NULL */
  * VEX's check refuses (PMCHECK_SIM_CHECK_IR's test).  Latched with the
  * tool's directory. */
 static const char *tool_fault;
-/* PMCHECK_SIM_CHECK_IR=1: the tool checks its instrumented IR (pmcheck's
- * own tests set it; pmc_main.c says why it is off otherwise).  Latched
- * with the tool's directory. */
+/* PMCHECK_SIM_CHECK_IR=1: the tool has VEX check each superblock's IR,
+ * before and after instrumenting it (pmcheck's own tests set it;
+ * pmc_main.c says why it is off otherwise).  Latched with the tool's
+ * directory. */
 static int tool_check_ir;
 
 int pmc_sim_engine_prefer(const char *name, struct pmc_error *err)

@@ -82,7 +82,7 @@ int pmc__cg_uncalled(const char *text, size_t len, int first_dump, char *name, s
  * once, before a runner clears the environment. */
 const char *pmc__sim_tool_dir(void);
 const char *pmc__sim_tool_fault(void);
-/* PMCHECK_SIM_CHECK_IR=1 was set: the tool is to check its instrumented IR. */
+/* PMCHECK_SIM_CHECK_IR=1 was set: the tool is to have VEX check its IR. */
 int pmc__sim_tool_check_ir(void);
 /* The protocol of the tool built in dir (its protocol file), as a fault
  * injection may lower it. */

@@ -19,9 +19,8 @@
              its check on known work: the case is an ERROR that says so,
              never a PASS or a FAIL
   bad_input  an unknown engine is refused with the choices
-  check_ir   PMCHECK_SIM_CHECK_IR=1 has the tool check its instrumented IR
-             (VEX's check, off by default): ill-typed IR is refused with it,
-             runs without it
+  check_ir   PMCHECK_SIM_CHECK_IR=1 has the tool run VEX's IR checks (off
+             by default): ill-typed IR is refused with them, runs without
   functions  each region's functions, from the case's own run under either
              engine: pmcheck's valgrind tool's self costs and calls of the
              top functions callgrind names (every event, misses included)
@@ -341,10 +340,9 @@ def t_miscount():
 
 def t_check_ir():
     """PMCHECK_SIM_CHECK_IR=1 (the tree's test presets set it) has the tool
-    check its instrumented IR with VEX's check, which is off otherwise (it
-    costs translating): IR the check refuses (PMCHECK_FAULT_CHECKS=sim-tool-ir)
-    stops the run with VEX's report when the check is on, and runs when
-    it is off."""
+    run VEX's IR checks, which are off otherwise (they cost translating):
+    IR the check refuses (PMCHECK_FAULT_CHECKS=sim-tool-ir) stops the run
+    with VEX's report when the checks are on, and runs when they are off."""
     prog = PROGRAMS[0]
     built = tool_dir()
     if not built:
