@@ -360,9 +360,6 @@ bool pmc__filter_match(const char *filter, const char *full_name);
 /* result.c: a region's attribution rows as JSON ([{function, object,
  * costs: {label: cost}}], the results files' "functions"). */
 json_t *pmc__functions_json(const struct pmc__region_rec *g);
-/* result.c: the events a region was sampled on ([{event, period, samples,
- * lost, executions}], perf attribution). */
-json_t *pmc__sampling_json(const struct pmc__region_rec *g);
 /* compare.c: the functions whose own cost of `label` changed most from og to
  * ng ([{function, object, old, new, change, share}]), NULL without
  * attribution on either side. */
@@ -401,6 +398,7 @@ struct pmc__object_change {
 	bool pmcheck;                 /* one of pmcheck's own libraries */
 };
 json_t *pmc__objects_json(const struct pmc_object *o, size_t n);
+void pmc__jw_objects(struct pmc__jw *w, const struct pmc_object *o, size_t n);
 int pmc__objects_from_json(json_t *arr, struct pmc_object **out, size_t *n, char *why,
 			   size_t size);
 /* The libraries (the program itself left out) that differ, matched by file

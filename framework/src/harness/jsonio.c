@@ -7,10 +7,12 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "harness_int.h"
+#include "util/file.h"
 
 const char *pmc__file_part(const char *path)
 {
@@ -48,4 +50,171 @@ int pmc__write_json(const char *path, json_t *doc)
 	rc = pmc_write_file_atomic(path, text, len);
 	free(text);
 	return rc;
+}
+
+/* ---- a JSON text writer ------------------------------------------------------------- */
+
+static void jw_put(struct pmc__jw *w, const char *s, size_t n)
+{
+	if (w->failed)
+		return;
+	if (w->len + n + 1 > w->cap) {
+		size_t cap = w->cap ? w->cap : 1024;
+		char *p;
+
+		while (w->len + n + 1 > cap)
+			cap *= 2;
+		p = realloc(w->buf, cap);
+		if (!p) {
+			w->failed = true;
+			return;
+		}
+		w->buf = p;
+		w->cap = cap;
+	}
+	memcpy(w->buf + w->len, s, n);
+	w->len += n;
+	w->buf[w->len] = '\0';
+}
+
+/* A value's separator: none after a key or first in its container. */
+static void jw_value(struct pmc__jw *w)
+{
+	if (w->after_key)
+		w->after_key = false;
+	else if (w->depth && w->items[w->depth - 1]++)
+		jw_put(w, ",", 1);
+}
+
+void pmc__jw_open(struct pmc__jw *w, char bracket)
+{
+	jw_value(w);
+	jw_put(w, &bracket, 1);
+	if (w->depth == sizeof(w->items) / sizeof(w->items[0]))
+		w->failed = true;
+	else
+		w->items[w->depth++] = 0;
+}
+
+void pmc__jw_close(struct pmc__jw *w, char bracket)
+{
+	jw_put(w, &bracket, 1);
+	if (w->depth)
+		w->depth--;
+}
+
+/* A string as JSON carries it: the escapes JSON requires, and each byte
+ * that is not part of valid UTF-8 written as the text \xHH (JSON holds
+ * only UTF-8; pmc__escape_utf8 says the same of messages). */
+static void jw_string(struct pmc__jw *w, const char *s)
+{
+	char esc[8];
+
+	jw_put(w, "\"", 1);
+	while (s && *s) {
+		const char *run = s;
+		size_t n;
+
+		while ((unsigned char)*s >= 0x20 && *s != '"' && *s != '\\' && (unsigned char)*s < 0x80)
+			s++;
+		jw_put(w, run, (size_t)(s - run));
+		if (!*s)
+			break;
+		if ((unsigned char)*s >= 0x80) {
+			n = pmc__utf8_length((const unsigned char *)s);
+			if (n) {
+				jw_put(w, s, n);
+				s += n;
+			} else {
+				/* The text \xHH, its backslash escaped for JSON. */
+				jw_put(w, esc, (size_t)snprintf(esc, sizeof(esc), "\\\\x%02x", (unsigned char)*s));
+				s++;
+			}
+			continue;
+		}
+		switch (*s) {
+		case '"': jw_put(w, "\\\"", 2); break;
+		case '\\': jw_put(w, "\\\\", 2); break;
+		case '\n': jw_put(w, "\\n", 2); break;
+		case '\t': jw_put(w, "\\t", 2); break;
+		case '\r': jw_put(w, "\\r", 2); break;
+		case '\b': jw_put(w, "\\b", 2); break;
+		case '\f': jw_put(w, "\\f", 2); break;
+		default:
+			jw_put(w, esc, (size_t)snprintf(esc, sizeof(esc), "\\u%04x", (unsigned char)*s));
+		}
+		s++;
+	}
+	jw_put(w, "\"", 1);
+}
+
+void pmc__jw_key(struct pmc__jw *w, const char *key)
+{
+	jw_value(w);
+	jw_string(w, key);
+	jw_put(w, ":", 1);
+	w->after_key = true;
+}
+
+void pmc__jw_str(struct pmc__jw *w, const char *s)
+{
+	jw_value(w);
+	jw_string(w, s ? s : "");
+}
+
+void pmc__jw_int(struct pmc__jw *w, long long v)
+{
+	char text[32];
+
+	jw_value(w);
+	jw_put(w, text, (size_t)snprintf(text, sizeof(text), "%lld", v));
+}
+
+/* As jansson writes a real: 17 significant digits (it reads back exactly),
+ * with ".0" when that alone would read as an integer; not finite: null. */
+void pmc__jw_real(struct pmc__jw *w, double v)
+{
+	char text[40];
+	int n;
+
+	if (v != v || v - v != 0) {
+		pmc__jw_null(w);
+		return;
+	}
+	jw_value(w);
+	n = snprintf(text, sizeof(text), "%.17g", v);
+	if (!strpbrk(text, ".e"))
+		n += snprintf(text + n, sizeof(text) - (size_t)n, ".0");
+	jw_put(w, text, (size_t)n);
+}
+
+void pmc__jw_bool(struct pmc__jw *w, bool b)
+{
+	jw_value(w);
+	jw_put(w, b ? "true" : "false", b ? 4 : 5);
+}
+
+void pmc__jw_null(struct pmc__jw *w)
+{
+	jw_value(w);
+	jw_put(w, "null", 4);
+}
+
+char *pmc__jw_take(struct pmc__jw *w)
+{
+	char *text = w->failed || w->depth ? NULL : w->buf;
+
+	if (!text)
+		free(w->buf);
+	memset(w, 0, sizeof(*w));
+	return text;
+}
+
+json_t *pmc__jw_json(struct pmc__jw *w)
+{
+	char *text = pmc__jw_take(w);
+	json_t *o = text ? json_loads(text, 0, NULL) : NULL;
+
+	free(text);
+	return o;
 }

@@ -23,13 +23,26 @@
 #include "harness_int.h"
 #include "util/util_int.h"
 
+void pmc__jw_objects(struct pmc__jw *w, const struct pmc_object *o, size_t n)
+{
+	pmc__jw_open(w, '[');
+	for (size_t i = 0; i < n; i++) {
+		pmc__jw_open(w, '{');
+		pmc__jw_key(w, "path");
+		pmc__jw_str(w, o[i].path);
+		pmc__jw_key(w, "id");
+		pmc__jw_str(w, o[i].id);
+		pmc__jw_close(w, '}');
+	}
+	pmc__jw_close(w, ']');
+}
+
 json_t *pmc__objects_json(const struct pmc_object *o, size_t n)
 {
-	json_t *arr = json_array();
+	struct pmc__jw w = { 0 };
 
-	for (size_t i = 0; i < n; i++)
-		json_array_append_new(arr, json_pack("{s:s, s:s}", "path", o[i].path, "id", o[i].id));
-	return arr;
+	pmc__jw_objects(&w, o, n);
+	return pmc__jw_json(&w);
 }
 
 int pmc__objects_from_json(json_t *arr, struct pmc_object **out, size_t *n, char *why,

@@ -165,203 +165,287 @@ int pmc__results_add(struct pmc__results *rs, struct pmc__result *r)
 
 /* ---- to JSON --------------------------------------------------------------------------- */
 
-static json_t *num(double x)
+/* Written as text (pmc__jw, jsonio.c): the case process on the sim backend
+ * writes its result so, with none of jansson.  The parsed forms below
+ * (pmc__result_to_json, pmc__functions_json) read that text back, so both
+ * hold the same keys in the same order. */
+
+/* A count as an integer, another figure as a real; NaN: null. */
+static void w_num(struct pmc__jw *w, double x)
 {
 	if (isnan(x))
-		return json_null();
-	if (x == pmc__floor(x) && fabs(x) < 9e15)
-		return json_integer((json_int_t)x);
-	return json_real(x);
+		pmc__jw_null(w);
+	else if (x == pmc__floor(x) && fabs(x) < 9e15)
+		pmc__jw_int(w, (long long)x);
+	else
+		pmc__jw_real(w, x);
 }
 
-static void set_str(json_t *o, const char *key, const char *s)
+static void w_str(struct pmc__jw *w, const char *key, const char *s)
 {
-	if (s)
-		json_object_set_new(o, key, json_string(s));
+	if (s) {
+		pmc__jw_key(w, key);
+		pmc__jw_str(w, s);
+	}
 }
 
-static json_t *stats_to_json(const struct pmc__stat_rec *s, uint64_t iterations)
+static void w_int(struct pmc__jw *w, const char *key, long long v)
 {
-	json_t *o = json_pack("{s:I, s:I, s:o, s:I, s:o, s:I, s:I}", "n", (json_int_t)s->n, "min",
-			      (json_int_t)s->min, "median", num(s->median), "max",
-			      (json_int_t)s->max, "mean", num(s->mean), "multiplexed",
-			      (json_int_t)s->multiplexed, "not_counted", (json_int_t)s->not_counted);
-	json_t *vals = json_array();
+	pmc__jw_key(w, key);
+	pmc__jw_int(w, v);
+}
 
-	if (!o)
-		return NULL;
+static void w_stats(struct pmc__jw *w, const struct pmc__stat_rec *s, uint64_t iterations)
+{
+	pmc__jw_open(w, '{');
+	w_int(w, "n", (long long)s->n);
+	w_int(w, "min", (long long)s->min);
+	pmc__jw_key(w, "median");
+	w_num(w, s->median);
+	w_int(w, "max", (long long)s->max);
+	pmc__jw_key(w, "mean");
+	w_num(w, s->mean);
+	w_int(w, "multiplexed", (long long)s->multiplexed);
+	w_int(w, "not_counted", (long long)s->not_counted);
 	if (s->other_threads)
-		json_object_set_new(o, "other_threads", json_integer((json_int_t)s->other_threads));
-	if (iterations > 1)
-		json_object_set_new(o, "per_iteration",
-				    json_pack("{s:o, s:o, s:o}", "min",
-					      num((double)s->min / (double)iterations), "median",
-					      num(s->median / (double)iterations), "max",
-					      num((double)s->max / (double)iterations)));
+		w_int(w, "other_threads", (long long)s->other_threads);
+	if (iterations > 1) {
+		pmc__jw_key(w, "per_iteration");
+		pmc__jw_open(w, '{');
+		pmc__jw_key(w, "min");
+		w_num(w, (double)s->min / (double)iterations);
+		pmc__jw_key(w, "median");
+		w_num(w, s->median / (double)iterations);
+		pmc__jw_key(w, "max");
+		w_num(w, (double)s->max / (double)iterations);
+		pmc__jw_close(w, '}');
+	}
+	pmc__jw_key(w, "values");
+	pmc__jw_open(w, '[');
 	for (size_t k = 0; k < s->nvalues; k++)
-		json_array_append_new(vals, json_integer((json_int_t)s->values[k]));
-	json_object_set_new(o, "values", vals);
+		pmc__jw_int(w, (long long)s->values[k]);
+	pmc__jw_close(w, ']');
 	if (s->summarised)
-		json_object_set_new(o, "summarised", json_integer((json_int_t)s->summarised));
-	if (s->median_error > 0)
-		json_object_set_new(o, "median_error", json_real(s->median_error));
-	return o;
+		w_int(w, "summarised", (long long)s->summarised);
+	if (s->median_error > 0) {
+		pmc__jw_key(w, "median_error");
+		pmc__jw_real(w, s->median_error);
+	}
+	pmc__jw_close(w, '}');
+}
+
+static void w_functions(struct pmc__jw *w, const struct pmc__region_rec *g)
+{
+	pmc__jw_open(w, '[');
+	for (size_t k = 0; k < g->nfns; k++) {
+		pmc__jw_open(w, '{');
+		w_str(w, "function", g->fns[k].name ? g->fns[k].name : "");
+		w_str(w, "object", g->fns[k].object ? g->fns[k].object : "");
+		pmc__jw_key(w, "costs");
+		pmc__jw_open(w, '{');
+		for (size_t j = 0; j < g->nev; j++)
+			if (!isnan(g->fns[k].cost[j])) {
+				pmc__jw_key(w, g->ev[j].label);
+				w_num(w, g->fns[k].cost[j]);
+			}
+		pmc__jw_close(w, '}');
+		if (!isnan(g->fns[k].calls)) {
+			pmc__jw_key(w, "calls");
+			w_num(w, g->fns[k].calls);
+		}
+		if (g->fns[k].samples) {
+			pmc__jw_key(w, "samples");
+			pmc__jw_open(w, '{');
+			for (size_t j = 0; j < g->nev; j++)
+				if (!isnan(g->fns[k].cost[j]))
+					w_int(w, g->ev[j].label, (long long)g->fns[k].samples[j]);
+			pmc__jw_close(w, '}');
+		}
+		pmc__jw_close(w, '}');
+	}
+	pmc__jw_close(w, ']');
 }
 
 json_t *pmc__functions_json(const struct pmc__region_rec *g)
 {
-	json_t *fns = json_array();
+	struct pmc__jw w = { 0 };
 
-	for (size_t k = 0; k < g->nfns; k++) {
-		json_t *costs = json_object(), *row;
-
-		for (size_t j = 0; j < g->nev; j++)
-			if (!isnan(g->fns[k].cost[j]))
-				json_object_set_new(costs, g->ev[j].label, num(g->fns[k].cost[j]));
-		row = json_pack("{s:s, s:s, s:o}", "function", g->fns[k].name, "object",
-				g->fns[k].object, "costs", costs);
-		if (!isnan(g->fns[k].calls))
-			json_object_set_new(row, "calls", num(g->fns[k].calls));
-		if (g->fns[k].samples) {
-			json_t *n = json_object();
-
-			for (size_t j = 0; j < g->nev; j++)
-				if (!isnan(g->fns[k].cost[j]))
-					json_object_set_new(n, g->ev[j].label,
-							    json_integer((json_int_t)g->fns[k].samples[j]));
-			json_object_set_new(row, "samples", n);
-		}
-		json_array_append_new(fns, row);
-	}
-	return fns;
+	w_functions(&w, g);
+	return pmc__jw_json(&w);
 }
 
-json_t *pmc__sampling_json(const struct pmc__region_rec *g)
+static void w_sampling(struct pmc__jw *w, const struct pmc__region_rec *g)
 {
-	json_t *a = json_array();
-
+	pmc__jw_open(w, '[');
 	for (size_t k = 0; k < g->nsampled; k++) {
 		const struct pmc__sampled_rec *s = &g->sampled[k];
 
-		json_array_append_new(a, json_pack("{s:s, s:I, s:I, s:I, s:I}", "event", s->label,
-						   "period", (json_int_t)s->period, "samples",
-						   (json_int_t)s->samples, "lost", (json_int_t)s->lost,
-						   "executions", (json_int_t)s->executions));
+		pmc__jw_open(w, '{');
+		w_str(w, "event", s->label ? s->label : "");
+		w_int(w, "period", (long long)s->period);
+		w_int(w, "samples", (long long)s->samples);
+		w_int(w, "lost", (long long)s->lost);
+		w_int(w, "executions", (long long)s->executions);
+		pmc__jw_close(w, '}');
 	}
-	return a;
+	pmc__jw_close(w, ']');
+}
+
+static void w_result(struct pmc__jw *w, const struct pmc__result *r)
+{
+	bool any_overhead = false;
+	size_t i, j;
+
+	pmc__jw_open(w, '{');
+	w_str(w, "name", r->name ? r->name : "");
+	w_str(w, "suite", r->suite ? r->suite : "");
+	w_str(w, "test", r->test ? r->test : "");
+	w_str(w, "file", r->file ? r->file : "");
+	w_int(w, "line", r->line);
+	w_str(w, "verdict", pmc_verdict_name(r->verdict));
+	w_str(w, "backend", r->backend);
+	if (r->has_options) {
+		w_int(w, "reps", r->reps);
+		w_int(w, "warmup", r->warmup);
+		w_str(w, "stat", pmc__stat_name(r->stat));
+	}
+	pmc__jw_key(w, "measuring");
+	pmc__jw_bool(w, r->measuring);
+	w_str(w, "reason", r->reason);
+	w_str(w, "known_issue", r->known_issue);
+	if (r->timeout) {
+		pmc__jw_key(w, "timeout");
+		pmc__jw_bool(w, true);
+	}
+	pmc__jw_key(w, "events");
+	pmc__jw_open(w, '[');
+	for (i = 0; i < r->nevents; i++) {
+		const struct pmc__event_rec *e = &r->events[i];
+
+		pmc__jw_open(w, '{');
+		w_str(w, "label", e->label ? e->label : "");
+		w_str(w, "name", e->name ? e->name : "");
+		if (e->group >= 0)
+			w_int(w, "group", e->group);
+		pmc__jw_key(w, "hardware");
+		pmc__jw_bool(w, e->hardware);
+		w_str(w, "kind", e->kind);
+		w_str(w, "sim_columns", e->sim_columns);
+		w_str(w, "sim_engine", e->sim_engine);
+		pmc__jw_close(w, '}');
+		any_overhead |= e->has_overhead;
+	}
+	pmc__jw_close(w, ']');
+	w_str(w, "grouping", r->grouping);
+	w_str(w, "read_path", r->read_path);
+	if (any_overhead) {
+		pmc__jw_key(w, "overhead");
+		pmc__jw_open(w, '{');
+		for (i = 0; i < r->nevents; i++)
+			if (r->events[i].has_overhead)
+				w_int(w, r->events[i].label, (long long)r->events[i].overhead);
+		pmc__jw_close(w, '}');
+	}
+	w_str(w, "sim_profile", r->sim_profile);
+	w_str(w, "simulated_cpu", r->simulated_cpu);
+	w_str(w, "sim_engine", r->sim_engine);
+	pmc__jw_key(w, "regions");
+	pmc__jw_open(w, '[');
+	for (i = 0; i < r->nregions; i++) {
+		const struct pmc__region_rec *g = &r->regions[i];
+
+		pmc__jw_open(w, '{');
+		w_str(w, "name", g->name ? g->name : "");
+		w_int(w, "iterations", (long long)g->iterations);
+		w_int(w, "samples", (long long)g->samples);
+		pmc__jw_key(w, "events");
+		pmc__jw_open(w, '{');
+		for (j = 0; j < g->nev; j++) {
+			pmc__jw_key(w, g->ev[j].label);
+			w_stats(w, &g->ev[j], g->iterations);
+		}
+		pmc__jw_close(w, '}');
+		if (g->nfns) {
+			pmc__jw_key(w, "functions");
+			w_functions(w, g);
+		}
+		if (g->nsampled) {
+			pmc__jw_key(w, "sampling");
+			w_sampling(w, g);
+		}
+		pmc__jw_close(w, '}');
+	}
+	pmc__jw_close(w, ']');
+	pmc__jw_key(w, "checks");
+	pmc__jw_open(w, '[');
+	for (i = 0; i < r->nchecks; i++) {
+		const struct pmc__check_rec *c = &r->checks[i];
+
+		pmc__jw_open(w, '{');
+		w_str(w, "kind", pmc__check_kind_name(c->kind));
+		w_str(w, "region", c->region ? c->region : "");
+		w_str(w, "event", c->event ? c->event : "");
+		w_str(w, "status", pmc__check_status_name(c->status));
+		w_str(w, "file", c->file ? c->file : "");
+		w_int(w, "line", c->line);
+		w_str(w, "message", c->message ? c->message : "");
+		w_str(w, "per", c->per);
+		pmc__jw_key(w, "measured");
+		w_num(w, c->measured);
+		pmc__jw_key(w, "lo");
+		w_num(w, c->lo);
+		pmc__jw_key(w, "hi");
+		w_num(w, c->hi);
+		if (c->has_statistic)
+			w_str(w, "statistic", pmc__stat_name(c->statistic));
+		w_int(w, "samples", (long long)c->samples);
+		w_str(w, "budget_source", c->budget_source);
+		w_str(w, "layout", c->layout);
+		if (c->gate) {
+			pmc__jw_key(w, "gate");
+			pmc__jw_bool(w, true);
+		}
+		pmc__jw_close(w, '}');
+	}
+	pmc__jw_close(w, ']');
+	pmc__jw_key(w, "notes");
+	pmc__jw_open(w, '[');
+	for (i = 0; i < r->nnotes; i++)
+		pmc__jw_str(w, r->notes[i]);
+	pmc__jw_close(w, ']');
+	if (r->nobjects) {
+		pmc__jw_key(w, "objects");
+		pmc__jw_objects(w, r->objects, r->nobjects);
+	}
+	if (r->has_duration) {
+		pmc__jw_key(w, "duration_s");
+		pmc__jw_real(w, r->duration_s);
+		/* pmcheck stat runs a command without a time limit. */
+		if (r->timeout_s > 0) {
+			pmc__jw_key(w, "timeout_s");
+			pmc__jw_real(w, r->timeout_s);
+		}
+	}
+	w_str(w, "output", r->output);
+	if (r->output_truncated)
+		w_int(w, "output_truncated_bytes", (long long)r->output_truncated);
+	pmc__jw_close(w, '}');
+}
+
+char *pmc__result_to_text(const struct pmc__result *r)
+{
+	struct pmc__jw w = { 0 };
+
+	w_result(&w, r);
+	return pmc__jw_take(&w);
 }
 
 json_t *pmc__result_to_json(const struct pmc__result *r)
 {
-	json_t *o, *events = json_array(), *overhead = json_object(), *regions = json_array(),
-		   *checks = json_array(), *notes = json_array();
-	bool any_overhead = false;
-	size_t i, j;
+	struct pmc__jw w = { 0 };
 
-	o = json_pack("{s:s, s:s, s:s, s:s, s:i, s:s}", "name", r->name ? r->name : "",
-		      "suite", r->suite ? r->suite : "", "test", r->test ? r->test : "", "file",
-		      r->file ? r->file : "", "line", r->line, "verdict",
-		      pmc_verdict_name(r->verdict));
-	if (!o)
-		goto oom;
-	if (r->backend)
-		json_object_set_new(o, "backend", json_string(r->backend));
-	if (r->has_options) {
-		json_object_set_new(o, "reps", json_integer(r->reps));
-		json_object_set_new(o, "warmup", json_integer(r->warmup));
-		json_object_set_new(o, "stat", json_string(pmc__stat_name(r->stat)));
-	}
-	json_object_set_new(o, "measuring", json_boolean(r->measuring));
-	set_str(o, "reason", r->reason);
-	set_str(o, "known_issue", r->known_issue);
-	if (r->timeout)
-		json_object_set_new(o, "timeout", json_true());
-	for (i = 0; i < r->nevents; i++) {
-		const struct pmc__event_rec *e = &r->events[i];
-		json_t *eo = json_pack("{s:s, s:s}", "label", e->label, "name", e->name);
-
-		if (e->group >= 0)
-			json_object_set_new(eo, "group", json_integer(e->group));
-		json_object_set_new(eo, "hardware", json_boolean(e->hardware));
-		set_str(eo, "kind", e->kind);
-		set_str(eo, "sim_columns", e->sim_columns);
-		set_str(eo, "sim_engine", e->sim_engine);
-		json_array_append_new(events, eo);
-		if (e->has_overhead) {
-			json_object_set_new(overhead, e->label, json_integer((json_int_t)e->overhead));
-			any_overhead = true;
-		}
-	}
-	json_object_set_new(o, "events", events);
-	set_str(o, "grouping", r->grouping);
-	set_str(o, "read_path", r->read_path);
-	if (any_overhead)
-		json_object_set_new(o, "overhead", overhead);
-	else
-		json_decref(overhead);
-	set_str(o, "sim_profile", r->sim_profile);
-	set_str(o, "simulated_cpu", r->simulated_cpu);
-	set_str(o, "sim_engine", r->sim_engine);
-	for (i = 0; i < r->nregions; i++) {
-		const struct pmc__region_rec *g = &r->regions[i];
-		json_t *evs = json_object();
-		json_t *ro = json_pack("{s:s, s:I, s:I}", "name", g->name, "iterations",
-				       (json_int_t)g->iterations, "samples", (json_int_t)g->samples);
-
-		for (j = 0; j < g->nev; j++)
-			json_object_set_new(evs, g->ev[j].label, stats_to_json(&g->ev[j], g->iterations));
-		json_object_set_new(ro, "events", evs);
-		if (g->nfns)
-			json_object_set_new(ro, "functions", pmc__functions_json(g));
-		if (g->nsampled)
-			json_object_set_new(ro, "sampling", pmc__sampling_json(g));
-		json_array_append_new(regions, ro);
-	}
-	json_object_set_new(o, "regions", regions);
-	for (i = 0; i < r->nchecks; i++) {
-		const struct pmc__check_rec *c = &r->checks[i];
-		json_t *co = json_pack("{s:s, s:s, s:s, s:s, s:s, s:i, s:s}", "kind",
-				       pmc__check_kind_name(c->kind), "region", c->region, "event",
-				       c->event, "status", pmc__check_status_name(c->status), "file",
-				       c->file, "line", c->line, "message", c->message);
-
-		set_str(co, "per", c->per);
-		json_object_set_new(co, "measured", num(c->measured));
-		json_object_set_new(co, "lo", num(c->lo));
-		json_object_set_new(co, "hi", num(c->hi));
-		if (c->has_statistic)
-			json_object_set_new(co, "statistic", json_string(pmc__stat_name(c->statistic)));
-		json_object_set_new(co, "samples", json_integer((json_int_t)c->samples));
-		set_str(co, "budget_source", c->budget_source);
-		set_str(co, "layout", c->layout);
-		if (c->gate)
-			json_object_set_new(co, "gate", json_true());
-		json_array_append_new(checks, co);
-	}
-	json_object_set_new(o, "checks", checks);
-	for (i = 0; i < r->nnotes; i++)
-		json_array_append_new(notes, json_string(r->notes[i]));
-	json_object_set_new(o, "notes", notes);
-	if (r->nobjects)
-		json_object_set_new(o, "objects", pmc__objects_json(r->objects, r->nobjects));
-	if (r->has_duration) {
-		json_object_set_new(o, "duration_s", json_real(r->duration_s));
-		/* pmcheck stat runs a command without a time limit. */
-		if (r->timeout_s > 0)
-			json_object_set_new(o, "timeout_s", json_real(r->timeout_s));
-	}
-	set_str(o, "output", r->output);
-	if (r->output_truncated)
-		json_object_set_new(o, "output_truncated_bytes",
-				    json_integer((json_int_t)r->output_truncated));
-	return o;
-oom:
-	json_decref(events);
-	json_decref(overhead);
-	json_decref(regions);
-	json_decref(checks);
-	json_decref(notes);
-	return NULL;
+	w_result(&w, r);
+	return pmc__jw_json(&w);
 }
 
 static char *joined(const char *a, const char *b)

@@ -176,6 +176,9 @@ void pmc__results_release(struct pmc__results *rs);
 /* Move *r into rs (r is left empty); 0 or -ENOMEM. */
 int pmc__results_add(struct pmc__results *rs, struct pmc__result *r);
 json_t *pmc__result_to_json(const struct pmc__result *r);
+/* The same as compact JSON text (malloc'd), written without jansson; NULL
+ * when memory ran out. */
+char *pmc__result_to_text(const struct pmc__result *r);
 /* Read and check one case; -EINVAL with "WHERE.FIELD: what is wrong" in why. */
 int pmc__result_from_json(json_t *o, struct pmc__result *r, const char *where, char *why,
 			  size_t size);
@@ -245,6 +248,36 @@ json_t *pmc__summary(const struct pmc__results *rs);
 char *pmc__junit(const struct pmc__results *rs, const char *program, double seconds);
 /* Write a JSON document atomically. */
 int pmc__write_json(const char *path, json_t *doc);
+
+/*
+ * jsonio.c: JSON written as text, with no tree: a case on the sim backend
+ * writes its result for the runner with it, so that the process under
+ * valgrind runs none of jansson (every line of code it runs the first time
+ * is translated, and jansson's building and dumping were a tenth of an
+ * empty case's).  Values are separated and keys quoted as they come; a
+ * string's invalid UTF-8 is written as the text \xHH.  A failed
+ * allocation is kept and reported by pmc__jw_take.
+ */
+struct pmc__jw {
+	char *buf;
+	size_t len, cap;
+	unsigned items[32]; /* values so far in each open container */
+	unsigned depth;
+	bool after_key, failed;
+};
+void pmc__jw_open(struct pmc__jw *w, char bracket);  /* '{' or '[' */
+void pmc__jw_close(struct pmc__jw *w, char bracket); /* '}' or ']' */
+void pmc__jw_key(struct pmc__jw *w, const char *key);
+void pmc__jw_str(struct pmc__jw *w, const char *s); /* NULL: "" */
+void pmc__jw_int(struct pmc__jw *w, long long v);
+void pmc__jw_real(struct pmc__jw *w, double v); /* not finite: null */
+void pmc__jw_bool(struct pmc__jw *w, bool b);
+void pmc__jw_null(struct pmc__jw *w);
+/* The text (malloc'd; the writer is reset), or NULL when an allocation
+ * failed or a container is still open. */
+char *pmc__jw_take(struct pmc__jw *w);
+/* The same parsed (jansson), for a document built around it. */
+json_t *pmc__jw_json(struct pmc__jw *w);
 
 /* ---- compare.c, merge.c: two runs compared, many pooled --------------------- */
 

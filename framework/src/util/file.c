@@ -320,8 +320,7 @@ int pmc__os_key(char *key, size_t size)
 	return os_key_rc ? os_key_rc : pmc__copy(key, size, os_key);
 }
 
-/* The length of the valid UTF-8 sequence at p (1 to 4), or 0. */
-static size_t utf8_length(const unsigned char *p)
+size_t pmc__utf8_length(const unsigned char *p)
 {
 	unsigned c = p[0], n, cp;
 
@@ -354,7 +353,7 @@ char *pmc__escape_utf8(char *out, size_t size, const char *in)
 	if (!size)
 		return out;
 	while (in && *in) {
-		size_t len = utf8_length((const unsigned char *)in), n = len;
+		size_t len = pmc__utf8_length((const unsigned char *)in), n = len;
 		char piece[8];
 
 		if (len)

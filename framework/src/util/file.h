@@ -35,6 +35,8 @@ PMC_API char *pmc__escape_ctl(char *out, size_t size, const char *in);
  * not part of valid UTF-8 written as \xHH: text from a file (an hwdb line)
  * that goes into a message JSON must carry, which refuses invalid UTF-8. */
 PMC_API char *pmc__escape_utf8(char *out, size_t size, const char *in);
+/* The length of the valid UTF-8 sequence at p (1 to 4; 1 for ASCII), or 0. */
+PMC_API size_t pmc__utf8_length(const unsigned char *p);
 
 #ifdef __cplusplus
 }

@@ -338,6 +338,60 @@ T_CASE(result_record_round_trip)
 	json_decref(o);
 }
 
+/* The text a case writes for its runner (pmc__jw, no jansson): what JSON
+ * must escape, invalid UTF-8 kept as the text \xHH (jansson refused such a
+ * string, and the key it was under was lost), figures read back exactly,
+ * non-finite ones as null, and a result that is the one its tree gives. */
+T_CASE(result_text_reads_back)
+{
+	static const char note[] = "quote \" backslash \\ tab \t nl \n bell \a bad \xff\xfe ok \xc3\xa9 \xf0\x9f\x98\x80";
+	static uint64_t vals[] = { 1, UINT64_C(9007199254740993) };
+	char *notes[] = { (char *)note };
+	struct pmc__stat_rec st = { .label = (char *)"instructions:u", .n = 2, .min = 1,
+				    .max = UINT64_C(9007199254740993), .median = 2.5,
+				    .mean = 0.1, .values = vals, .nvalues = 2, .median_error = 1e-300 };
+	struct pmc__region_rec g = { .name = (char *)"r\x01", .iterations = 3, .samples = 2, .nev = 1, .ev = &st };
+	struct pmc__check_rec chk = { .kind = PMC_EXPECT_KIND_BUDGET, .status = PMC__CHECK_FAIL,
+				      .region = (char *)"r\x01", .event = (char *)"instructions:u",
+				      .file = (char *)"x.c", .line = 3, .message = (char *)"m",
+				      .measured = INFINITY, .lo = 1e20, .hi = -0.5, .samples = 2 };
+	struct pmc__result in = { .name = (char *)"s.t", .suite = (char *)"s", .test = (char *)"t",
+				  .file = (char *)"x.c", .line = 1, .verdict = PMC_FAIL, .backend = "sim",
+				  .measuring = true, .nregions = 1, .regions = &g, .nchecks = 1,
+				  .checks = &chk, .nnotes = 1, .notes = notes, .has_duration = true,
+				  .duration_s = 1.0 / 3 };
+	char *text = pmc__result_to_text(&in);
+	json_error_t jerr;
+	json_t *o = text ? json_loads(text, JSON_REJECT_DUPLICATES, &jerr) : NULL, *tree = pmc__result_to_json(&in);
+	json_t *c, *ev;
+
+	T_CHECK(o, "the text parses: %s (%s)", text ? jerr.text : "no text", text ? text : "");
+	T_CHECK(tree && json_equal(o, tree), "the tree is the text parsed");
+	T_EQ_STR(json_string_value(json_array_get(json_object_get(o, "notes"), 0)),
+		 "quote \" backslash \\ tab \t nl \n bell \a bad \\xff\\xfe ok \xc3\xa9 \xf0\x9f\x98\x80", "the note");
+	ev = json_object_get(json_object_get(json_array_get(json_object_get(o, "regions"), 0), "events"),
+			     "instructions:u");
+	T_EQ_STR(json_string_value(json_object_get(json_array_get(json_object_get(o, "regions"), 0), "name")),
+		 "r\x01", "a control character");
+	T_CHECK(json_integer_value(json_array_get(json_object_get(ev, "values"), 1)) == 9007199254740993LL,
+		"a count past 2^53 stays exact");
+	T_CHECK(json_is_real(json_object_get(ev, "median")) && json_real_value(json_object_get(ev, "median")) == 2.5 &&
+			json_real_value(json_object_get(ev, "mean")) == 0.1 &&
+			json_real_value(json_object_get(ev, "median_error")) == 1e-300,
+		"reals read back exactly");
+	T_CHECK(json_real_value(json_object_get(json_object_get(ev, "per_iteration"), "median")) == 2.5 / 3,
+		"per iteration");
+	T_CHECK(json_real_value(json_object_get(o, "duration_s")) == 1.0 / 3, "duration");
+	c = json_array_get(json_object_get(o, "checks"), 0);
+	T_CHECK(json_is_null(json_object_get(c, "measured")), "infinity is null");
+	T_CHECK(json_is_real(json_object_get(c, "lo")) && json_real_value(json_object_get(c, "lo")) == 1e20 &&
+			json_real_value(json_object_get(c, "hi")) == -0.5,
+		"bounds: 1e20 a real (past 9e15 a count is written as one), -0.5");
+	json_decref(o);
+	json_decref(tree);
+	free(text);
+}
+
 /* Raw rows from PMC_REGION's inline path, settled as the general path
  * would have stored them; a general row appended after raw ones settles
  * them first and stays as stored. */
