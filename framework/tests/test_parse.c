@@ -508,7 +508,6 @@ static int mapped(const char *text)
  * a process counting generic, software or tracepoint events never maps it. */
 T_CASE(libpfm_opened_only_when_named)
 {
-#if defined(__x86_64__)
 	static const char *const before[] = { "instructions", "task-clock:u", "branch-misses",
 					      "L1-dcache-load-misses", "mem:0x1000/8:w", "r00c0" };
 	struct pmc_event_spec s;
@@ -519,11 +518,12 @@ T_CASE(libpfm_opened_only_when_named)
 		T_CHECK(pmc_event_parse(before[i], &s, &err) == 0, "%s: %s", before[i], err.message);
 		T_CHECK(mapped("libpfm") == 0, "libpfm4 mapped after %s", before[i]);
 	}
+#if defined(__x86_64__)
 	setenv("LIBPFM_FORCE_PMU", "spr", 1);
 	T_CHECK(pmc_event_parse("INST_RETIRED:ANY_P", &s, &err) == 0, "INST_RETIRED:ANY_P: %s", err.message);
 	T_CHECK(mapped("libpfm") == 1, "libpfm4 not mapped after a libpfm4 name");
 #else
-	T_SKIP("the Intel PMU tables of libpfm4 are built only into x86 libpfm4");
+	T_SKIP("generic names leave libpfm4 unmapped; the Intel PMU tables used to map it are built only into x86 libpfm4");
 #endif
 }
 
