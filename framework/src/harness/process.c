@@ -85,6 +85,29 @@ static void add_pending(const struct pmc__child *c)
 	pending[npending++] = *c;
 }
 
+/*
+ * Did valgrind or VEX stop the case on an internal error ("valgrind: the
+ * 'impossible' happened:", VEX's "the `impossible' happened:")?  Then
+ * reason says so, with the line that follows (what failed).
+ */
+static bool valgrind_panic(const char *out, char *reason, size_t size)
+{
+	const char *core = strstr(out, "the 'impossible' happened:");
+	const char *vex = strstr(out, "the `impossible' happened:");
+	const char *hit = core && (!vex || core < vex) ? core : vex; /* the first: the cause */
+	size_t n;
+
+	if (!hit)
+		return false;
+	hit = strchr(hit, '\n');
+	hit = hit ? hit + strspn(hit, "\n \t") : "";
+	n = strcspn(hit, "\n");
+	snprintf(reason, size,
+		 "valgrind stopped on an internal error (\"%.*s\"), not the case: see output; PMCHECK_SIM_ENGINE=callgrind runs the case under callgrind instead",
+		 (int)(n > 200 ? 200 : n), hit);
+	return true;
+}
+
 void pmc__run_forked(struct runner *r, const struct pmc_test_def *d,
 		       const struct pmc_test_options *o, double *seconds, struct pmc__result *res)
 {
@@ -95,6 +118,7 @@ void pmc__run_forked(struct runner *r, const struct pmc_test_def *d,
 	char reason[1024], *out = NULL;
 	size_t out_total = 0;
 	int status = 0, wait_rc;
+	bool exited_early = false;
 	pid_t pid;
 
 	memset(res, 0, sizeof(*res));
@@ -185,6 +209,7 @@ void pmc__run_forked(struct runner *r, const struct pmc_test_def *d,
 				 "the case exited with status %d before reporting a result (exit() in the test, or a sanitizer report; see output)",
 				 WIFEXITED(status) ? WEXITSTATUS(status) : -1);
 			pmc__case_error_result(d, reason, res);
+			exited_early = true;
 		}
 		free(text);
 	}
@@ -192,6 +217,16 @@ out:
 	*seconds = pmc__child_now() - t0;
 	if (outfd >= 0)
 		out = pmc__case_slurp(outfd, OUTPUT_KEEP, &out_total);
+	/* valgrind (or VEX) stopped on an internal error: say so, not exit(). */
+	if (exited_early && r->backend == PMC_BACKEND_SIM && out && valgrind_panic(out, reason, sizeof(reason))) {
+		struct pmc__result panicked;
+
+		pmc__case_error_result(d, reason, &panicked);
+		free(res->reason);
+		res->reason = panicked.reason;
+		panicked.reason = NULL;
+		pmc__result_release(&panicked);
+	}
 	if (out && *out) {
 		res->output = out;
 		out = NULL;
