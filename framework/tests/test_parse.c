@@ -513,6 +513,9 @@ T_CASE(libpfm_opened_only_when_named)
 	struct pmc_event_spec s;
 	struct pmc_error err;
 
+#ifdef PMC_T_LIBPFM_LINKED
+	T_SKIP("this build links a static libpfm4 in (a cross build's sysroot): nothing is opened");
+#endif
 	T_CHECK(mapped("libpfm") == 0, "libpfm4 mapped at start-up");
 	for (size_t i = 0; i < sizeof(before) / sizeof(before[0]); i++) {
 		T_CHECK(pmc_event_parse(before[i], &s, &err) == 0, "%s: %s", before[i], err.message);
@@ -539,6 +542,9 @@ T_CASE(libpfm_unloadable)
 	ssize_t n;
 	FILE *f;
 
+#ifdef PMC_T_LIBPFM_LINKED
+	T_SKIP("this build links a static libpfm4 in (a cross build's sysroot): nothing is loaded");
+#endif
 	if (getenv("PMC_T_NOPFM")) {
 		T_CHECK(pmc_event_parse("instructions:u", &s, &err) == 0, "instructions:u: %s", err.message);
 		T_CHECK(pmc_event_parse("INST_RETIRED:ANY_P", &s, &err) == PMC_E_UNKNOWN_EVENT,

@@ -291,7 +291,8 @@ int pmc__parse_pmu_form(struct pmc__pctx *p, const char *s, size_t len,
  * carry some 40,000 relocations and 2.7 MB that every process linking
  * libpmcheck would map and relocate at start-up, and on the sim backend
  * valgrind would do so under simulation for every case (tested by
- * layers.libpfm_only_when_named).  Its soname is the one the build found.
+ * test_parse.libpfm_opened_only_when_named).  Its soname is the one the
+ * build found; a static libpfm4 (PMCHECK_LIBPFM_LINKED) is linked in.
  */
 static pthread_once_t pfm_once = PTHREAD_ONCE_INIT;
 static struct {
@@ -302,9 +303,15 @@ static struct {
 
 static void pfm_init_once(void)
 {
-	void *h = dlopen(PMCHECK_LIBPFM_SONAME, RTLD_NOW | RTLD_LOCAL);
 	__typeof__(pfm_initialize) *init;
 	int rc;
+#ifdef PMCHECK_LIBPFM_LINKED
+	/* A static libpfm4, linked in (a fully static program cannot dlopen). */
+	init = pfm_initialize;
+	pfm.encode = pfm_get_os_event_encoding;
+	pfm.error = pfm_strerror;
+#else
+	void *h = dlopen(PMCHECK_LIBPFM_SONAME, RTLD_NOW | RTLD_LOCAL);
 
 	if (!h) {
 		snprintf(pfm.why, sizeof(pfm.why), "libpfm4 cannot be loaded (%s): install libpfm4", dlerror());
@@ -313,6 +320,7 @@ static void pfm_init_once(void)
 	init = (__typeof__(pfm_initialize) *)dlsym(h, "pfm_initialize");
 	pfm.encode = (__typeof__(pfm_get_os_event_encoding) *)dlsym(h, "pfm_get_os_event_encoding");
 	pfm.error = (__typeof__(pfm_strerror) *)dlsym(h, "pfm_strerror");
+#endif
 	if (!init || !pfm.encode || !pfm.error) {
 		snprintf(pfm.why, sizeof(pfm.why), "%s lacks the functions pmcheck calls: reinstall libpfm4",
 			 PMCHECK_LIBPFM_SONAME);
