@@ -54,27 +54,32 @@ int pmc__write_json(const char *path, json_t *doc)
 
 /* ---- a JSON text writer ------------------------------------------------------------- */
 
-static void jw_put(struct pmc__jw *w, const char *s, size_t n)
+void pmc__text_put(struct pmc__text *t, const char *s, size_t n)
 {
-	if (w->failed)
+	if (t->oom)
 		return;
-	if (w->len + n + 1 > w->cap) {
-		size_t cap = w->cap ? w->cap : 1024;
+	if (t->len + n + 1 > t->cap) {
+		size_t cap = t->cap ? t->cap : 1024;
 		char *p;
 
-		while (w->len + n + 1 > cap)
+		while (t->len + n + 1 > cap)
 			cap *= 2;
-		p = realloc(w->buf, cap);
+		p = realloc(t->p, cap);
 		if (!p) {
-			w->failed = true;
+			t->oom = true;
 			return;
 		}
-		w->buf = p;
-		w->cap = cap;
+		t->p = p;
+		t->cap = cap;
 	}
-	memcpy(w->buf + w->len, s, n);
-	w->len += n;
-	w->buf[w->len] = '\0';
+	memcpy(t->p + t->len, s, n);
+	t->len += n;
+	t->p[t->len] = '\0';
+}
+
+static void jw_put(struct pmc__jw *w, const char *s, size_t n)
+{
+	pmc__text_put(&w->text, s, n);
 }
 
 /* A value's separator: none after a key or first in its container. */
@@ -202,10 +207,10 @@ void pmc__jw_null(struct pmc__jw *w)
 
 char *pmc__jw_take(struct pmc__jw *w)
 {
-	char *text = w->failed || w->depth ? NULL : w->buf;
+	char *text = w->failed || w->text.oom || w->depth ? NULL : w->text.p;
 
 	if (!text)
-		free(w->buf);
+		free(w->text.p);
 	memset(w, 0, sizeof(*w));
 	return text;
 }

@@ -186,42 +186,13 @@ json_t *pmc__results_doc(const struct pmc__results *rs, const struct pmc__run_in
 
 /* ---- JUnit ---------------------------------------------------------------------------- */
 
-struct buf {
-	char *p;
-	size_t len, cap;
-	bool oom;
-};
-
-static void bputn(struct buf *b, const char *s, size_t n)
+static void bputs(struct pmc__text *b, const char *s)
 {
-	if (b->oom)
-		return;
-	if (b->len + n + 1 > b->cap) {
-		size_t cap = (b->cap ? b->cap : 4096);
-		char *p;
-
-		while (cap < b->len + n + 1)
-			cap *= 2;
-		p = realloc(b->p, cap);
-		if (!p) {
-			b->oom = true;
-			return;
-		}
-		b->p = p;
-		b->cap = cap;
-	}
-	memcpy(b->p + b->len, s, n);
-	b->len += n;
-	b->p[b->len] = '\0';
+	pmc__text_put(b, s, strlen(s));
 }
 
-static void bputs(struct buf *b, const char *s)
-{
-	bputn(b, s, strlen(s));
-}
-
-static void bprintf(struct buf *b, const char *fmt, ...) PMC__FMT(2, 3);
-static void bprintf(struct buf *b, const char *fmt, ...)
+static void bprintf(struct pmc__text *b, const char *fmt, ...) PMC__FMT(2, 3);
+static void bprintf(struct pmc__text *b, const char *fmt, ...)
 {
 	char tmp[1024];
 	va_list ap;
@@ -231,11 +202,11 @@ static void bprintf(struct buf *b, const char *fmt, ...)
 	n = vsnprintf(tmp, sizeof(tmp), fmt, ap);
 	va_end(ap);
 	if (n > 0)
-		bputn(b, tmp, (size_t)n < sizeof(tmp) ? (size_t)n : sizeof(tmp) - 1);
+		pmc__text_put(b, tmp, (size_t)n < sizeof(tmp) ? (size_t)n : sizeof(tmp) - 1);
 }
 
 /* XML-escape; characters XML 1.0 cannot carry at all become '?'. */
-static void bxml(struct buf *b, const char *s)
+static void bxml(struct pmc__text *b, const char *s)
 {
 	for (; s && *s; s++) {
 		unsigned char c = (unsigned char)*s;
@@ -250,7 +221,7 @@ static void bxml(struct buf *b, const char *s)
 			if (c < 0x20 && c != '\n' && c != '\t' && c != '\r')
 				bputs(b, "?");
 			else
-				bputn(b, s, 1);
+				pmc__text_put(b, s, 1);
 		}
 	}
 }
@@ -263,7 +234,7 @@ static bool junit_failed(enum pmc_verdict v)
 char *pmc__junit(const struct pmc__results *rs, const char *program, double seconds)
 {
 	size_t counts[PMC_ERROR + 1] = { 0 }, i, j, k, regressed = 0;
-	struct buf b = { 0 };
+	struct pmc__text b = { 0 };
 	char **reg = calloc(rs->n + 1, sizeof(*reg));
 
 	if (!reg)

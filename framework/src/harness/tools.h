@@ -258,12 +258,20 @@ int pmc__write_json(const char *path, json_t *doc);
  * string's invalid UTF-8 is written as the text \xHH.  A failed
  * allocation is kept and reported by pmc__jw_take.
  */
-struct pmc__jw {
-	char *buf;
+/* jsonio.c: text grown as it is written (NUL-terminated); a failed
+ * allocation sets oom and drops the rest. */
+struct pmc__text {
+	char *p;
 	size_t len, cap;
+	bool oom;
+};
+void pmc__text_put(struct pmc__text *t, const char *s, size_t n);
+
+struct pmc__jw {
+	struct pmc__text text;
 	unsigned items[32]; /* values so far in each open container */
 	unsigned depth;
-	bool after_key, failed;
+	bool after_key, failed; /* failed: a container too deep */
 };
 void pmc__jw_open(struct pmc__jw *w, char bracket);  /* '{' or '[' */
 void pmc__jw_close(struct pmc__jw *w, char bracket); /* '}' or ']' */

@@ -157,9 +157,10 @@ const char *pmc__sim_tool_dir(void)
 	if (!looked) {
 		const char *dir = find_tool_dir();
 		const char *faults = getenv("PMCHECK_FAULT_CHECKS");
+		const char *check_ir = getenv("PMCHECK_SIM_CHECK_IR");
 
 		looked = 1;
-		tool_check_ir = getenv("PMCHECK_SIM_CHECK_IR") && !strcmp(getenv("PMCHECK_SIM_CHECK_IR"), "1");
+		tool_check_ir = check_ir && !strcmp(check_ir, "1");
 		tool_fault = fault_named(faults, "sim-tool") ? "--pmcheck-fault=miscount"
 			     : fault_named(faults, "sim-tool-old") ? "--pmcheck-fault=old"
 			     : fault_named(faults, "sim-tool-3")   ? "--pmcheck-fault=protocol3"
