@@ -195,6 +195,12 @@ static void w_int(struct pmc__jw *w, const char *key, long long v)
 	pmc__jw_int(w, v);
 }
 
+static void w_bool(struct pmc__jw *w, const char *key, bool b)
+{
+	pmc__jw_key(w, key);
+	pmc__jw_bool(w, b);
+}
+
 static void w_stats(struct pmc__jw *w, const struct pmc__stat_rec *s, uint64_t iterations)
 {
 	pmc__jw_open(w, '{');
@@ -309,14 +315,11 @@ static void w_result(struct pmc__jw *w, const struct pmc__result *r)
 		w_int(w, "warmup", r->warmup);
 		w_str(w, "stat", pmc__stat_name(r->stat));
 	}
-	pmc__jw_key(w, "measuring");
-	pmc__jw_bool(w, r->measuring);
+	w_bool(w, "measuring", r->measuring);
 	w_str(w, "reason", r->reason);
 	w_str(w, "known_issue", r->known_issue);
-	if (r->timeout) {
-		pmc__jw_key(w, "timeout");
-		pmc__jw_bool(w, true);
-	}
+	if (r->timeout)
+		w_bool(w, "timeout", true);
 	pmc__jw_key(w, "events");
 	pmc__jw_open(w, '[');
 	for (i = 0; i < r->nevents; i++) {
@@ -327,8 +330,7 @@ static void w_result(struct pmc__jw *w, const struct pmc__result *r)
 		w_str(w, "name", e->name ? e->name : "");
 		if (e->group >= 0)
 			w_int(w, "group", e->group);
-		pmc__jw_key(w, "hardware");
-		pmc__jw_bool(w, e->hardware);
+		w_bool(w, "hardware", e->hardware);
 		w_str(w, "kind", e->kind);
 		w_str(w, "sim_columns", e->sim_columns);
 		w_str(w, "sim_engine", e->sim_engine);
@@ -401,10 +403,8 @@ static void w_result(struct pmc__jw *w, const struct pmc__result *r)
 		w_int(w, "samples", (long long)c->samples);
 		w_str(w, "budget_source", c->budget_source);
 		w_str(w, "layout", c->layout);
-		if (c->gate) {
-			pmc__jw_key(w, "gate");
-			pmc__jw_bool(w, true);
-		}
+		if (c->gate)
+			w_bool(w, "gate", true);
 		pmc__jw_close(w, '}');
 	}
 	pmc__jw_close(w, ']');
