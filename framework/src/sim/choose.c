@@ -68,11 +68,9 @@ static const char *engine_preferred; /* pmc_sim_engine_prefer's, or NULL */
  * VEX's check refuses (PMCHECK_SIM_CHECK_IR's test).  Latched with the
  * tool's directory. */
 static const char *tool_fault;
-/* PMCHECK_SIM_CHECK_IR=1: the tool has VEX check each superblock's IR,
- * before and after instrumenting it (pmcheck's own tests set it;
- * pmc_main.c says why it is off otherwise).  Latched with the tool's
- * directory. */
-static int tool_check_ir;
+/* What the environment asks of the tool beyond counting (PMC__SIM_ASK_*,
+ * sim_api.h).  Latched with the tool's directory. */
+static unsigned tool_asks;
 
 int pmc_sim_engine_prefer(const char *name, struct pmc_error *err)
 {
@@ -158,9 +156,11 @@ const char *pmc__sim_tool_dir(void)
 		const char *dir = find_tool_dir();
 		const char *faults = getenv("PMCHECK_FAULT_CHECKS");
 		const char *check_ir = getenv("PMCHECK_SIM_CHECK_IR");
+		const char *line_info = getenv("PMCHECK_SIM_LINE_INFO");
 
 		looked = 1;
-		tool_check_ir = check_ir && !strcmp(check_ir, "1");
+		tool_asks = (check_ir && !strcmp(check_ir, "1") ? PMC__SIM_ASK_CHECK_IR : 0) |
+			    (line_info && !strcmp(line_info, "1") ? PMC__SIM_ASK_LINE_INFO : 0);
 		tool_fault = fault_named(faults, "sim-tool") ? "--pmcheck-fault=miscount"
 			     : fault_named(faults, "sim-tool-old") ? "--pmcheck-fault=old"
 			     : fault_named(faults, "sim-tool-3")   ? "--pmcheck-fault=protocol3"
@@ -278,8 +278,8 @@ const char *pmc__sim_tool_fault(void)
 	return tool_fault;
 }
 
-int pmc__sim_tool_check_ir(void)
+unsigned pmc__sim_tool_asks(void)
 {
 	pmc__sim_tool_dir();
-	return tool_check_ir;
+	return tool_asks;
 }

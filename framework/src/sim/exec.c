@@ -152,7 +152,9 @@ static void remove_dir(const char *dir)
  * applies --I1/--D1/--LL (the dump's "desc:" lines show the geometry that
  * was simulated).
  */
-static void pass_on_log(const char *dir)
+/* Passes valgrind's log on, less its cache-geometry notes; nonzero when
+ * it held a stack trace. */
+static int pass_on_log(const char *dir)
 {
 	static const char *const noise[] = {
 		"cache found, using its data",
@@ -165,9 +167,10 @@ static void pass_on_log(const char *dir)
 	};
 	DIR *dh = opendir(dir);
 	struct dirent *de;
+	int trace = 0;
 
 	if (!dh)
-		return;
+		return 0;
 	while ((de = readdir(dh))) {
 		char path[PATH_MAX], line[1024];
 		FILE *f;
@@ -187,10 +190,12 @@ static void pass_on_log(const char *dir)
 			line[strcspn(line, "\n")] = '\0';
 			if (i == sizeof(noise) / sizeof(noise[0]))
 				pmc__log(2, "%s", line);
+			trace |= strstr(line, "==    at 0x") != NULL;
 		}
 		fclose(f);
 	}
 	closedir(dh);
+	return trace;
 }
 
 static volatile sig_atomic_t sim_child;
@@ -431,8 +436,10 @@ static int run_under_valgrind(char *const argv[], int verbose, unsigned columns,
 		vargv[n++] = "--trace-children=no";
 		if (pmc__sim_tool_fault())
 			vargv[n++] = pmc__sim_tool_fault();
-		if (pmc__sim_tool_check_ir())
+		if (pmc__sim_tool_asks() & PMC__SIM_ASK_CHECK_IR)
 			vargv[n++] = "--pmcheck-check-ir=yes";
+		if (pmc__sim_tool_asks() & PMC__SIM_ASK_LINE_INFO)
+			vargv[n++] = "--pmcheck-line-info=yes";
 		/* Function costs as callgrind names them here: mangled. */
 		if (!whole && (columns & PMC_SIM_FUNCTIONS)) {
 			unsigned protocol = pmc__sim_tool_protocol_in(pmc__sim_tool_dir());
@@ -542,7 +549,8 @@ static int run_under_valgrind(char *const argv[], int verbose, unsigned columns,
 	sim_child = 0;
 	sigaction(SIGINT, &old_int, NULL);
 	sigaction(SIGTERM, &old_term, NULL);
-	pass_on_log(dir);
+	if (pass_on_log(dir) && tool && !(pmc__sim_tool_asks() & PMC__SIM_ASK_LINE_INFO))
+		pmc__log(2, "sim: that stack trace names functions but no files or lines: pmcheck's valgrind tool does not read DWARF line tables unless PMCHECK_SIM_LINE_INFO=1");
 	if (totals && (rc = tool ? sum_totals(dir, "pm.", add_tool_totals, "pmcheck's valgrind tool",
 					      totals, ev, slot, err)
 				 : sum_totals(dir, "cg.", add_final_dump, "callgrind", totals, ev, NULL,

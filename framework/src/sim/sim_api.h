@@ -82,8 +82,14 @@ int pmc__cg_uncalled(const char *text, size_t len, int first_dump, char *name, s
  * once, before a runner clears the environment. */
 const char *pmc__sim_tool_dir(void);
 const char *pmc__sim_tool_fault(void);
-/* PMCHECK_SIM_CHECK_IR=1 was set: the tool is to have VEX check its IR. */
-int pmc__sim_tool_check_ir(void);
+/* What the environment asks of the tool beyond counting:
+ * PMCHECK_SIM_CHECK_IR=1, that VEX check each superblock's IR (pmcheck's
+ * own tests); PMCHECK_SIM_LINE_INFO=1, that valgrind read DWARF line
+ * tables, so that a stack trace it prints names files and lines.
+ * pmc_main.c says why both are off otherwise. */
+#define PMC__SIM_ASK_CHECK_IR 1u
+#define PMC__SIM_ASK_LINE_INFO 2u
+unsigned pmc__sim_tool_asks(void);
 /* The protocol of the tool built in dir (its protocol file), as a fault
  * injection may lower it. */
 unsigned pmc__sim_tool_protocol_in(const char *dir);

@@ -21,6 +21,10 @@
   bad_input  an unknown engine is refused with the choices
   check_ir   PMCHECK_SIM_CHECK_IR=1 has the tool run VEX's IR checks (off
              by default): ill-typed IR is refused with them, runs without
+  line_info  the tool reads no DWARF line tables unless asked
+             (PMCHECK_SIM_LINE_INFO=1, --pmcheck-line-info=yes): a crash's
+             stack trace names functions either way, and files and lines
+             only when asked; pmcheck sim says how to get them
   functions  each region's functions, from the case's own run under either
              engine: pmcheck's valgrind tool's self costs and calls of the
              top functions callgrind names (every event, misses included)
@@ -365,6 +369,33 @@ def t_check_ir():
                   'valgrind stopped on an internal error ("sanityCheckFail: exiting due to bad IR")' in p.stdout
                   and "exit() in the test" not in p.stdout)),
               f"PMCHECK_SIM_CHECK_IR={on}: {verdict}: {p.returncode} {p.stdout[-600:]}")
+
+
+def t_line_info():
+    """Function names come from symbol tables, so the tool skips the DWARF
+    line tables valgrind reads for every mapped object, unless asked: a
+    crash's stack trace then names files and lines."""
+    crash = os.environ["PMCHECK_SIM_CRASH"]
+    if not tool_dir():
+        print("SKIP: pmcheck's valgrind tool is not built here (no valgrind tool headers)")
+        sys.exit(77)
+    frame = re.compile(r"==\d+==\s+at 0x[0-9A-F]+: sim_crash_store \(([^)]*)\)")
+    for on in ("0", "1"):
+        env = dict(os.environ, PMCHECK_SIM_ENGINE="pmcheck", PMCHECK_SIM_LINE_INFO=on)
+        p = subprocess.run([CLI, "sim", "-v", "--", crash], capture_output=True, text=True, timeout=120, env=env)
+        where = frame.search(p.stderr)
+        check(p.returncode == 128 + 11 and where is not None,
+              f"LINE_INFO={on}: the crash and its stack trace: {p.returncode} {p.stderr[-800:]}")
+        if not where:
+            continue
+        asked = "--pmcheck-line-info=yes" in p.stderr
+        hint = "PMCHECK_SIM_LINE_INFO=1" in p.stderr
+        if on == "1":
+            check(asked and re.fullmatch(r"sim_crash\.c:\d+", where.group(1)) and not hint,
+                  f"asked: files and lines: {where.group(0)} (option passed: {asked}, hint: {hint})")
+        else:
+            check(not asked and where.group(1) == f"in {crash}" and hint,
+                  f"not asked: the object, and how to get lines: {where.group(0)} (hint: {hint})")
 
 
 def t_bad_input():

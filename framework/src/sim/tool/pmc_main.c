@@ -148,6 +148,28 @@ void __wrap_sanityCheckIRSB(const IRSB *bb, const HChar *caller, Bool require_fl
 		__real_sanityCheckIRSB(bb, caller, require_flatness, gwt);
 }
 
+/*
+ * --pmcheck-line-info=yes: read each object's DWARF line tables.  Nothing
+ * this tool counts or names needs them: function costs are named from the
+ * symbol tables, as callgrind's are.  valgrind reads them for every object
+ * a process maps (decompressing and sorting them, for libc's detached
+ * debug file too), and on a short run that was a quarter of the run.
+ * Without them a stack trace valgrind prints (a case that crashes) names
+ * functions and objects but not files and lines.  The link wraps the
+ * core's line-table reader (-Wl,--wrap, CMakeLists.txt); the wrapper
+ * below passes its arguments on untouched, whatever valgrind's version
+ * makes them, or returns.
+ */
+Bool pmc_clo_line_info;
+__asm__(".text\n"
+	".globl __wrap_vgModuleLocal_read_debuginfo_dwarf3\n"
+	".type __wrap_vgModuleLocal_read_debuginfo_dwarf3, @function\n"
+	"__wrap_vgModuleLocal_read_debuginfo_dwarf3:\n"
+	"\tcmpb $0, pmc_clo_line_info(%rip)\n"
+	"\tjne __real_vgModuleLocal_read_debuginfo_dwarf3\n"
+	"\tret\n"
+	".size __wrap_vgModuleLocal_read_debuginfo_dwarf3, .-__wrap_vgModuleLocal_read_debuginfo_dwarf3\n");
+
 Bool pmc_models_active;
 
 /* ---- counters ------------------------------------------------------------------------ */
@@ -477,6 +499,7 @@ static Bool pmc_option(const HChar *arg)
 	} else if VG_BOOL_CLO (arg, "--pmcheck-branch-sim", pmc_branch_sim) {
 	} else if VG_BOOL_CLO (arg, "--pmcheck-models-atstart", clo_models_atstart) {
 	} else if VG_BOOL_CLO (arg, "--pmcheck-check-ir", clo_check_ir) {
+	} else if VG_BOOL_CLO (arg, "--pmcheck-line-info", pmc_clo_line_info) {
 	} else if (pmc_cache_option(arg)) {
 	} else if VG_STR_CLO (arg, "--pmcheck-watch", watch) {
 		if (clo_nwatch == PMC_TOOL_MAX_WATCH)
@@ -499,6 +522,8 @@ static void pmc_usage(void)
 		    "    --pmcheck-functions=no|yes  count each function's self costs, for FUNCTIONS [no]\n"
 		    "    --pmcheck-check-ir=no|yes   check each superblock's IR, before and after\n"
 		    "                                instrumenting it, as VEX can [no]\n"
+		    "    --pmcheck-line-info=no|yes  read DWARF line tables, for files and lines in\n"
+		    "                                stack traces valgrind prints [no]\n"
 		    "    --pmcheck-fault=miscount|old|protocol3|ill-typed-ir count wrong, answer as\n"
 		    "                                protocol %u or %u, or instrument with ill-typed IR,\n"
 		    "                                on purpose (pmcheck's tests)\n",
