@@ -129,9 +129,10 @@ static const struct cli_command commands[] = {
 	  "validated here, 2 the suite could not run, 64 usage.\n",
 	  cmd_validate, NULL },
 	{ "sim", "sim [-v] [--only=EVENTS] [--print-command] [--] PROGRAM [ARG...]",
-	  "run PROGRAM under the sim backend (valgrind callgrind with pmcheck's fixed\n"
-	  "cache geometry, branch simulation, ASLR off, pinned glibc tunables), so the\n"
-	  "counter sets it opens with PMC_OPEN_SIM read the simulator",
+	  "run PROGRAM under the sim backend (valgrind with pmcheck's valgrind tool, or\n"
+	  "callgrind, with pmcheck's fixed cache geometry, branch simulation, ASLR off,\n"
+	  "pinned glibc tunables), so the counter sets it opens with PMC_OPEN_SIM read\n"
+	  "the simulator",
 	  "  -v, --verbose     show the valgrind command line\n"
 	  "  --only=EVENTS     simulate only what EVENTS need (instructions and calls:\n"
 	  "                    neither the caches nor the branch predictor); the\n"
@@ -140,6 +141,11 @@ static const struct cli_command commands[] = {
 	  "                    on callgrind, the cross-check engine, for a bare\n"
 	  "                    callgrind run that simulates the same:\n"
 	  "                    env $(pmcheck sim --print-command) PROGRAM\n"
+	  "\n"
+	  "environment: PMCHECK_SIM_ENGINE=pmcheck|callgrind chooses who counts;\n"
+	  "PMCHECK_SIM_LINE_INFO=1 has pmcheck's tool read DWARF line tables, so that a\n"
+	  "stack trace valgrind prints names files and lines (off: they cost a quarter\n"
+	  "of a short run, and nothing counted needs them).\n"
 	  "\n"
 	  "exit status: PROGRAM's (128 + N when signal N killed it), 2 when it could not\n"
 	  "be started, 64 usage.\n",
