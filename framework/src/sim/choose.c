@@ -69,12 +69,34 @@ static const char *engine_preferred; /* pmc_sim_engine_prefer's, or NULL */
  * tool's directory. */
 static const char *tool_fault;
 /* What the environment asks of the tool beyond counting (PMC__SIM_ASK_*,
- * sim_api.h).  Latched with the tool's directory. */
+ * sim_api.h), and the first of its variables set to neither 0 nor 1 (its
+ * name and value, refused by pmc_sim_engine_prefer).  Latched with the
+ * tool's directory. */
 static unsigned tool_asks;
+static const char *ask_bad_name;
+static char ask_bad_value[64];
+
+static unsigned tool_ask(const char *name, unsigned bit)
+{
+	const char *v = getenv(name);
+
+	if (!v || !*v || !strcmp(v, "0"))
+		return 0;
+	if (!strcmp(v, "1"))
+		return bit;
+	if (!ask_bad_name) {
+		ask_bad_name = name;
+		snprintf(ask_bad_value, sizeof(ask_bad_value), "%s", v);
+	}
+	return 0;
+}
 
 int pmc_sim_engine_prefer(const char *name, struct pmc_error *err)
 {
 	pmc__sim_tool_dir();
+	if (ask_bad_name)
+		return pmc__fail(err, -EINVAL, ask_bad_name, -1, "%s=\"%s\": use 1 (on) or 0 (off)",
+				 ask_bad_name, ask_bad_value);
 	if (!name)
 		name = getenv("PMCHECK_SIM_ENGINE");
 	if (!name || !*name || !strcmp(name, "auto")) {
@@ -155,12 +177,10 @@ const char *pmc__sim_tool_dir(void)
 	if (!looked) {
 		const char *dir = find_tool_dir();
 		const char *faults = getenv("PMCHECK_FAULT_CHECKS");
-		const char *check_ir = getenv("PMCHECK_SIM_CHECK_IR");
-		const char *line_info = getenv("PMCHECK_SIM_LINE_INFO");
 
 		looked = 1;
-		tool_asks = (check_ir && !strcmp(check_ir, "1") ? PMC__SIM_ASK_CHECK_IR : 0) |
-			    (line_info && !strcmp(line_info, "1") ? PMC__SIM_ASK_LINE_INFO : 0);
+		tool_asks = tool_ask("PMCHECK_SIM_CHECK_IR", PMC__SIM_ASK_CHECK_IR) |
+			    tool_ask("PMCHECK_SIM_LINE_INFO", PMC__SIM_ASK_LINE_INFO);
 		tool_fault = fault_named(faults, "sim-tool") ? "--pmcheck-fault=miscount"
 			     : fault_named(faults, "sim-tool-old") ? "--pmcheck-fault=old"
 			     : fault_named(faults, "sim-tool-3")   ? "--pmcheck-fault=protocol3"

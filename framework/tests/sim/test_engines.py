@@ -24,7 +24,8 @@
   line_info  the tool reads no DWARF line tables unless asked
              (PMCHECK_SIM_LINE_INFO=1, --pmcheck-line-info=yes): a crash's
              stack trace names functions either way, and files and lines
-             only when asked; pmcheck sim says how to get them
+             only when asked; pmcheck sim says how to get them; a value
+             other than 0 or 1 (of it or PMCHECK_SIM_CHECK_IR) is refused
   functions  each region's functions, from the case's own run under either
              engine: pmcheck's valgrind tool's self costs and calls of the
              top functions callgrind names (every event, misses included)
@@ -396,6 +397,16 @@ def t_line_info():
         else:
             check(not asked and where.group(1) == f"in {crash}" and hint,
                   f"not asked: the object, and how to get lines: {where.group(0)} (hint: {hint})")
+    # Neither 0 nor 1 is refused, by each door, naming the variable and value.
+    for var, value in (("PMCHECK_SIM_LINE_INFO", "yes"), ("PMCHECK_SIM_LINE_INFO", "1 "),
+                       ("PMCHECK_SIM_CHECK_IR", "2")):
+        env = dict(os.environ, **{var: value})
+        for cmd in ([CLI, "sim", "--", "/bin/true"], [CLI, "stat", "--backend=sim", "-e", "instructions", "--", "/bin/true"],
+                    [PROGRAMS[0], "--backend=sim", "--filter=kernels.loop_linear"]):
+            p = subprocess.run(cmd, capture_output=True, text=True, timeout=120, env=env)
+            check(p.returncode not in (0, 1) and f'{var}="{value}": use 1 (on) or 0 (off)' in p.stderr
+                  and "PASS" not in p.stdout,
+                  f"{var}={value!r} {os.path.basename(cmd[0])} {cmd[1]}: {p.returncode} {p.stderr[-300:]}")
 
 
 def t_bad_input():
