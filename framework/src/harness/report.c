@@ -359,6 +359,23 @@ static const char *verdict_color(int v)
 	}
 }
 
+/* Text a case made (a reason, a check's message, a note, a region's name)
+ * for a terminal: a control character (an escape sequence would drive the
+ * terminal) is shown as \xHH, a newline goes on under the indent. */
+static void term_text(FILE *f, const char *s, const char *indent)
+{
+	for (; s && *s; s++) {
+		unsigned char c = (unsigned char)*s;
+
+		if (c == '\n')
+			fprintf(f, "\n%s", indent);
+		else if ((c < 0x20 && c != '\t') || c == 0x7f)
+			fprintf(f, "\\x%02x", c);
+		else
+			fputc(c, f);
+	}
+}
+
 /* "insert: instructions=1200 calls:malloc=0" for the first regions. */
 static void key_counts(const struct pmc__result *res, char *buf, size_t size)
 {
@@ -425,12 +442,15 @@ void pmc__print_case_line(FILE *f, const struct pmc__result *res, size_t idx, si
 	int w = total >= 100 ? 3 : total >= 10 ? 2 : 1;
 
 	key_counts(res, counts, sizeof(counts));
-	fprintf(f, "[%*zu/%zu] %s%-12s%s %-40s %7.3fs  %s", w, idx, total,
+	fprintf(f, "[%*zu/%zu] %s%-12s%s %-40s %7.3fs  ", w, idx, total,
 		color ? verdict_color(v) : "", pmc_verdict_name(v), color ? "\033[0m" : "",
-		res->name, res->duration_s, counts);
+		res->name, res->duration_s);
+	term_text(f, counts, "        ");
 	if (v != PMC_PASS && res->reason && *res->reason &&
-	    (v == PMC_KNOWN_ISSUE || !reason_is_a_check(res)))
-		fprintf(f, "%s%s", counts[0] ? "\n        " : "", res->reason);
+	    (v == PMC_KNOWN_ISSUE || !reason_is_a_check(res))) {
+		fputs(counts[0] ? "\n        " : "", f);
+		term_text(f, res->reason, "        ");
+	}
 	fputc('\n', f);
 }
 
@@ -441,17 +461,23 @@ void pmc__print_case_details(FILE *f, const struct pmc__result *res, bool verbos
 	size_t i, k;
 
 	for (i = 0; i < res->nchecks; i++)
-		if (verbose || res->checks[i].status != PMC__CHECK_PASS)
-			fprintf(f, "        %-12s %s\n", pmc__check_status_name(res->checks[i].status),
-				res->checks[i].message);
-	for (i = 0; i < res->nnotes; i++)
-		fprintf(f, "        note: %s\n", res->notes[i]);
+		if (verbose || res->checks[i].status != PMC__CHECK_PASS) {
+			fprintf(f, "        %-12s ", pmc__check_status_name(res->checks[i].status));
+			term_text(f, res->checks[i].message, "                     ");
+			fputc('\n', f);
+		}
+	for (i = 0; i < res->nnotes; i++) {
+		fputs("        note: ", f);
+		term_text(f, res->notes[i], "              ");
+		fputc('\n', f);
+	}
 	if (verbose) {
 		for (i = 0; i < res->nregions; i++) {
 			const struct pmc__region_rec *r = &res->regions[i];
 
-			fprintf(f, "        region %s: %zu samples, %" PRIu64 " iterations each\n",
-				r->name, r->samples, r->iterations);
+			fputs("        region ", f);
+			term_text(f, r->name, "        ");
+			fprintf(f, ": %zu samples, %" PRIu64 " iterations each\n", r->samples, r->iterations);
 			for (k = 0; k < r->nev; k++) {
 				const struct pmc__stat_rec *st = &r->ev[k];
 				uint64_t overhead = 0;
@@ -504,11 +530,18 @@ void pmc__print_summary(FILE *f, json_t *summary, double seconds)
 			json_integer_value(json_object_get(summary, "unbudgeted")));
 }
 
-/* TAP 13: a directive's text must not contain '#' or newlines. */
+/* TAP 13: a directive's text must not contain '#' or newlines (nor, for
+ * the terminal it may reach, control characters). */
 static void tap_text(FILE *f, const char *s)
 {
-	for (; *s; s++)
-		fputc(*s == '#' ? '%' : *s == '\n' ? ' ' : *s, f);
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+
+		if ((c < 0x20 && c != '\n' && c != '\t') || c == 0x7f)
+			fprintf(f, "\\x%02x", c);
+		else
+			fputc(c == '#' ? '%' : c == '\n' ? ' ' : c, f);
+	}
 }
 
 void pmc__print_tap(FILE *f, const struct pmc__result *res, size_t idx)

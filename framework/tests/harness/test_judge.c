@@ -342,6 +342,42 @@ T_CASE(result_record_round_trip)
  * must escape, invalid UTF-8 kept as the text \xHH (jansson refused such a
  * string, and the key it was under was lost), figures read back exactly,
  * non-finite ones as null, and a result that is the one its tree gives. */
+/* What a case wrote (a reason, a check's message, a note, a region's
+ * name) reaches a terminal with its control characters shown, never sent:
+ * an escape sequence in a note must not drive the terminal. */
+T_CASE(terminal_shows_control_characters)
+{
+	char *notes[] = { (char *)"clear \x1b[2J then\nsecond line" };
+	uint64_t vals[] = { 5 };
+	struct pmc__stat_rec st = { .label = (char *)"instructions:u", .n = 1, .min = 5, .max = 5, .median = 5,
+				    .values = vals, .nvalues = 1 };
+	struct pmc__region_rec g = { .name = (char *)"r\x1b]0;t\x07", .iterations = 1, .samples = 1, .nev = 1, .ev = &st };
+	struct pmc__check_rec chk = { .kind = PMC_EXPECT_KIND_BUDGET, .status = PMC__CHECK_FAIL,
+				      .region = g.name, .event = (char *)"instructions:u", .file = (char *)"x.c",
+				      .line = 3, .message = (char *)"bell \a del \x7f tab \t", .samples = 1 };
+	struct pmc__result in = { .name = (char *)"s.t", .suite = (char *)"s", .test = (char *)"t",
+				  .verdict = PMC_ERROR, .reason = (char *)"crashed \x1b[31mred",
+				  .nregions = 1, .regions = &g, .nchecks = 1, .checks = &chk,
+				  .nnotes = 1, .notes = notes };
+	char *buf = NULL;
+	size_t size = 0;
+	FILE *f = open_memstream(&buf, &size);
+
+	T_CHECK(f, "a memory stream");
+	pmc__print_case_line(f, &in, 1, 1, false);
+	pmc__print_case_details(f, &in, true);
+	fclose(f);
+	for (size_t i = 0; i < size; i++)
+		T_CHECK(buf[i] == '\n' || buf[i] == '\t' || ((unsigned char)buf[i] >= 0x20 && buf[i] != 0x7f),
+			"byte %zu (0x%02x) of the report is a control character: %s", i, (unsigned char)buf[i], buf);
+	T_CHECK(strstr(buf, "crashed \\x1b[31mred"), "the reason, shown: %s", buf);
+	T_CHECK(strstr(buf, "r\\x1b]0;t\\x07"), "the region's name, shown: %s", buf);
+	T_CHECK(strstr(buf, "bell \\x07 del \\x7f tab \t"), "the check's message, shown: %s", buf);
+	T_CHECK(strstr(buf, "note: clear \\x1b[2J then\n              second line"),
+		"the note, its second line under the indent: %s", buf);
+	free(buf);
+}
+
 T_CASE(result_text_reads_back)
 {
 	static const char note[] = "quote \" backslash \\ tab \t nl \n bell \a bad \xff\xfe ok \xc3\xa9 \xf0\x9f\x98\x80";
