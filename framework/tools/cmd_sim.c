@@ -65,13 +65,12 @@ int cmd_sim(int argc, char **argv)
 		}
 	}
 	pmc_log_set(pmc__log_stderr, NULL);
-	/* Settled here, and not passed on: the program's environment must not
-	 * depend on which engine counts it. */
+	/* Settled here; the variables that steer it are not passed on to the
+	 * program (exec.c): its environment must not depend on them. */
 	if (pmc_sim_engine_prefer(NULL, &err)) {
 		fprintf(stderr, "pmcheck sim: %s\n", err.message);
 		return PMC_EXIT_USAGE;
 	}
-	unsetenv("PMCHECK_SIM_ENGINE");
 	rc = only ? pmc_sim_exec_for(argv + optind, verbose, columns | PMC_SIM_FROM_START, &err)
 		  : pmc_sim_exec(argv + optind, verbose, &err);
 	if (rc < 0) {

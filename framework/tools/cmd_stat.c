@@ -311,14 +311,8 @@ static int run_sim(struct stat_run *s, struct pmc_measurement *m)
 
 	if (s->verbose)
 		pmc_log_set(pmc__log_stderr, NULL);
-	/* The engine is pmcheck's to know, not the command's: the variable
-	 * would make the command's environment, and with it what its string
-	 * functions execute, depend on which engine counts. */
-	if (pmc_sim_engine_prefer(NULL, &err)) {
-		fprintf(stderr, "pmcheck stat: %s\n", err.message);
-		return -1;
-	}
-	unsetenv("PMCHECK_SIM_ENGINE");
+	/* The engine was settled before the first run (main below); the
+	 * variables that steer it are not passed on to the command (exec.c). */
 	rc = pmc_sim_run_events(s->argv, s->verbose, s->specs, s->n, values, &err);
 	if (rc < 0) {
 		fprintf(stderr, "pmcheck stat: %s\n", err.message);
@@ -596,6 +590,12 @@ int cmd_stat(int argc, char **argv)
 			free(s);
 			return PMC_EXIT_USAGE;
 		}
+	/* A bad PMCHECK_SIM_* setting is a usage error, as a bad option is. */
+	if (s->backend == PMC_BACKEND_SIM && pmc_sim_engine_prefer(NULL, &err)) {
+		fprintf(stderr, "pmcheck stat: %s\n", err.message);
+		free(s);
+		return PMC_EXIT_USAGE;
+	}
 	s->samples.name = "command";
 	s->samples.iterations = 1;
 	s->samples.nev = s->n;

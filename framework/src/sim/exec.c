@@ -198,6 +198,12 @@ static int pass_on_log(const char *dir)
 	return trace;
 }
 
+/* The variables that steer pmcheck's sim runs (choose.c reads them once),
+ * removed from the environment of the program it runs. */
+static const char *const sim_settings[] = {
+	"PMCHECK_SIM_ENGINE", "PMCHECK_SIM_TOOL_DIR", "PMCHECK_SIM_CHECK_IR", "PMCHECK_SIM_LINE_INFO", NULL,
+};
+
 static volatile sig_atomic_t sim_child;
 
 static void forward_signal(int sig)
@@ -528,6 +534,12 @@ static int run_under_valgrind(char *const argv[], int verbose, unsigned columns,
 	}
 	for (i = 0; pinned_env[i]; i++)
 		env[ne++] = (char *)pinned_env[i];
+	/* pmcheck's own settings, read already, are not the program's: in its
+	 * environment they would change what its getenv(3) and string
+	 * functions execute (PMCHECK_SIM_LINE_INFO=1 added 575 instructions to
+	 * /bin/true). */
+	for (i = 0; sim_settings[i]; i++)
+		env[ne++] = (char *)sim_settings[i];
 	env[ne] = NULL;
 	/* ASLR off: addresses, and with them cache-set mapping and hash
 	 * orders, repeat from run to run. */
@@ -550,7 +562,7 @@ static int run_under_valgrind(char *const argv[], int verbose, unsigned columns,
 	sigaction(SIGINT, &old_int, NULL);
 	sigaction(SIGTERM, &old_term, NULL);
 	if (pass_on_log(dir) && tool && !(pmc__sim_tool_asks() & PMC__SIM_ASK_LINE_INFO))
-		pmc__log(2, "sim: that stack trace names functions but no files or lines: pmcheck's valgrind tool does not read DWARF line tables unless PMCHECK_SIM_LINE_INFO=1");
+		pmc__log(2, "sim: that stack trace names no files or lines: pmcheck's valgrind tool reads DWARF line tables (of objects built with -g) only with PMCHECK_SIM_LINE_INFO=1");
 	if (totals && (rc = tool ? sum_totals(dir, "pm.", add_tool_totals, "pmcheck's valgrind tool",
 					      totals, ev, slot, err)
 				 : sum_totals(dir, "cg.", add_final_dump, "callgrind", totals, ev, NULL,

@@ -97,7 +97,10 @@ int pmc__child_spawn(struct pmc__child *c, char *const argv[], char *const env[]
 			dup2(out, STDERR_FILENO);
 		}
 		for (size_t i = 0; env && env[i]; i++)
-			putenv(env[i]);
+			if (strchr(env[i], '='))
+				putenv(env[i]);
+			else
+				unsetenv(env[i]);
 		if (flags & PMC__CHILD_NO_ASLR)
 			personality(ADDR_NO_RANDOMIZE);
 		execvp(argv[0], argv);

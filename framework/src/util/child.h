@@ -42,8 +42,9 @@ PMC_API pid_t pmc__child_fork(struct pmc__child *c, unsigned flags, int *wfd);
 /*
  * Run argv (argv[0] looked up on PATH unless it holds a '/').  With
  * `capture` its stdout and stderr go into the pipe c->fd and its stdin
- * comes from /dev/null; without, it inherits all three.  `env` (NAME=VALUE,
- * NULL-terminated, may be NULL) is added to its environment.  0, or -errno: from fork, or from execvp in
+ * comes from /dev/null; without, it inherits all three.  `env` (NULL-
+ * terminated, may be NULL) changes its environment: NAME=VALUE is set, a
+ * bare NAME removed.  0, or -errno: from fork, or from execvp in
  * the child (reported back through a close-on-exec pipe, so "not found" is
  * -ENOENT here and not an exit status).
  */
