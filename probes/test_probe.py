@@ -80,7 +80,9 @@ def check_kinds(pmcheck, rec, schema):
         if k["status"] == "opens but does not count" and \
                 ("counted %d" % k["counted"]) not in k["how"]:
             fail("%s: the finding must give the figures: %s" % (name, k["how"]))
-        if k["injected"]:
+        # (The whole suite may run under the switch, to see a machine whose
+        # breakpoints never fire: then injected is what was asked.)
+        if k["injected"] and not os.environ.get("PMCHECK_FAULT_CHECKS"):
             fail("%s: fault injected without PMCHECK_FAULT_CHECKS" % name)
     if kinds["page-faults"]["status"] != "available":
         fail("page faults must count on every machine: %s" % kinds["page-faults"])
