@@ -359,18 +359,25 @@ static const char *verdict_color(int v)
 	}
 }
 
+/* A control character other than tab and newline: written as \xHH where a
+ * case's text reaches a terminal (an escape sequence would drive it). */
+static bool shown_as_hex(unsigned char c)
+{
+	return (c < 0x20 && c != '\t' && c != '\n') || c == 0x7f;
+}
+
 /* Text a case made (a reason, a check's message, a note, a region's name)
- * for a terminal: a control character (an escape sequence would drive the
- * terminal) is shown as \xHH, a newline goes on under the indent. */
+ * for a terminal: control characters shown, a newline goes on under the
+ * indent. */
 static void term_text(FILE *f, const char *s, const char *indent)
 {
 	for (; s && *s; s++) {
 		unsigned char c = (unsigned char)*s;
 
-		if (c == '\n')
-			fprintf(f, "\n%s", indent);
-		else if ((c < 0x20 && c != '\t') || c == 0x7f)
+		if (shown_as_hex(c))
 			fprintf(f, "\\x%02x", c);
+		else if (c == '\n')
+			fprintf(f, "\n%s", indent);
 		else
 			fputc(c, f);
 	}
@@ -537,7 +544,7 @@ static void tap_text(FILE *f, const char *s)
 	for (; *s; s++) {
 		unsigned char c = (unsigned char)*s;
 
-		if ((c < 0x20 && c != '\n' && c != '\t') || c == 0x7f)
+		if (shown_as_hex(c))
 			fprintf(f, "\\x%02x", c);
 		else
 			fputc(c == '#' ? '%' : c == '\n' ? ' ' : c, f);
