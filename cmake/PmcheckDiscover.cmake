@@ -1,18 +1,19 @@
 # SPDX-License-Identifier: MIT
 # Run at build time by pmcheck_add_suite(): ask a suite executable for its
 # cases and write the CTest file that registers each one.
-# Inputs (-D): EXE, EMULATOR, OUT, TARGET, LABELS, ARGS, RESULTS_DIR, SIM.
+# Inputs (-D): EXE, MODE ("--pmcheck" for a Google Benchmark program, else
+# empty), EMULATOR, OUT, TARGET, LABELS, ARGS, RESULTS_DIR, SIM.
 # A script run with -P starts with no policies set: today's, so that list
 # operations keep and remove empty elements as the code expects.
 cmake_policy(VERSION 3.25)
 string(REPLACE "|" ";" LABELS "${LABELS}")
 string(REPLACE "|" ";" ARGS "${ARGS}")
-execute_process(COMMAND ${EMULATOR} "${EXE}" --list=tsv
+execute_process(COMMAND ${EMULATOR} "${EXE}" ${MODE} --list=tsv
                 OUTPUT_VARIABLE listing ERROR_VARIABLE errors
                 RESULT_VARIABLE rc TIMEOUT 120)
 if(NOT rc EQUAL 0)
   file(REMOVE "${OUT}")
-  message(FATAL_ERROR "${TARGET} --list=tsv failed (${rc}):\n${errors}")
+  message(FATAL_ERROR "${TARGET} ${MODE} --list=tsv failed (${rc}):\n${errors}")
 endif()
 set(script "# Generated from `${TARGET} --list=tsv`; do not edit.\n")
 string(REPLACE "\n" ";" lines "${listing}")
@@ -37,7 +38,7 @@ foreach(line IN LISTS lines)
   set(labels "pmcheck;perf;${case_labels};${LABELS}")
   list(REMOVE_DUPLICATES labels)
   list(REMOVE_ITEM labels "")
-  set(cmd "[==[${EXE}]==] [==[--filter=${name}]==] --ctest")
+  set(cmd "[==[${EXE}]==] ${MODE} [==[--filter=${name}]==] --ctest")
   foreach(a IN LISTS ARGS)
     string(APPEND cmd " [==[${a}]==]")
   endforeach()

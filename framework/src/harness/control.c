@@ -50,6 +50,16 @@ static __attribute__((noreturn)) void end_case(struct pmc_test *t, enum pmc_verd
 	longjmp(t->jump, 1);
 }
 
+/* End the case now with verdict v (INCONCLUSIVE, which has no public
+ * function: a case says it through its expectations). */
+void pmc__test_end_now(struct pmc_test *t, enum pmc_verdict v, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	end_case(t, v, "", fmt, ap);
+}
+
 void pmc_test_skip(struct pmc_test *t, const char *fmt, ...)
 {
 	va_list ap;

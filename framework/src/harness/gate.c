@@ -257,6 +257,59 @@ static const char *independent_key(const struct pmc__calibration *cal, const cha
 	return "any";
 }
 
+/*
+ * A run's figure for a budget, as the whole region's count: a check judged
+ * against a per-iteration budget measured per iteration (judge.c), one
+ * judged otherwise the whole region.  Told apart by the region's own
+ * statistic, which is the whole region's.
+ */
+static double region_total(const struct pmc__result *run, const struct pmc__check_rec *c,
+			   uint64_t iterations)
+{
+	const struct pmc__region_rec *rg = pmc__result_region(run, c->region);
+	const struct pmc__stat_rec *st = NULL;
+	double whole;
+
+	if (iterations <= 1 || !rg)
+		return c->measured;
+	for (size_t k = 0; k < rg->nev; k++)
+		if (rg->ev[k].label && !strcmp(rg->ev[k].label, c->event))
+			st = &rg->ev[k];
+	if (!st)
+		return c->measured;
+	whole = !c->has_statistic || c->statistic == PMC_STAT_MIN ? (double)st->min
+		: c->statistic == PMC_STAT_MAX			   ? (double)st->max
+								   : st->median;
+	return fabs(c->measured - whole) < 0.5 ? c->measured : c->measured * (double)iterations;
+}
+
+/*
+ * A per-iteration figure in a budget line: exact (the shortest text that
+ * reads back as the same double, so the judge's division meets it), or
+ * rounded outwards to a thousandth for a bound (dir > 0 up, < 0 down).
+ */
+static void per_iteration_text(char *buf, size_t size, double v, int dir)
+{
+	if (dir > 0)
+		v = ceil(v * 1000.0) / 1000.0;
+	else if (dir < 0)
+		v = floor(v * 1000.0) / 1000.0;
+	for (int prec = 1; prec <= 17; prec++) {
+		snprintf(buf, size, "%.*g", prec, v);
+		if (strtod(buf, NULL) == v)
+			return;
+	}
+}
+
+/* A bound's figures, per iteration when the region's iterations are many. */
+static void bound_figure(char *buf, size_t size, double total, uint64_t iterations, int dir)
+{
+	if (iterations > 1)
+		per_iteration_text(buf, size, total / (double)iterations, dir);
+	else
+		snprintf(buf, size, "%.0f", total);
+}
+
 int pmc__calibrate_case(const struct pmc__result *runs, size_t nruns,
 			const struct pmc__calibration *cal, FILE *out)
 {
@@ -293,6 +346,11 @@ int pmc__calibrate_case(const struct pmc__result *runs, size_t nruns,
 		char bound[256], old[1024];
 		struct pmc_error err;
 
+		const struct pmc__region_rec *rg = pmc__result_region(first, region);
+		uint64_t iters = rg && rg->iterations > 1 ? rg->iterations : 1;
+		const char *per = iters > 1 ? " per iteration" : "";
+		char f1[48], f2[48];
+
 		if (chk->kind != PMC_EXPECT_KIND_BUDGET)
 			continue;
 		for (r = 0; r < nruns; r++) {
@@ -314,8 +372,8 @@ int pmc__calibrate_case(const struct pmc__result *runs, size_t nruns,
 				usable = false;
 				break;
 			}
-			lo = pmc__fmin(lo, c->measured);
-			hi = pmc__fmax(hi, c->measured);
+			lo = pmc__fmin(lo, region_total(&runs[r], c, iters));
+			hi = pmc__fmax(hi, region_total(&runs[r], c, iters));
 		}
 		if (!usable)
 			continue;
@@ -326,10 +384,12 @@ int pmc__calibrate_case(const struct pmc__result *runs, size_t nruns,
 		if (!cal->key_chosen && pmc__cpu_independent(ev))
 			key = independent;
 		if (det && lo == hi && tol > 0) {
-			snprintf(bound, sizeof(bound), "%.0f +-%g%% ; calibrated: %zu equal runs, tolerance %g%%",
-				 lo, tol, nruns, tol);
+			bound_figure(f1, sizeof(f1), lo, iters, 0);
+			snprintf(bound, sizeof(bound), "%s +-%g%%%s ; calibrated: %zu equal runs, tolerance %g%%",
+				 f1, tol, per, nruns, tol);
 		} else if (det && lo == hi) {
-			snprintf(bound, sizeof(bound), "= %.0f ; calibrated: %zu equal runs, exact", lo, nruns);
+			bound_figure(f1, sizeof(f1), lo, iters, 0);
+			snprintf(bound, sizeof(bound), "= %s%s ; calibrated: %zu equal runs, exact", f1, per, nruns);
 		} else if (det) {
 			/* The runs saw part of the range only (the sim runs
 			 * alternate thread schedulers to bring it out): a count
@@ -337,10 +397,11 @@ int pmc__calibrate_case(const struct pmc__result *runs, size_t nruns,
 			 * noisy one is, never recorded exact. */
 			double spread = 2.0 * (hi - lo);
 
-			snprintf(bound, sizeof(bound), "%.0f..%.0f ; calibrated: varied over %zu runs%s (%.0f..%.0f), widened by twice the spread%s",
-				 pmc__floor(pmc__fmax(0, lo - spread) * (1.0 - tol / 100.0)),
-				 pmc__ceil((hi + spread) * (1.0 + tol / 100.0)), nruns,
-				 cal->layouts ? " under two thread schedulers" : "", lo, hi,
+			bound_figure(f1, sizeof(f1), pmc__floor(pmc__fmax(0, lo - spread) * (1.0 - tol / 100.0)),
+				     iters, -1);
+			bound_figure(f2, sizeof(f2), pmc__ceil((hi + spread) * (1.0 + tol / 100.0)), iters, 1);
+			snprintf(bound, sizeof(bound), "%s..%s%s ; calibrated: varied over %zu runs%s (%.0f..%.0f), widened by twice the spread%s",
+				 f1, f2, per, nruns, cal->layouts ? " under two thread schedulers" : "", lo, hi,
 				 tol > 0 ? " and the tolerance" : "");
 			fprintf(out, "  warning: %s %s %s should repeat exactly but varied over %zu runs (%.0f..%.0f, %.0f apart): the code under test did different work in different runs (a random seed, the time, getrandom(2), addresses or thread timing); recorded the range seen, widened by twice its spread%s. Make the work repeatable (for example pin the seed, or keep threads out of the region) and calibrate again for an exact budget.\n",
 				first->name, region, event, nruns, lo, hi, hi - lo,
@@ -353,8 +414,9 @@ int pmc__calibrate_case(const struct pmc__result *runs, size_t nruns,
 			double slack = pmc__fmax(pmc__fmax(hi * cal->margin_pct / 100.0, 2.0 * (hi - lo)),
 					    PMC__NOISY_MIN_SLACK);
 
-			snprintf(bound, sizeof(bound), "<= %.0f ; calibrated: noisy, %zu runs %.0f..%.0f%s, max + %.0f (margin %g%%, twice the spread, or 2)",
-				 pmc__ceil(hi + slack), nruns, lo, hi, cal->layouts ? " over as many memory layouts" : "",
+			bound_figure(f1, sizeof(f1), pmc__ceil(hi + slack), iters, 1);
+			snprintf(bound, sizeof(bound), "<= %s%s ; calibrated: noisy, %zu runs %.0f..%.0f%s, max + %.0f (margin %g%%, twice the spread, or 2)",
+				 f1, per, nruns, lo, hi, cal->layouts ? " over as many memory layouts" : "",
 				 pmc__ceil(slack), cal->margin_pct);
 		}
 		if (pmc_hwdb_write_budget(cal->dir, key, first->suite, first->test, region, event,

@@ -99,6 +99,14 @@ struct pmc_test {
 	int children_added;
 	uint64_t children_ended0, children_execed0;
 
+	/* The open region's paused spans (pmc__test_region_pause/resume, the
+	 * Google Benchmark adapter's PauseTiming): the reading at the pause,
+	 * and what the spans counted, taken out of the region's sample. */
+	bool paused;
+	size_t npaused;
+	struct pmc_reading pause_at;
+	struct pmc_measurement paused_sum;
+
 	/* perf attribution: the samplers of a failed case's re-run, or NULL */
 	struct pmc__sampling_state *sampling;
 
@@ -273,6 +281,15 @@ void pmc__copy_str(char *dst, size_t size, const char *src);
 struct pmc__region *pmc__region_named(struct pmc_test *t, const char *name);
 /* region.c: each path's overhead, before the repetitions. */
 void pmc__measure_overhead(struct pmc_test *t);
+/* Leave the span from a pause to its resume out of the open region's
+ * sample (region.c; the Google Benchmark adapter's PauseTiming). */
+void pmc__test_region_pause(struct pmc_test *t);
+/* Make a region before its first execution, with room for attribution. */
+void pmc__region_prepare(struct pmc_test *t, const char *name);
+void pmc__test_region_resume(struct pmc_test *t);
+/* control.c: end the case now with verdict v. */
+__attribute__((noreturn, format(printf, 3, 4))) void
+pmc__test_end_now(struct pmc_test *t, enum pmc_verdict v, const char *fmt, ...);
 /* region.c: make every raw row final. */
 void pmc__settle_all(struct pmc_test *t);
 /* region.c: room for the measured samples, after the warm-up. */

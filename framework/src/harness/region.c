@@ -86,6 +86,28 @@ static bool inline_allowed(const struct pmc_test *t)
 	       (!t->hot.watch_threads || pmc__one_thread());
 }
 
+/*
+ * Make region `name` before its first execution, with room for the sim
+ * attribution's dumps: a case whose one measured repetition is its first
+ * (the Google Benchmark adapter's: no warm-up) would otherwise learn of
+ * the region only after that execution, too late to keep its functions.
+ */
+void pmc__region_prepare(struct pmc_test *t, const char *name)
+{
+	struct pmc__region *r = pmc__region_named(t, name);
+
+	if (!r) {
+		if (t->nregions >= PMC__MAX_REGIONS)
+			pmc_test_error(t, "more than %d regions in one case", PMC__MAX_REGIONS);
+		r = &t->region[t->nregions++];
+		r->name = name;
+		r->nev = t->nev;
+		r->iterations = 1;
+	}
+	if (t->backend == PMC_BACKEND_SIM && !r->attr)
+		r->attr = calloc(1, sizeof(*r->attr));
+}
+
 int pmc_test_region_begin_n(struct pmc_test *t, const char *name, uint64_t iterations)
 {
 	struct pmc__region *r;
@@ -141,6 +163,8 @@ int pmc_test_region_begin_n(struct pmc_test *t, const char *name, uint64_t itera
 	}
 	if (t->sampling)
 		pmc__sampling_begin(t, r);
+	t->paused = false;
+	t->npaused = 0;
 	rc = pmc_region_begin(&t->hot.core);
 	if (rc)
 		pmc__test_read_failed(t, rc);
@@ -230,6 +254,11 @@ int pmc_test_region_end(struct pmc_test *t)
 	}
 	if (rc)
 		pmc__test_read_failed(t, rc);
+	if (t->paused)
+		pmc_test_error(t, "region \"%s\" ended while paused (pmc__test_region_pause without a resume)",
+			       r->name);
+	if (t->npaused)
+		pmc_measurement_subtract(&m, &t->paused_sum);
 	if (t->hot.recording) {
 		pmc_measurement_subtract(&m, &t->overhead_general);
 		for (size_t i = 0; others && i < m.n; i++)
@@ -243,6 +272,64 @@ int pmc_test_region_end(struct pmc_test *t)
 	t->hot.open = t->hot.inline_open = NULL;
 	t->hot.expect = inline_allowed(t) ? r->next : NULL;
 	return 0;
+}
+
+/*
+ * Leave work out of the open region's sample: from a pause to the resume
+ * that follows, the counters are read at both ends and what they counted
+ * between is subtracted when the region ends (Google Benchmark's
+ * PauseTiming/ResumeTiming inside a timed loop).  The reads are the
+ * region's own out-of-line ones, so each pause adds to the sample only
+ * the few instructions of these two functions outside their reads: the
+ * same on every run, so an exact count stays exact.  Open on the general
+ * path only (the inline path's sample has no room for a pause).
+ */
+void pmc__test_region_pause(struct pmc_test *t)
+{
+	int rc;
+
+	if (!t->hot.open)
+		pmc_test_error(t, "a region was paused while none was open on the general path");
+	if (t->paused)
+		pmc_test_error(t, "region \"%s\" paused twice without a resume", t->hot.open->name);
+	t->paused = true;
+	/* sim: the span from here to the resume is not the region's work, so
+	 * its functions are not kept (the last span's are, keep_dump). */
+	if (t->backend == PMC_BACKEND_SIM)
+		pmc_sim_keep_next(0);
+	PMC_BARRIER();
+	rc = pmc__region_read(&t->hot.core, &t->pause_at);
+	PMC_BARRIER();
+	if (rc)
+		pmc__test_read_failed(t, rc);
+}
+
+void pmc__test_region_resume(struct pmc_test *t)
+{
+	struct pmc_reading now;
+	struct pmc_measurement d;
+	int rc;
+
+	if (!t->hot.open || !t->paused)
+		pmc_test_error(t, "a region was resumed that was not paused");
+	if (t->backend == PMC_BACKEND_SIM)
+		pmc_sim_keep_next(t->hot.recording && t->hot.open->attr &&
+				  t->hot.open->attr->n < PMC__ATTR_DUMPS);
+	PMC_BARRIER();
+	rc = pmc__region_read(&t->hot.core, &now);
+	PMC_BARRIER();
+	if (rc)
+		pmc__test_read_failed(t, rc);
+	t->paused = false;
+	pmc_measurement_from(&d, &t->pause_at, &now);
+	if (t->npaused++ == 0) {
+		t->paused_sum = d;
+		return;
+	}
+	for (size_t i = 0; i < d.n && i < t->paused_sum.n; i++)
+		t->paused_sum.d[i].value += d.d[i].value;
+	for (size_t k = 0; d.nparts == t->paused_sum.nparts && k < d.nparts; k++)
+		t->paused_sum.part[k].value += d.part[k].value;
 }
 
 /* The smallest of each column of the scratch samples into *o. */

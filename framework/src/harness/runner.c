@@ -442,17 +442,34 @@ static int list_cases(struct runner *r)
 
 /* ---- main ------------------------------------------------------------------------------ */
 
+/* A case's name as a file name: '/' (a Google Benchmark instance's
+ * arguments) and '%' escaped as %2F and %25, so no two names share one. */
+static void file_stem(char *out, size_t size, const char *name)
+{
+	size_t o = 0;
+
+	for (const char *p = name; *p && o + 4 < size; p++) {
+		if (*p == '/' || *p == '%')
+			o += (size_t)snprintf(out + o, size - o, "%%%02X", (unsigned char)*p);
+		else
+			out[o++] = *p;
+	}
+	out[o] = '\0';
+}
+
 static int write_results_dir(struct runner *r, json_t *doc, const struct pmc__results *rs)
 {
-	char path[PATH_MAX];
+	char path[PATH_MAX], escaped[NAME_MAX];
 	const char *stem = r->prog;
 
 	if (mkdir(r->results_dir, 0755) != 0 && errno != EEXIST) {
 		fprintf(stderr, "%s: --results-dir=%s: %s\n", r->prog, r->results_dir, strerror(errno));
 		return -1;
 	}
-	if (rs->n == 1)
-		stem = rs->cases[0].name;
+	if (rs->n == 1) {
+		file_stem(escaped, sizeof(escaped) - 16, rs->cases[0].name);
+		stem = escaped;
+	}
 	/* The sim variant of a case is a test of its own. */
 	if (snprintf(path, sizeof(path), "%s/%s%s.json", r->results_dir, stem,
 		     r->backend == PMC_BACKEND_SIM ? ".sim" : "") >= (int)sizeof(path))
