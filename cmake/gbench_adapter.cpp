@@ -20,6 +20,8 @@
 #include <cstdlib>
 #include <iostream>
 #include <string>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 #include <csignal>
@@ -45,7 +47,9 @@
 #endif
 
 using benchmark::State;
-using benchmark::internal::Benchmark;
+// A registration, whatever namespace this version keeps it in.
+using Benchmark = std::remove_pointer<decltype(benchmark::RegisterBenchmark(
+	"", static_cast<void (*)(State &)>(nullptr)))>::type;
 using gb_string = std::string;
 
 // The library's functions, as the linker's --wrap names them.
