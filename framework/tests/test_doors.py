@@ -167,10 +167,11 @@ def output_row(top, door, argv_of, cls, good):
     stdout = subprocess.PIPE
     planted = []
     if cls == "planted links":
-        # The old writer's name, OUT.tmp.PID, for the next 2000 pids:
-        # it wrote through the link into `secret`.
+        # The old writer's name, OUT.tmp.PID, for the next 200 pids (the
+        # writer's pid is among them unless 200 processes started in
+        # between: said below): it wrote through the link into `secret`.
         start = last_pid()
-        for pid in range(start, start + 2000):
+        for pid in range(start + 1, start + 201):
             planted.append(f"{out}.tmp.{pid}")
             os.symlink(secret, planted[-1])
     elif cls == "FIFO":
@@ -193,7 +194,12 @@ def output_row(top, door, argv_of, cls, good):
             stdout = open("/dev/full", "wb")
     before = {n: os.lstat(os.path.join(d, n)) for n in os.listdir(d)}
     dev_before = os.stat(out) if out.startswith("/dev/") else None
-    p = subprocess.run(argv_of(out, good, marker), cwd=d, stdout=stdout, stderr=subprocess.PIPE, timeout=60)
+    child = subprocess.Popen(argv_of(out, good, marker), cwd=d, stdout=stdout, stderr=subprocess.PIPE)
+    o, e = child.communicate(timeout=60)
+    p = subprocess.CompletedProcess(child.args, child.returncode, o, e)
+    if planted and f"{out}.tmp.{child.pid}" not in planted:
+        print(f"note: {door} [{cls}]: the writer's pid {child.pid} fell outside the planted links "
+              f"{start + 1}..{start + 200}: this row would not have caught the old writer")
     if stdout is not subprocess.PIPE:
         stdout.close()
     err = p.stderr.decode("utf-8", "replace")
