@@ -230,6 +230,19 @@ int cli_usage(const char *name, const char *fmt, ...)
 	return PMC_EXIT_USAGE;
 }
 
+int cli_outputs(const char *name, const char *const *options, const char *const *paths, size_t n)
+{
+	char why[1024];
+
+	for (size_t i = 0; i < n; i++)
+		if (paths[i] && pmc__output_check(paths[i], why, sizeof(why))) {
+			/* why has the path's control characters escaped already. */
+			fprintf(stderr, "pmcheck %s: %s: %s\n", name, options[i], why);
+			return PMC_EXIT_USAGE;
+		}
+	return 0;
+}
+
 void cli_caret(const char *text, int position)
 {
 	char shown[4096], before[4096];

@@ -83,6 +83,12 @@ int cli_next(const char *name, int argc, char **argv, const char *shortopts,
  * PMC_EXIT_USAGE. */
 int cli_usage(const char *name, const char *fmt, ...) CLI_PRINTF(2, 3);
 
+/* Each output file a command was given (paths[i], NULL when not asked
+ * for, named by options[i]), checked before any work as pmc__output_check
+ * does: 0, or a usage error (PMC_EXIT_USAGE, printed) naming the option,
+ * the path and the fix. */
+int cli_outputs(const char *name, const char *const *options, const char *const *paths, size_t n);
+
 /* A positive whole number of seconds or counts in an option's argument:
  * 0, or a usage error (PMC_EXIT_USAGE, printed). */
 int cli_positive(const char *name, const char *option, const char *arg, unsigned *out);

@@ -3,6 +3,7 @@
  * comparison itself is src/harness/compare.c). */
 #define _GNU_SOURCE
 #include <stdbool.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -79,6 +80,14 @@ int cmd_compare(int argc, char **argv)
 	}
 	if (argc - optind != 2)
 		return cli_usage("compare", "expected two result files, OLD.json and NEW.json");
+	{
+		const char *opt[] = { "--json", "--markdown", "--moved-cases" };
+		const char *path[] = { json_path, md_path, moved_path };
+		int rc = cli_outputs("compare", opt, path, 3);
+
+		if (rc)
+			return rc;
+	}
 	files[0] = argv[optind];
 	files[1] = argv[optind + 1];
 	for (i = 0; i < 2; i++) {
@@ -109,14 +118,14 @@ int cmd_compare(int argc, char **argv)
 	pmc__print_compare(stdout, rep);
 	status = pmc__compare_status(rep, allow_missing, stdout);
 	if (json_path && pmc__write_json(json_path, rep) != 0) {
-		fprintf(stderr, "pmcheck compare: cannot write %s\n", json_path);
+		fprintf(stderr, "pmcheck compare: cannot write %s: %s\n", json_path, strerror(errno));
 		status = PMC_EXIT_ERROR;
 	}
 	if (md_path) {
 		char *md = pmc__compare_markdown(rep);
 
 		if (!md || pmc_write_file_atomic(md_path, md, strlen(md)) != 0) {
-			fprintf(stderr, "pmcheck compare: cannot write %s\n", md_path);
+			fprintf(stderr, "pmcheck compare: cannot write %s: %s\n", md_path, strerror(errno));
 			status = PMC_EXIT_ERROR;
 		}
 		free(md);
@@ -129,7 +138,7 @@ int cmd_compare(int argc, char **argv)
 		if (f)
 			pmc__compare_moved(rep, f);
 		if (!f || fclose(f) || pmc_write_file_atomic(moved_path, text, len) != 0) {
-			fprintf(stderr, "pmcheck compare: cannot write %s\n", moved_path);
+			fprintf(stderr, "pmcheck compare: cannot write %s: %s\n", moved_path, strerror(errno));
 			status = PMC_EXIT_ERROR;
 		}
 		free(text);

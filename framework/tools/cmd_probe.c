@@ -42,6 +42,13 @@ int cmd_probe(int argc, char **argv)
 	}
 	if (optind < argc)
 		return cli_usage("probe", "unexpected \"%s\"", argv[optind]);
+	{
+		const char *opt[] = { "--output" }, *path[] = { output };
+		int rc = cli_outputs("probe", opt, path, 1);
+
+		if (rc)
+			return rc;
+	}
 	rec = pmc_probe_run(&opt);
 	if (!rec) {
 		fprintf(stderr, "pmcheck probe: out of memory\n");

@@ -430,7 +430,7 @@ static int export_results(const struct pmc__results *rs, const char *format, con
 	}
 	if (output) {
 		if (pmc_write_file_atomic(output, text, strlen(text)) != 0) {
-			fprintf(stderr, "pmcheck results: cannot write %s\n", output);
+			fprintf(stderr, "pmcheck results: cannot write %s: %s\n", output, strerror(errno));
 			rc = PMC_EXIT_ERROR;
 		}
 	} else {
@@ -528,6 +528,14 @@ int cmd_results(int argc, char **argv)
 		return cli_usage("results", "--format without --output writes the document to stdout: give --output=FILE to combine it with --top, --by-suite or --markdown");
 	if (format && !output)
 		say = stderr;
+	{
+		const char *opt[] = { "--json", "--junit", "--markdown", "--output" };
+		const char *path[] = { json_path, junit_path, md_path, output };
+		int rc = cli_outputs("results", opt, path, 4);
+
+		if (rc)
+			return rc;
+	}
 	if (clear)
 		return clear_dirs(argc - optind, argv + optind);
 	for (i = optind; i < argc; i++) {
@@ -623,7 +631,7 @@ int cmd_results(int argc, char **argv)
 		if (text)
 			printf("\n%s", text);
 		if (md_path && (!md || pmc_write_file_atomic(md_path, md, strlen(md)) != 0)) {
-			fprintf(stderr, "pmcheck results: cannot write %s\n", md_path);
+			fprintf(stderr, "pmcheck results: cannot write %s: %s\n", md_path, strerror(errno));
 			rc = -1;
 		}
 		free(text);
@@ -633,14 +641,14 @@ int cmd_results(int argc, char **argv)
 	if (rc)
 		status = PMC_EXIT_ERROR;
 	if (json_path && pmc__write_json(json_path, doc) != 0) {
-		fprintf(stderr, "pmcheck results: cannot write %s\n", json_path);
+		fprintf(stderr, "pmcheck results: cannot write %s: %s\n", json_path, strerror(errno));
 		status = PMC_EXIT_ERROR;
 	}
 	if (junit_path) {
 		char *xml = pmc__junit(&rs, "pmcheck results", 0.0);
 
 		if (!xml || pmc_write_file_atomic(junit_path, xml, strlen(xml)) != 0) {
-			fprintf(stderr, "pmcheck results: cannot write %s\n", junit_path);
+			fprintf(stderr, "pmcheck results: cannot write %s: %s\n", junit_path, strerror(errno));
 			status = PMC_EXIT_ERROR;
 		}
 		free(xml);

@@ -532,6 +532,15 @@ int cmd_stat(int argc, char **argv)
 		return cli_usage("stat", "expected a command to count (pmcheck stat [options] -- COMMAND ARGS...)");
 	}
 	s->argv = argv + optind;
+	{
+		const char *opt[] = { "--json" }, *path[] = { s->json_path };
+		int rc = cli_outputs("stat", opt, path, 1);
+
+		if (rc) {
+			free(s);
+			return rc;
+		}
+	}
 	if (s->backend == PMC_BACKEND_SIM && pinned_for_sim(argv) != 0) {
 		free(s);
 		return PMC_EXIT_ERROR;

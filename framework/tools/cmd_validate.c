@@ -230,6 +230,13 @@ int cmd_validate(int argc, char **argv)
 	}
 	if (optind < argc)
 		return cli_usage("validate", "unexpected \"%s\"", argv[optind]);
+	{
+		const char *opt[] = { "--output" }, *path[] = { output };
+		int rc = cli_outputs("validate", opt, path, 1);
+
+		if (rc)
+			return rc;
+	}
 	if (find_program(program, prog, sizeof(prog))) {
 		fprintf(stderr, "pmcheck validate: cannot find the validation program pmcheck-validate (build it, install it next to pmcheck, or give --program=PATH)\n");
 		return 2;
@@ -283,7 +290,7 @@ int cmd_validate(int argc, char **argv)
 		char *text = json_dumps(rep, JSON_INDENT(1) | JSON_SORT_KEYS);
 
 		if (!text || pmc_write_file_atomic(output, text, strlen(text)) != 0) {
-			fprintf(stderr, "pmcheck validate: cannot write %s\n", output);
+			fprintf(stderr, "pmcheck validate: cannot write %s: %s\n", output, strerror(errno));
 			rc = 2;
 		} else {
 			printf("report written to %s\n", output);

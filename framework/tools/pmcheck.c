@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "tools.h"
 
 static int cmd_version(int argc, char **argv);
 static int cmd_help(int argc, char **argv);
@@ -237,6 +238,16 @@ int main(int argc, char **argv)
 		fprintf(stderr, "pmcheck: unknown command \"%s\"\n\n", argv[1]);
 		cli_print_overview(stderr);
 		return PMC_EXIT_USAGE;
+	}
+	{
+		char why[1024];
+
+		/* Before any command's work: a switch no code reads would
+		 * be a test that injects nothing. */
+		if (pmc__fault_switch_check(why, sizeof(why))) {
+			fprintf(stderr, "pmcheck: %s\n", why);
+			return PMC_EXIT_USAGE;
+		}
 	}
 	optind = 0; /* getopt starts afresh on the command's argv */
 	return c->run(argc - 1, argv + 1);

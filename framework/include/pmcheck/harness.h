@@ -354,7 +354,8 @@ pmc__check_failed(struct pmc_test *t, const char *file, int line,
 /*
  * As PMC_REGION, for a block that performs `iterations` units of work (loop
  * trips, elements): results also report per-iteration figures, and budgets
- * may be given per iteration.
+ * may be given per iteration.  A count of 0, or a negative one (above 2^63
+ * as a uint64_t), ends the case as ERROR naming the region.
  */
 #define PMC_REGION_N(t, name, iterations)                                      \
 	for (int pmc__once = pmc__test_begin((t), (name), (iterations));       \

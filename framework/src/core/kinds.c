@@ -25,6 +25,8 @@
 
 #include "core_int.h"
 #include "counters_int.h"
+#include "command.h"
+#include "sim/sim_api.h"
 
 #define CHECK_WORK 64u
 #define CHECK_LOOP 10000u
@@ -130,19 +132,62 @@ static PMC__NOIPA void check_loop(unsigned n)
 		__asm__ __volatile__("" ::: "memory");
 }
 
+/* The next comma- or space-separated word of *list (its length in *n), or
+ * NULL after the last. */
+static const char *next_word(const char **list, size_t *n)
+{
+	const char *w = *list + strspn(*list, ", ");
+
+	*n = strcspn(w, ", ");
+	*list = w + *n;
+	return *n ? w : NULL;
+}
+
+static bool word_is(const char *w, size_t n, const char *name)
+{
+	return strlen(name) == n && !strncmp(w, name, n);
+}
+
 /* Is the kind named in PMCHECK_FAULT_CHECKS? */
 static int fault_injected(enum pmc_kind_check_id id)
 {
-	const char *list = getenv("PMCHECK_FAULT_CHECKS");
-	char buf[256], *save = NULL;
+	const char *list = getenv("PMCHECK_FAULT_CHECKS"), *w;
+	size_t n;
 
-	if (!list || !*list)
-		return 0;
-	snprintf(buf, sizeof(buf), "%s", list);
-	for (char *w = strtok_r(buf, ", ", &save); w; w = strtok_r(NULL, ", ", &save)) {
-		if (!strcmp(w, "all") || !strcmp(w, kinds[id].name) ||
-		    (!strcmp(w, "breakpoint") && !strncmp(kinds[id].name, "breakpoint-", 11)))
+	while (list && (w = next_word(&list, &n)))
+		if (word_is(w, n, "all") || word_is(w, n, kinds[id].name) ||
+		    (word_is(w, n, "breakpoint") && !strncmp(kinds[id].name, "breakpoint-", 11)))
 			return 1;
+	return 0;
+}
+
+int pmc__fault_switch_check(char *why, size_t size)
+{
+	const char *list = getenv("PMCHECK_FAULT_CHECKS"), *w;
+	size_t n, used;
+
+	while (list && (w = next_word(&list, &n))) {
+		bool known = word_is(w, n, "all") || word_is(w, n, "breakpoint");
+		char shown[72];
+
+		for (size_t i = 0; i < PMC_KIND_CHECKS && !known; i++)
+			known = word_is(w, n, kinds[i].name);
+		for (size_t i = 0; pmc__sim_fault_name(i) && !known; i++)
+			known = word_is(w, n, pmc__sim_fault_name(i));
+		if (known)
+			continue;
+		snprintf(shown, sizeof(shown), "%.*s", (int)(n > 64 ? 64 : n), w);
+		pmc__escape_ctl(shown, sizeof(shown), shown);
+		used = (size_t)snprintf(why, size,
+					"PMCHECK_FAULT_CHECKS names \"%s\", which is no fault switch; name some of all, breakpoint",
+					shown);
+		for (size_t i = 0; i < PMC_KIND_CHECKS && used < size; i++)
+			used += (size_t)snprintf(why + used, size - used, ", %s", kinds[i].name);
+		for (size_t i = 0; pmc__sim_fault_name(i) && used < size; i++)
+			used += (size_t)snprintf(why + used, size - used, ", %s", pmc__sim_fault_name(i));
+		if (used < size)
+			snprintf(why + used, size - used, " (separated by commas), or unset it");
+		return -EINVAL;
 	}
 	return 0;
 }

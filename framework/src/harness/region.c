@@ -113,6 +113,12 @@ int pmc_test_region_begin_n(struct pmc_test *t, const char *name, uint64_t itera
 	struct pmc__region *r;
 	int rc;
 
+	/* A count of 0 or less is no work to divide by: taken as 1 it would
+	 * report the whole region as one iteration's figure.  A negative int
+	 * arrives here as a uint64_t above 2^63. */
+	if (iterations == 0 || iterations > INT64_MAX)
+		pmc_test_error(t, "region \"%s\": PMC_REGION_N's iteration count is %" PRId64 ": give the number of iterations the block performs, 1 or more (PMC_REGION for a block that is one unit of work)",
+			       name, (int64_t)iterations);
 	if (open_region(t))
 		pmc_test_error(t, "region \"%s\" begun while region \"%s\" is still open: a PMC_REGION block was left with break, return or goto, or regions were nested",
 			       name, open_region(t)->name);
@@ -127,7 +133,7 @@ int pmc_test_region_begin_n(struct pmc_test *t, const char *name, uint64_t itera
 			r->name = name;
 			r->nev = t->nev;
 		}
-		r->iterations = iterations ? iterations : 1;
+		r->iterations = iterations;
 		if (!t->hot.recording)
 			r->warm++;
 		else

@@ -173,9 +173,11 @@ int pmc__run_compare_baseline(struct runner *r, struct pmc__results *run)
 	status = pmc__compare_status(rep, r->allow_missing, stdout);
 	if (r->report_md) {
 		char *md = pmc__compare_markdown(rep);
+		int wrc = md ? pmc_write_file_atomic(r->report_md, md, strlen(md)) : -ENOMEM;
 
-		if (!md || pmc_write_file_atomic(r->report_md, md, strlen(md)) != 0) {
-			fprintf(stderr, "%s: cannot write --report-md=%s\n", r->prog, r->report_md);
+		if (wrc) {
+			fprintf(stderr, "%s: cannot write --report-md=%s: %s\n", r->prog, r->report_md,
+				strerror(-wrc));
 			status = PMC_EXIT_ERROR;
 		}
 		free(md);

@@ -359,6 +359,27 @@ static int parse_args(struct runner *r, int argc, char **argv)
 				alone, needs, alone);
 			return -1;
 		}
+		/* Every file the run will write, and the fault switch, before
+		 * any case runs: a run is not spent on what it cannot write. */
+		{
+			const struct {
+				const char *option, *path;
+			} outputs[] = { { "--json", r->json_path },
+					{ "--junit", r->junit_path },
+					{ "--save-baseline", r->save_baseline },
+					{ "--report-md", r->report_md } };
+			char why[1024];
+
+			for (size_t k = 0; k < sizeof(outputs) / sizeof(outputs[0]); k++)
+				if (outputs[k].path && pmc__output_check(outputs[k].path, why, sizeof(why))) {
+					fprintf(stderr, "%s: %s: %s\n", r->prog, outputs[k].option, why);
+					return -1;
+				}
+			if (pmc__fault_switch_check(why, sizeof(why))) {
+				fprintf(stderr, "%s: %s\n", r->prog, why);
+				return -1;
+			}
+		}
 	}
 	if (r->calibrate && r->nhwdb == 0) {
 		fprintf(stderr, "%s: --calibrate: say where budgets go with --hwdb=DIR (or PMCHECK_HWDB)\n", r->prog);

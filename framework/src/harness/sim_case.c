@@ -38,24 +38,32 @@ static void canonical_environment(void)
 {
 	const char *keep = getenv("PMCHECK_SIM_ENV"), *path = getenv("PATH");
 	char *names = keep ? strdup(keep) : NULL, *save = NULL, *name;
-	char **kept = calloc(64, sizeof(*kept));
+	/* One slot per name it can hold (at most one per byte), and PATH:
+	 * no name is ever dropped for want of room. */
+	char **kept = calloc((keep ? strlen(keep) : 0) + 2, sizeof(*kept));
 	size_t n = 0, i;
 
-	if (!kept)
-		return;
-	if (path && asprintf(&kept[n], "PATH=%s", path) >= 0)
-		n++;
-	for (name = names ? strtok_r(names, ":", &save) : NULL; name && n < 63;
+	if (!kept || (keep && !names))
+		goto oom;
+	if (path && asprintf(&kept[n++], "PATH=%s", path) < 0)
+		goto oom;
+	for (name = names ? strtok_r(names, ":", &save) : NULL; name;
 	     name = strtok_r(NULL, ":", &save)) {
 		const char *v = getenv(name);
 
-		if (v && strcmp(name, "PATH") && asprintf(&kept[n], "%s=%s", name, v) >= 0)
-			n++;
+		if (v && strcmp(name, "PATH") && asprintf(&kept[n++], "%s=%s", name, v) < 0)
+			goto oom;
 	}
 	clearenv();
 	for (i = 0; i < n; i++)
 		putenv(kept[i]); /* the child execs soon; the strings live until then */
 	free(names);
+	return;
+oom:
+	/* A case run without what PMCHECK_SIM_ENV names counts another
+	 * input: it does not start (this is the case's child process). */
+	fprintf(stderr, "pmcheck: out of memory keeping PMCHECK_SIM_ENV's variables for a sim case\n");
+	_exit(PMC_EXIT_ERROR);
 }
 
 #define SIM_PAD_VAR "PMCHECK_SIM_PAD="

@@ -22,13 +22,23 @@
 #include "util/child.h"
 #include "util/file.h"
 
-/* "valgrind-3.19.0" from `valgrind --version`. */
+/*
+ * "valgrind-3.19.0" from `valgrind --version`, run with an empty
+ * environment: the version is part of a sim budget's key, and what the
+ * run's environment makes the loader or valgrind say (LD_PRELOAD of a
+ * missing object, LD_DEBUG=statistics, VALGRIND_OPTS) must not become it.
+ * The cases' valgrind runs without those too (sim_case.c's canonical
+ * environment).  The answer is taken only in the shape valgrind prints it:
+ * one line, "valgrind-" and a version of digits, letters, '.', '-' and '_'.
+ */
 static int valgrind_version(const char *valgrind, char *out, size_t size)
 {
+	static const char shape[] = "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ.-_";
 	char *argv[] = { (char *)valgrind, (char *)"--version", NULL };
 	struct pmc__child c;
+	size_t len;
 	long n;
-	int rc = pmc__child_spawn(&c, argv, NULL, true, 0);
+	int rc = pmc__child_spawn(&c, argv, NULL, true, PMC__CHILD_CLEAR_ENV);
 
 	if (rc)
 		return rc;
@@ -36,7 +46,12 @@ static int valgrind_version(const char *valgrind, char *out, size_t size)
 	pmc__child_kill(&c);
 	if (n <= 0 || !WIFEXITED(c.status) || WEXITSTATUS(c.status))
 		return -EIO;
-	out[strcspn(out, "\r\n")] = '\0';
+	len = strcspn(out, "\n");
+	if (out[len] == '\n' && out[len + 1])
+		return -EIO;
+	out[len] = '\0';
+	if (strncmp(out, "valgrind-", 9) || !out[9] || strspn(out + 9, shape) != len - 9)
+		return -EIO;
 	return 0;
 }
 
@@ -155,6 +170,22 @@ static const char *find_tool_dir(void)
 #endif
 }
 
+/* The fault switch's names for the tool, and the option each gives it. */
+static const struct {
+	const char *name, *option;
+} tool_faults[] = {
+	{ "sim-tool", "--pmcheck-fault=miscount" },
+	{ "sim-tool-old", "--pmcheck-fault=old" },
+	{ "sim-tool-3", "--pmcheck-fault=protocol3" },
+	{ "sim-tool-ir", "--pmcheck-fault=ill-typed-ir" },
+	{ NULL, NULL },
+};
+
+const char *pmc__sim_fault_name(size_t i)
+{
+	return i < PMC__COUNT(tool_faults) ? tool_faults[i].name : NULL;
+}
+
 /* Is word one of the comma- or space-separated words of list? */
 static int fault_named(const char *list, const char *word)
 {
@@ -181,11 +212,10 @@ const char *pmc__sim_tool_dir(void)
 		looked = 1;
 		tool_asks = tool_ask("PMCHECK_SIM_CHECK_IR", PMC__SIM_ASK_CHECK_IR) |
 			    tool_ask("PMCHECK_SIM_LINE_INFO", PMC__SIM_ASK_LINE_INFO);
-		tool_fault = fault_named(faults, "sim-tool") ? "--pmcheck-fault=miscount"
-			     : fault_named(faults, "sim-tool-old") ? "--pmcheck-fault=old"
-			     : fault_named(faults, "sim-tool-3")   ? "--pmcheck-fault=protocol3"
-			     : fault_named(faults, "sim-tool-ir")  ? "--pmcheck-fault=ill-typed-ir"
-								    : NULL;
+		tool_fault = NULL;
+		for (size_t i = 0; tool_faults[i].name && !tool_fault; i++)
+			if (fault_named(faults, tool_faults[i].name))
+				tool_fault = tool_faults[i].option;
 		if (dir && pmc__copy(found, sizeof(found), dir) == 0)
 			return found;
 		found[0] = '\0';

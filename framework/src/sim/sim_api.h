@@ -82,6 +82,9 @@ int pmc__cg_uncalled(const char *text, size_t len, int first_dump, char *name, s
  * once, before a runner clears the environment. */
 const char *pmc__sim_tool_dir(void);
 const char *pmc__sim_tool_fault(void);
+/* choose.c: the i-th name PMCHECK_FAULT_CHECKS takes for the tool
+ * ("sim-tool", ...), NULL past the last. */
+const char *pmc__sim_fault_name(size_t i);
 /* What the environment asks of the tool beyond counting:
  * PMCHECK_SIM_CHECK_IR=1, that VEX check each superblock's IR (pmcheck's
  * own tests); PMCHECK_SIM_LINE_INFO=1, that valgrind read DWARF line

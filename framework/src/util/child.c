@@ -96,6 +96,8 @@ int pmc__child_spawn(struct pmc__child *c, char *const argv[], char *const env[]
 			dup2(out, STDOUT_FILENO);
 			dup2(out, STDERR_FILENO);
 		}
+		if (flags & PMC__CHILD_CLEAR_ENV)
+			clearenv();
 		for (size_t i = 0; env && env[i]; i++)
 			if (strchr(env[i], '='))
 				putenv(env[i]);

@@ -30,6 +30,7 @@ struct pmc__child {
 #define PMC__CHILD_GROUP 1u /* own process group (its children die with it) */
 #define PMC__CHILD_PIPE 2u  /* a pipe from the child (its write end: *wfd) */
 #define PMC__CHILD_NO_ASLR 4u /* spawn: address-space randomisation off */
+#define PMC__CHILD_CLEAR_ENV 8u /* spawn: an empty environment, then `env` */
 
 /*
  * fork(2) after flushing stdio.  In the child returns 0, with the pipe's

@@ -10,10 +10,13 @@
 #include <limits.h>
 #include <pthread.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -160,42 +163,139 @@ int pmc__mkdir_p(const char *path)
 	return 0;
 }
 
-int pmc_write_file_atomic(const char *path, const void *data, size_t len)
+/* "-" and /dev/stdout name the command's standard output: written there
+ * as it is (a terminal, a pipe, a file the shell opened), never replaced. */
+static bool names_stdout(const char *path)
 {
-	char tmp[PATH_MAX];
-	const char *p = data;
-	int fd, rc = 0;
+	return !strcmp(path, "-") || !strcmp(path, "/dev/stdout");
+}
 
-	if (pmc__snprintf(tmp, sizeof(tmp), "%s.tmp.%d", path, (int)getpid()) < 0)
-		return -ENAMETOOLONG;
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (fd < 0)
-		return -errno;
+static const char *file_kind(mode_t mode)
+{
+	return S_ISDIR(mode)	? "a directory"
+	       : S_ISCHR(mode)	? "a character device"
+	       : S_ISBLK(mode)	? "a block device"
+	       : S_ISFIFO(mode) ? "a FIFO"
+	       : S_ISSOCK(mode) ? "a socket"
+				: "not a regular file";
+}
+
+int pmc__output_check(const char *path, char *why, size_t size)
+{
+	char shown[256];
+	struct stat st;
+	int rc = 0;
+
+	if (!why || !size)
+		why = shown, size = sizeof(shown);
+	why[0] = '\0';
+	if (!*path) {
+		snprintf(why, size, "an empty path; name a file, or \"-\" for standard output");
+		return -EINVAL;
+	}
+	if (names_stdout(path))
+		return 0;
+	pmc__escape_ctl(shown, sizeof(shown), path);
+	/* stat, not lstat: a link is judged by what it reaches (a link to
+	 * /dev/null or /proc/self/fd/1 is refused); a link that dangles is
+	 * replaced, as a regular file is, and nothing is written through it. */
+	if (stat(path, &st) != 0) {
+		if (errno == ENOENT)
+			return 0;
+		rc = -errno;
+		snprintf(why, size, "\"%s\": %s; name a file in a directory pmcheck can write, or \"-\" for standard output",
+			 shown, strerror(-rc));
+		return rc;
+	}
+	if (S_ISREG(st.st_mode))
+		return 0;
+	snprintf(why, size, "\"%s\" is %s, not a regular file, and pmcheck replaces the file it writes; name a new or regular file, or \"-\" for standard output",
+		 shown, file_kind(st.st_mode));
+	return S_ISDIR(st.st_mode) ? -EISDIR : -EINVAL;
+}
+
+static int write_all(int fd, const char *p, size_t len)
+{
 	while (len > 0) {
 		ssize_t n = write(fd, p, len);
 
 		if (n < 0 && errno == EINTR)
 			continue;
-		if (n <= 0) {
-			rc = n < 0 ? -errno : -EIO;
-			goto out;
-		}
+		if (n <= 0)
+			return n < 0 ? -errno : -EIO;
 		p += n;
 		len -= (size_t)n;
 	}
-	if (fsync(fd) != 0)
+	return 0;
+}
+
+/* A temporary name no one can have planted: random, and created
+ * exclusively without following a link (O_EXCL fails on any existing name,
+ * a link included; O_NOFOLLOW says so twice).  An existing name is a
+ * collision or a trap: another name is tried, and nothing is written
+ * through what is there. */
+static int create_temporary(const char *path, char *tmp, size_t size)
+{
+	static unsigned counter;
+
+	for (int tries = 0; tries < 100; tries++) {
+		uint32_t r;
+		int fd;
+
+		if (getrandom(&r, sizeof(r), GRND_NONBLOCK) != (ssize_t)sizeof(r)) {
+			struct timespec ts;
+
+			clock_gettime(CLOCK_MONOTONIC, &ts);
+			r = (uint32_t)ts.tv_nsec ^ (uint32_t)ts.tv_sec * 2654435761u ^
+			    __atomic_add_fetch(&counter, 1, __ATOMIC_RELAXED) * 40503u;
+		}
+		if (pmc__snprintf(tmp, size, "%s.tmp.%d.%08x", path, (int)getpid(), r) < 0)
+			return -ENAMETOOLONG;
+		fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+		if (fd >= 0 || errno != EEXIST)
+			return fd >= 0 ? fd : -errno;
+	}
+	return -EEXIST;
+}
+
+int pmc_write_file_atomic(const char *path, const void *data, size_t len)
+{
+	char tmp[PATH_MAX];
+	int fd, rc;
+
+	if (names_stdout(path)) {
+		rc = write_all(STDOUT_FILENO, data, len);
+		/* A pipe or terminal has nothing to sync; a file the shell
+		 * opened reports a full disk here if not at write. */
+		if (rc == 0 && fsync(STDOUT_FILENO) != 0 && errno != EINVAL && errno != EROFS)
+			rc = -errno;
+		goto out;
+	}
+	rc = pmc__output_check(path, NULL, 0);
+	if (rc)
+		goto out;
+	fd = create_temporary(path, tmp, sizeof(tmp));
+	if (fd < 0) {
+		rc = fd;
+		goto out;
+	}
+	rc = write_all(fd, data, len);
+	if (rc == 0 && fsync(fd) != 0)
 		rc = -errno;
-out:
 	if (close(fd) != 0 && rc == 0)
 		rc = -errno;
+	/* Checked again: the target may have become a device or FIFO since
+	 * the caller's check, and rename would replace it. */
+	if (rc == 0)
+		rc = pmc__output_check(path, NULL, 0);
 	if (rc == 0 && rename(tmp, path) != 0)
 		rc = -errno;
-	if (rc != 0) {
-		int saved = errno;
-
+	if (rc != 0)
 		unlink(tmp);
-		errno = saved;
-	}
+out:
+	/* errno too, for a caller whose message follows a chain of calls. */
+	if (rc)
+		errno = -rc;
 	return rc;
 }
 

@@ -21,6 +21,19 @@ PMC_API int pmc__read_file(const char *path, char **text, size_t *len);
  * is taken as it is), in out: 0, or -ENOENT when there is none. */
 PMC_API int pmc__find_on_path(const char *name, char *out, size_t size);
 
+/*
+ * May a command write its output (--json=, --junit=, -o ...) to path?  0
+ * for "-" and /dev/stdout (the standard output, written as it is: see
+ * pmc_write_file_atomic), a path that does not exist, and a regular file (or
+ * a link to one).  Anything else -- a directory, device, FIFO, socket, a
+ * link to one of them such as /proc/self/fd/1 -- would be replaced by the
+ * rename: -EISDIR or -EINVAL, and a stat(2) failure other than ENOENT as its
+ * -errno, with *why a sentence naming the path (control characters escaped)
+ * and the fix.  Callers check each output before any work, so that a run is
+ * not spent on a file it cannot write.
+ */
+PMC_API int pmc__output_check(const char *path, char *why, size_t size);
+
 /* mkdir -p with mode 0755: 0 or -errno. */
 PMC_API int pmc__mkdir_p(const char *path);
 

@@ -155,6 +155,24 @@ PMC_TEST(error, unknown_region, .events = "calls:selftest_fn")
 	PMC_EXPECT_EQ(t, "typo", "calls:selftest_fn", 1);
 }
 
+/* An iteration count of 0 or a negative one is no count to divide by
+ * (it was taken as 1): ERROR naming the region (cli.doors). */
+PMC_TEST(error, region_zero_iterations, .events = "calls:selftest_fn")
+{
+	PMC_REGION_N(t, "loop", 0) {
+		call_n(1);
+	}
+}
+
+PMC_TEST(error, region_negative_iterations, .events = "calls:selftest_fn")
+{
+	int n = -3;
+
+	PMC_REGION_N(t, "loop", n) {
+		call_n(1);
+	}
+}
+
 PMC_TEST(error, exits)
 {
 	exit(3);
@@ -253,6 +271,21 @@ PMC_TEST(selfsim, fails_in_warmup, .events = "instructions:u", .backends = PMC_B
 		call_n(10);
 	}
 	PMC_CHECK_EQ(t, executions++, 1);
+}
+
+/* Every variable PMCHECK_SIM_ENV names reaches the case, however many it
+ * names (the 63rd and later were dropped): cli.doors names 100 before
+ * PMCHECK_DOORS_LAST. */
+PMC_TEST(selfsim, sim_env_kept, .events = "instructions:u", .backends = PMC_BACKEND_SIM, .reps = 1)
+{
+	const char *v = getenv("PMCHECK_DOORS_LAST");
+
+	if (!v || strcmp(v, "kept"))
+		pmc_test_fail(t, "PMCHECK_DOORS_LAST is %s in the case's environment: a variable PMCHECK_SIM_ENV names was dropped",
+			      v ? v : "unset");
+	PMC_REGION(t, "r") {
+		call_n(1);
+	}
 }
 
 PMC_TEST(repeat, samples, .events = "calls:selftest_fn", .reps = 4, .no_warmup = 1)
