@@ -184,7 +184,7 @@ void release_stderr()
 	held_stderr = real_stderr = -1;
 }
 
-size_t run_instances(const char *regex, uint64_t iterations)
+size_t run_instances(const char *regex, uint64_t iterations, int *by_flag)
 {
 	std::string filter = std::string("--benchmark_filter=") + regex;
 	std::string min_time;
@@ -207,6 +207,7 @@ size_t run_instances(const char *regex, uint64_t iterations)
 			REAL(PMC_GB_ITERATIONS)(b, static_cast<int64_t>(iterations));
 		fixed = true;
 	}
+	*by_flag = !fixed;
 	if (!fixed) {
 		min_time = "--benchmark_min_time=" + std::to_string(iterations) + "x";
 		args.push_back(&min_time[0]);

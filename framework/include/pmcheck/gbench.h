@@ -30,8 +30,10 @@ struct pmc__gbench_ops {
 	void (*list)(void);
 	/* Run the instances whose names match `regex` (the library's filter
 	 * syntax), each for `iterations` iterations unless its registration
-	 * fixes its own count; the number of instances run. */
-	size_t (*run)(const char *regex, uint64_t iterations);
+	 * fixes its own count; the number of instances run.  *by_flag: the
+	 * count was asked for by --benchmark_min_time=Nx, the registrations
+	 * being out of the adapter's reach (the library may not take it). */
+	size_t (*run)(const char *regex, uint64_t iterations, int *by_flag);
 };
 
 /* What the adapter was built with (pmcheck_add_gbench's options). */

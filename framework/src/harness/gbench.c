@@ -37,6 +37,8 @@ static struct {
 	struct pmc_test *t;
 	const void *state;     /* the State whose loop is counted */
 	int runs;              /* loops begun on thread 0 */
+	int by_flag;           /* the count was only asked for (ops->run) */
+	uint64_t chosen;       /* iterations of a loop that were not asked for */
 	int threads;           /* most threads seen in one run */
 	bool error;
 	char why[512];
@@ -135,7 +137,9 @@ static void body(struct pmc_test *t)
 	gb.runs = gb.threads = 0;
 	gb.error = false;
 	gb.why[0] = '\0';
-	ran = gb.ops->run(filter, gb.cfg->iterations);
+	gb.by_flag = 0;
+	gb.chosen = 0;
+	ran = gb.ops->run(filter, gb.cfg->iterations, &gb.by_flag);
 	free(filter);
 	gb.t = NULL;
 	if (t->hot.open)
@@ -150,6 +154,11 @@ static void body(struct pmc_test *t)
 	if (gb.error)
 		pmc_test_error(t, "benchmark %s stopped itself with state.SkipWithError(\"%s\"): fix what it reports",
 			       d->name, gb.why);
+	if (gb.chosen)
+		pmc_test_error(t, "benchmark %s ran %llu iterations, not the %llu pmcheck asked for: this Google Benchmark neither lets pmcheck fix each registration's count nor takes --benchmark_min_time=%llux, so its clock chose; pmcheck_add_gbench supports 1.7 to 1.9 (docs/gbench.md), or fix the count in the source with ->Iterations(n)",
+			       d->name, (unsigned long long)gb.chosen,
+			       (unsigned long long)gb.cfg->iterations,
+			       (unsigned long long)gb.cfg->iterations);
 	if (gb.threads > 1)
 		pmc__test_end_now(t, PMC_INCONCLUSIVE,
 			      "benchmark %s runs its loop on %d threads, and pmcheck counts one thread's loop: a count of one thread's share is never judged; gate a single-threaded instance (->Threads(1)) of the same work",
@@ -175,6 +184,10 @@ void pmc__gbench_start(const void *state, uint64_t iterations, int threads, int 
 	if (thread_index != 0 || threads > 1)
 		return;
 	gb.runs++;
+	if (gb.by_flag && iterations != gb.cfg->iterations) {
+		gb.chosen = iterations;
+		return;
+	}
 	gb.state = state;
 	pmc_test_region_begin_n(t, REGION, iterations);
 }
