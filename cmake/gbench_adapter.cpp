@@ -30,6 +30,9 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#if defined(__has_include) && !__has_include(<benchmark/benchmark.h>)
+#error "pmcheck_add_gbench: this target does not see <benchmark/benchmark.h>: it must be a Google Benchmark program, linked to benchmark::benchmark (find_package(benchmark) or FetchContent) before pmcheck_add_gbench(TARGET ...)"
+#endif
 #include <benchmark/benchmark.h>
 #include <pmcheck/gbench.h>
 
