@@ -13,6 +13,7 @@ import os
 import subprocess
 import sys
 import tempfile
+import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from checks import check, finish  # noqa: E402
@@ -122,6 +123,73 @@ def run_row(d, what, argv, status, value, option):
     return ok
 
 
+# ---- issue 59: results that contradict themselves, and their size ----------------------------
+# Each file goes through every reader of results (results, compare, history
+# add, hwdb merge): refused (exit 2), the file and what is wrong named,
+# nothing created; a huge file refused unread, in well under a second.
+
+def results_variants(good):
+    """(name, text, words the message must hold) from a good results file."""
+    text = open(good).read()
+    doc = json.loads(text)
+    st = doc["cases"][0]["regions"][0]["events"]
+    ev = next(iter(st))
+    out = []
+    compact = json.dumps(doc)
+    out.append(("a key twice (verdict)", compact.replace('"verdict": "PASS"', '"verdict": "PASS", "verdict": "FAIL"', 1),
+                ['"verdict"', "twice"]))
+    out.append(("a second cases list", compact[:-1] + ', "cases": []}', ['"cases"', "twice"]))
+    two = json.loads(compact)
+    two["cases"].append(json.loads(json.dumps(two["cases"][0])))
+    out.append(("the same case twice", json.dumps(two), ["cases[0]", "cases[1]", doc["cases"][0]["name"]]))
+    low = json.loads(compact)
+    low["cases"][0]["regions"][0]["events"][ev]["min"] = 0
+    low["cases"][0]["regions"][0]["events"][ev]["median"] = min(st[ev]["values"])
+    out.append(("a min below every value", json.dumps(low), [".min: 0", "smallest"]))
+    high = json.loads(compact)
+    high["cases"][0]["regions"][0]["events"][ev]["max"] = max(st[ev]["values"]) + 1000
+    out.append(("a max above every value", json.dumps(high), [".max:", "largest"]))
+    return out
+
+
+def results_rows(d, good):
+    work = os.path.join(d, "r59")
+    os.mkdir(work)
+    doors = [
+        ("results", lambda f: [CLI, "results", f]),
+        ("compare", lambda f: [CLI, "compare", good, f]),
+        ("history add", lambda f: [CLI, "history", "--db=" + os.path.join(work, "h.sqlite"), "add", f]),
+        ("hwdb merge", lambda f: [CLI, "hwdb", "merge", "--hwdb=" + os.path.join(work, "hw"), f]),
+    ]
+    files = []
+    for i, (what, text, words) in enumerate(results_variants(good)):
+        f = os.path.join(work, f"v{i}.json")
+        open(f, "w").write(text)
+        files.append((what, f, words))
+    big = os.path.join(work, "big.json")
+    with open(big, "wb") as h:
+        h.truncate(500 << 20)  # sparse: 500 MB of NUL bytes, none on disk
+    files.append(("a 500 MB file", big, ["524288000 bytes", "256 MiB"]))
+    n = ok = 0
+    for what, f, words in files:
+        for door, argv in doors:
+            before = snapshot(work)
+            t0 = time.monotonic()
+            p = subprocess.run(argv(f), cwd=work, capture_output=True, timeout=60, text=True)
+            took = time.monotonic() - t0
+            good_row = (p.returncode == 2 and os.path.basename(f) in p.stderr and
+                        all(w in p.stderr for w in words) and snapshot(work) == before and
+                        (f != big or took < 1.0))
+            n += 1
+            ok += good_row
+            check(good_row, f"{door} of {what}: exit {p.returncode} (want 2) in {took:.2f} s; "
+                            f"stderr: {p.stderr.strip()[:400]!r}")
+    # What is consistent still reads: the good file through the same doors.
+    p = subprocess.run([CLI, "results", good], cwd=work, capture_output=True, timeout=60, text=True)
+    check(p.returncode in (0, 1), f"results of the good file: {p.returncode} {p.stderr[:300]}")
+    print(f"{n} self-contradicting or oversized results files through {len(doors)} readers, {ok} refused")
+
+
 with tempfile.TemporaryDirectory() as d:
     good = os.path.join(d, "good.json")
     p = subprocess.run([RUNNER, "--filter=gate.baseline_only", f"--json={good}"], capture_output=True,
@@ -155,4 +223,5 @@ with tempfile.TemporaryDirectory() as d:
         check(p.returncode == 0, f"{flag} with --backend=sim is taken: {p.returncode} {p.stderr[-300:]}")
     print(f"{rows} hostile inputs through {len(string_doors(b'')) + len(file_doors(b''))} doors, "
           f"{passed} refused as they should be")
+    results_rows(d, good)
 finish()

@@ -185,6 +185,14 @@ int pmc__result_from_json(json_t *o, struct pmc__result *r, const char *where, c
 /* Read a results file and check every case; -EINVAL with "FILE: FIELD: what
  * is wrong" in why. */
 int pmc__results_load(const char *path, struct pmc__results *rs, char *why, size_t size);
+/* The largest results file read: 256 MiB, far above any run's (a case's
+ * record is a few kilobytes); a larger one is refused unread. */
+#define PMC__RESULTS_MAX_BYTES ((size_t)256 << 20)
+/* A results document from its text (shown names it in messages): a key
+ * given twice in one object, a case given twice, or any field that
+ * contradicts another is refused; -EINVAL with the reason in why. */
+int pmc__results_parse(const char *text, size_t len, const char *shown, struct pmc__results *rs,
+		       char *why, size_t size);
 /* registry.c: does a case's full name (suite.name) match --filter's
  * comma-separated globs (a leading '-' excludes)?  NULL or "" matches all. */
 bool pmc__filter_match(const char *filter, const char *full_name);
