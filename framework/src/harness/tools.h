@@ -233,6 +233,13 @@ void pmc__fmt_num(char *buf, size_t size, double x);
 
 /* ---- report.c --------------------------------------------------------------- */
 
+/* Text read from a file or made by a case, for a terminal: one rule for
+ * every output that shows it (the runner's summary, hwdb check): a control
+ * character other than tab and newline is written as \xHH (an escape
+ * sequence would drive the terminal), and a newline goes on under indent
+ * (no line of its own can be forged). */
+void pmc__term_text(FILE *f, const char *s, const char *indent);
+
 struct pmc__run_info {
 	const char *program;
 	const char *backend;
