@@ -213,6 +213,14 @@ def nobody():
 def hwdb_rows():
     top = tempfile.mkdtemp(prefix="pmcheck-doors-hwdb-")
     os.chmod(top, 0o755)  # nobody's rows reach their hwdb through it
+    try:
+        hwdb_rows_in(top)
+    finally:
+        subprocess.run(["chmod", "-R", "u+rwX", "--", top], check=False)
+        subprocess.run(["rm", "-rf", "--", top], check=False)
+
+
+def hwdb_rows_in(top):
     as_nobody, why_not = nobody()
     n = ok = skipped = 0
 
@@ -326,7 +334,6 @@ def hwdb_rows():
     hw, f = tree("long-name", GOOD_BUDGETS + "r" * 700 + " = calls:gate_step <= 20\n")
     both("a region name of 700 bytes", hw, [f + ":4", "(700 bytes)", "200 bytes or longer"])
     print(f"{n} broken hwdb trees through the run and hwdb check, {ok} refused, {skipped} skipped")
-    subprocess.run(["rm", "-rf", "--", top], check=False)
 
 
 with tempfile.TemporaryDirectory() as d:
