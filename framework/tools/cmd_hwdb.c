@@ -30,7 +30,9 @@ struct hwdb_args {
 static void print_finding(void *user, const struct pmc_error *f)
 {
 	(void)user;
-	fprintf(stderr, "pmcheck hwdb check: %s\n", f->message);
+	fprintf(stderr, "pmcheck hwdb check: ");
+	pmc__term_text(stderr, f->message, "  ");
+	fprintf(stderr, "\n");
 }
 
 /* A model fact, or "?" where models.ini leaves it out. */
@@ -146,7 +148,9 @@ static int budget(struct pmc_hwdb *db, const struct hwdb_args *a, char **op)
 			printf("  (events are spelled as the case's expectations spell them, e.g. \"instructions:u\")\n");
 		return 1;
 	}
-	fprintf(stderr, "pmcheck hwdb budget: %s\n", err.message);
+	fprintf(stderr, "pmcheck hwdb budget: ");
+	pmc__term_text(stderr, err.message, "  ");
+	fprintf(stderr, "\n");
 	return PMC_EXIT_ERROR;
 }
 
@@ -211,7 +215,9 @@ static int open_hwdb(struct hwdb_args *a, bool fresh)
 			a->dirs[a->ndirs++] = d;
 	}
 	if (pmc_hwdb_open(&a->db, a->dirs + fresh, a->ndirs - fresh, &err)) {
-		fprintf(stderr, "pmcheck hwdb: %s\n", err.message);
+		fprintf(stderr, "pmcheck hwdb: ");
+		pmc__term_text(stderr, err.message, "  ");
+		fprintf(stderr, "\n");
 		return PMC_EXIT_ERROR;
 	}
 	if (pmc_hwdb_ndirs(a->db) == 0) {

@@ -107,7 +107,11 @@ struct pmc_hwdb_match {
  * 0) followed by the built-in one (pmc_hwdb_builtin_dir(), unless absent).
  * Every map.ini and models.ini is parsed now: a malformed line is
  * PMC_E_SYNTAX with "file:line: what was expected" in *err.  A directory
- * that does not exist is -ENOENT naming it.
+ * that does not exist, or that holds other files but none of map.ini,
+ * models.ini and budgets/ ("/"), is -ENOENT naming it; one that cannot be
+ * read (it or its budgets/) is its -errno (-EACCES), naming it.  Every
+ * hwdb file is read only if it is a regular file (or a link to one) of at
+ * most 64 MiB: anything else is an error naming the path.
  */
 PMC_API int pmc_hwdb_open(struct pmc_hwdb **out, const char *const *dirs, size_t ndirs,
 			  struct pmc_error *err);
@@ -178,7 +182,9 @@ PMC_API size_t pmc_hwdb_suite_keys(const struct pmc_hwdb *db, const char *backen
 /*
  * Look a budget up.  Returns 0 with *out filled (source names file:line),
  * -ENOENT when no file has one, or PMC_E_SYNTAX when a budget file on the
- * way is malformed (*err says file:line).
+ * way is malformed (*err says file:line) or is not a regular file (a FIFO,
+ * a device, a link to nothing or in a loop), or its -errno when it or a
+ * directory on the way cannot be read (never -ENOENT: "unbudgeted").
  */
 PMC_API int pmc_hwdb_budget(const struct pmc_hwdb *db, const struct pmc_budget_key *key,
 			    struct pmc_budget *out, struct pmc_error *err);
@@ -268,7 +274,9 @@ PMC_API int pmc_libraries_packages(const char *const *paths, struct pmc_library 
  * free() it; NULL and *n 0 when there are none, as in a file calibrated
  * before pmcheck recorded them).  Every line of the file is checked as a
  * lookup checks it: PMC_E_SYNTAX with "file:line: ..." in *err when one is
- * malformed, -ENOENT when the file cannot be read.
+ * malformed (a library named twice in one section included) or the file
+ * is not a regular file, -ENOENT when there is none, else the -errno of
+ * reading it.
  */
 PMC_API int pmc_hwdb_libraries(const char *budget_file, const char *test,
 			       struct pmc_library **out, size_t *n, struct pmc_error *err);

@@ -369,7 +369,7 @@ static bool shown_as_hex(unsigned char c)
 /* Text a case made (a reason, a check's message, a note, a region's name)
  * for a terminal: control characters shown, a newline goes on under the
  * indent. */
-static void term_text(FILE *f, const char *s, const char *indent)
+void pmc__term_text(FILE *f, const char *s, const char *indent)
 {
 	for (; s && *s; s++) {
 		unsigned char c = (unsigned char)*s;
@@ -452,11 +452,11 @@ void pmc__print_case_line(FILE *f, const struct pmc__result *res, size_t idx, si
 	fprintf(f, "[%*zu/%zu] %s%-12s%s %-40s %7.3fs  ", w, idx, total,
 		color ? verdict_color(v) : "", pmc_verdict_name(v), color ? "\033[0m" : "",
 		res->name, res->duration_s);
-	term_text(f, counts, "        ");
+	pmc__term_text(f, counts, "        ");
 	if (v != PMC_PASS && res->reason && *res->reason &&
 	    (v == PMC_KNOWN_ISSUE || !reason_is_a_check(res))) {
 		fputs(counts[0] ? "\n        " : "", f);
-		term_text(f, res->reason, "        ");
+		pmc__term_text(f, res->reason, "        ");
 	}
 	fputc('\n', f);
 }
@@ -470,12 +470,12 @@ void pmc__print_case_details(FILE *f, const struct pmc__result *res, bool verbos
 	for (i = 0; i < res->nchecks; i++)
 		if (verbose || res->checks[i].status != PMC__CHECK_PASS) {
 			fprintf(f, "        %-12s ", pmc__check_status_name(res->checks[i].status));
-			term_text(f, res->checks[i].message, "                     ");
+			pmc__term_text(f, res->checks[i].message, "                     ");
 			fputc('\n', f);
 		}
 	for (i = 0; i < res->nnotes; i++) {
 		fputs("        note: ", f);
-		term_text(f, res->notes[i], "              ");
+		pmc__term_text(f, res->notes[i], "              ");
 		fputc('\n', f);
 	}
 	if (verbose) {
@@ -483,7 +483,7 @@ void pmc__print_case_details(FILE *f, const struct pmc__result *res, bool verbos
 			const struct pmc__region_rec *r = &res->regions[i];
 
 			fputs("        region ", f);
-			term_text(f, r->name, "        ");
+			pmc__term_text(f, r->name, "        ");
 			fprintf(f, ": %zu samples, %" PRIu64 " iterations each\n", r->samples, r->iterations);
 			for (k = 0; k < r->nev; k++) {
 				const struct pmc__stat_rec *st = &r->ev[k];

@@ -141,6 +141,32 @@ static int stat_of(const char *s)
 	return -1;
 }
 
+/* min and max are the samples' own: the smallest and the largest value,
+ * or, when some samples were summarised (not listed), no larger and no
+ * smaller than every listed one.  A min below every value would read as
+ * an improvement nobody measured. */
+static void check_extremes(struct reader *rd, const char *path, const struct pmc__stat_rec *s)
+{
+	uint64_t lo = s->values[0], hi = s->values[0];
+
+	for (size_t k = 1; k < s->nvalues; k++) {
+		lo = s->values[k] < lo ? s->values[k] : lo;
+		hi = s->values[k] > hi ? s->values[k] : hi;
+	}
+	if (s->summarised ? s->min > lo : s->min != lo)
+		fail(rd, "%s.min: %" PRIu64 ", but the smallest of values is %" PRIu64
+			 " (expected min to be %s)",
+		     path, s->min, lo, s->summarised ? "at most the smallest value" : "the smallest value");
+	else if (s->summarised ? s->max < hi : s->max != hi)
+		fail(rd, "%s.max: %" PRIu64 ", but the largest of values is %" PRIu64
+			 " (expected max to be %s)",
+		     path, s->max, hi, s->summarised ? "at least the largest value" : "the largest value");
+	else if (!(s->mean >= (double)s->min && s->mean <= (double)s->max))
+		fail(rd, "%s.mean: %g is outside min..max %" PRIu64 "..%" PRIu64
+			 " (expected min <= mean <= max)",
+		     path, s->mean, s->min, s->max);
+}
+
 static void read_stats(struct reader *rd, json_t *st, const char *path, struct pmc__stat_rec *s)
 {
 	json_t *vals, *v;
@@ -196,6 +222,8 @@ static void read_stats(struct reader *rd, json_t *st, const char *path, struct p
 	if (s->nvalues + s->summarised != s->n)
 		fail(rd, "%s.n: %zu, but values has %zu sample(s)%s (expected n to count them)", path,
 		     s->n, s->nvalues, s->summarised ? " beside those summarised" : "");
+	if (!rd->failed && s->nvalues)
+		check_extremes(rd, path, s);
 }
 
 /* The events a region was sampled on (optional, perf attribution). */
@@ -602,12 +630,60 @@ static int check_environment(json_t *env, const char *path, char *why, size_t si
 			 why, size);
 }
 
-int pmc__results_load(const char *path, struct pmc__results *rs, char *why, size_t size)
+/* A key given twice in one object: jansson's message names it ("duplicate
+ * object key near '"verdict"'"); which of the two is meant is unknown. */
+static void not_json(const char *shown, const json_error_t *jerr, char *why, size_t size)
+{
+	char text[sizeof(jerr->text) * 4];
+
+	pmc__escape_ctl(text, sizeof(text), jerr->text);
+	if (jerr->line < 1)
+		snprintf(why, size, "cannot read %s: %s", shown, text);
+	else if (!strncmp(text, "duplicate object key near '", 27) && strlen(text) > 28)
+		snprintf(why, size,
+			 "%s:%d: key %.*s is given twice in one object: a results file names each field once, and which of the two is meant is unknown; remove one",
+			 shown, jerr->line, (int)strlen(text) - 28, text + 27);
+	else if (!strncmp(text, "duplicate object key", 20))
+		snprintf(why, size,
+			 "%s:%d: a key is given twice in one object (%s): a results file names each field once, and which of the two is meant is unknown; remove one",
+			 shown, jerr->line, text);
+	else
+		snprintf(why, size, "%s:%d: not JSON: %s", shown, jerr->line, text);
+}
+
+int pmc__results_parse(const char *text, size_t len, const char *shown, struct pmc__results *rs,
+		       char *why, size_t size)
 {
 	json_error_t jerr;
 	json_t *doc;
+	int rc;
+
+	memset(rs, 0, sizeof(*rs));
+	doc = json_loadb(text, len, JSON_REJECT_DUPLICATES, &jerr);
+	if (!doc) {
+		not_json(shown, &jerr, why, size);
+		return -EINVAL;
+	}
+	rc = pmc__results_from_json(doc, shown, rs, why, size);
+	json_decref(doc);
+	return rc;
+}
+
+static void too_large(const char *shown, unsigned long long bytes, bool grew, char *why,
+		      size_t size)
+{
+	snprintf(why, size,
+		 "%s: %s%llu bytes, above the limit of %llu bytes (%d MiB) for a results file: a run's results are far smaller; give the file pmcheck wrote, or split the run (--results-dir)",
+		 shown, grew ? "grew while read to over " : "", bytes,
+		 (unsigned long long)PMC__RESULTS_MAX_BYTES, (int)(PMC__RESULTS_MAX_BYTES >> 20));
+}
+
+int pmc__results_load(const char *path, struct pmc__results *rs, char *why, size_t size)
+{
 	char shown[PATH_MAX + 64];
 	struct stat sb = { 0 };
+	size_t cap, used = 0;
+	char *text = NULL;
 	int rc, fd;
 
 	/* The path as messages quote it, control characters escaped. */
@@ -627,17 +703,90 @@ int pmc__results_load(const char *path, struct pmc__results *rs, char *why, size
 		close(fd);
 		return -EINVAL;
 	}
-	doc = json_loadfd(fd, 0, &jerr);
-	close(fd);
-	if (!doc) {
-		if (jerr.line < 1)
-			snprintf(why, size, "cannot read %s: %s", shown, jerr.text);
-		else
-			snprintf(why, size, "%s:%d: not JSON: %s", shown, jerr.line, jerr.text);
-		return -EINVAL;
+	/* The size first, so that a huge file is refused unread; the cap
+	 * again while reading, for a file that grows meanwhile. */
+	if ((unsigned long long)sb.st_size > PMC__RESULTS_MAX_BYTES) {
+		too_large(shown, (unsigned long long)sb.st_size, false, why, size);
+		close(fd);
+		return -EFBIG;
 	}
-	rc = pmc__results_from_json(doc, shown, rs, why, size);
-	json_decref(doc);
+	cap = (size_t)sb.st_size + 4096;
+	text = malloc(cap);
+	rc = text ? 0 : -ENOMEM;
+	while (rc == 0) {
+		ssize_t n;
+
+		if (used == cap) {
+			size_t grown = cap * 2 > PMC__RESULTS_MAX_BYTES + 1 ? PMC__RESULTS_MAX_BYTES + 1 : cap * 2;
+			char *p = grown > cap ? realloc(text, grown) : NULL;
+
+			if (!p) {
+				rc = grown > cap ? -ENOMEM : -EFBIG;
+				break;
+			}
+			text = p;
+			cap = grown;
+		}
+		n = read(fd, text + used, cap - used);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			rc = -errno;
+		else if (n == 0)
+			break;
+		else
+			used += (size_t)n;
+	}
+	close(fd);
+	if (rc == 0 && used > PMC__RESULTS_MAX_BYTES)
+		rc = -EFBIG;
+	if (rc == -EFBIG)
+		too_large(shown, (unsigned long long)used, true, why, size);
+	else if (rc)
+		snprintf(why, size, "cannot read %s: %s", shown, strerror(-rc));
+	else
+		rc = pmc__results_parse(text, used, shown, rs, why, size);
+	free(text);
+	return rc;
+}
+
+/* Case names, sorted, to find one given twice. */
+static int by_name(const void *a, const void *b)
+{
+	const struct pmc__result *const *x = a, *const *y = b;
+	int c = strcmp((*x)->name, (*y)->name);
+
+	return c ? c : (*x < *y ? -1 : *x > *y);
+}
+
+/* The same case twice in one file would be counted twice by every reader
+ * (results, compare, the history): refused, with both places. */
+static int unique_cases(const struct pmc__results *rs, const char *path, char *why, size_t size)
+{
+	const struct pmc__result **v;
+	int rc = 0;
+
+	if (rs->n < 2)
+		return 0;
+	v = malloc(rs->n * sizeof(*v));
+	if (!v) {
+		snprintf(why, size, "%s: out of memory", path);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < rs->n; i++)
+		v[i] = &rs->cases[i];
+	qsort(v, rs->n, sizeof(*v), by_name);
+	for (size_t i = 1; i < rs->n && !rc; i++)
+		if (!strcmp(v[i - 1]->name, v[i]->name)) {
+			char name[256];
+
+			pmc__escape_ctl(name, sizeof(name), v[i]->name);
+			snprintf(why, size,
+				 "%s: cases[%zu] and cases[%zu] are both case \"%s\": a results file holds each case once (it would be counted twice); remove one, or keep the files of two runs apart",
+				 path, (size_t)(v[i - 1] - rs->cases), (size_t)(v[i] - rs->cases), name);
+			rc = -EINVAL;
+		}
+	free(v);
 	return rc;
 }
 
@@ -687,7 +836,9 @@ int pmc__results_from_json(json_t *doc, const char *path, struct pmc__results *r
 			goto out;
 		}
 	}
-	rc = 0;
+	rc = unique_cases(rs, path, why, size);
+	if (rc)
+		pmc__results_release(rs);
 out:
 	return rc;
 }

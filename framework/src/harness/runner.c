@@ -284,6 +284,13 @@ static int parse_args(struct runner *r, int argc, char **argv)
 				fprintf(stderr, "%s: %s: expected a percentage (e.g. 10 or 10%%)\n", r->prog, quoted(argv[optind - 1]));
 				return -1;
 			}
+			/* A budget's tolerance above 100% is refused on reading
+			 * (its range would reach below zero): never written. */
+			if (c == O_CALTOL && v > 100) {
+				fprintf(stderr, "%s: %s: expected a percentage from 0 to 100 (a budget's tolerance above 100%% would reach below zero; use --calibrate-margin for noisy counts)\n",
+					r->prog, quoted(argv[optind - 1]));
+				return -1;
+			}
 			if (c == O_MARGIN)
 				r->margin = v, margin_set = true;
 			else

@@ -185,6 +185,14 @@ int pmc__result_from_json(json_t *o, struct pmc__result *r, const char *where, c
 /* Read a results file and check every case; -EINVAL with "FILE: FIELD: what
  * is wrong" in why. */
 int pmc__results_load(const char *path, struct pmc__results *rs, char *why, size_t size);
+/* The largest results file read: 256 MiB, far above any run's (a case's
+ * record is a few kilobytes); a larger one is refused unread. */
+#define PMC__RESULTS_MAX_BYTES ((size_t)256 << 20)
+/* A results document from its text (shown names it in messages): a key
+ * given twice in one object, a case given twice, or any field that
+ * contradicts another is refused; -EINVAL with the reason in why. */
+int pmc__results_parse(const char *text, size_t len, const char *shown, struct pmc__results *rs,
+		       char *why, size_t size);
 /* registry.c: does a case's full name (suite.name) match --filter's
  * comma-separated globs (a leading '-' excludes)?  NULL or "" matches all. */
 bool pmc__filter_match(const char *filter, const char *full_name);
@@ -224,6 +232,13 @@ void pmc__region_release(struct pmc__region *r);
 void pmc__fmt_num(char *buf, size_t size, double x);
 
 /* ---- report.c --------------------------------------------------------------- */
+
+/* Text read from a file or made by a case, for a terminal: one rule for
+ * every output that shows it (the runner's summary, hwdb check): a control
+ * character other than tab and newline is written as \xHH (an escape
+ * sequence would drive the terminal), and a newline goes on under indent
+ * (no line of its own can be forged). */
+void pmc__term_text(FILE *f, const char *s, const char *indent);
 
 struct pmc__run_info {
 	const char *program;

@@ -33,44 +33,76 @@ const char *pmc__skip_blank(const char *p)
 	return p;
 }
 
-/* A non-negative decimal number (digits, optional fraction). */
-static const char *parse_number(const char *p, double *out)
+/*
+ * A non-negative decimal number (digits, optional fraction), or NULL with
+ * *what.  A bound is compared with counts as a double, so a number the
+ * double would change is refused rather than rounded: an integer above
+ * 2^53 (past 2^64 no count is that large), or a fraction of more than 15
+ * significant digits ("= 15.9999999999999999999" would be "= 16").
+ */
+#define BOUND_INT_MAX 9007199254740992.0 /* 2^53 */
+static const char *parse_number(const char *p, double *out, const char **what)
 {
-	const char *s = p;
+	const char *s = p, *digits;
+	size_t sig = 0;
+	bool fraction = false;
 	char *end;
 
+	*what = "a number is missing";
 	if (!isdigit((unsigned char)*p))
 		return NULL;
+	while (*p == '0' && isdigit((unsigned char)p[1]))
+		p++;
+	digits = p;
 	while (isdigit((unsigned char)*p))
 		p++;
+	sig = *digits == '0' ? 0 : (size_t)(p - digits);
 	if (*p == '.' && isdigit((unsigned char)p[1])) {
+		fraction = true;
 		p++;
+		for (const char *f = p; isdigit((unsigned char)*f); f++)
+			if (sig || *f != '0')
+				sig++;
 		while (isdigit((unsigned char)*p))
 			p++;
+	}
+	/* The integer part against 2^53 as text: strtod would round 2^53 + 1
+	 * down to 2^53 and let it through. */
+	{
+		size_t ilen = *digits == '0' ? 0 : (size_t)strspn(digits, "0123456789");
+
+		if (ilen > 16 || (ilen == 16 && strncmp(digits, "9007199254740992", 16) > 0)) {
+			*what = "a number larger than any count a bound holds exactly (at most 2^53 = 9007199254740992)";
+			return NULL;
+		}
+	}
+	if (fraction && sig > 15) {
+		*what = "a number of more than 15 significant digits, which a bound cannot hold exactly (it would be rounded)";
+		return NULL;
+	}
+	if ((size_t)(p - s) >= 64) {
+		*what = fraction ? "a number of more than 63 characters, which a bound cannot hold exactly"
+				 : "a number larger than any count a bound holds exactly (at most 2^53 = 9007199254740992)";
+		return NULL;
 	}
 	{
 		char buf[64];
 		size_t len = (size_t)(p - s);
 
-		if (len >= sizeof(buf))
-			return NULL;
 		memcpy(buf, s, len);
 		buf[len] = '\0';
 		*out = strtod(buf, &end);
-		if (*end || !isfinite(*out))
+		if (*end || !isfinite(*out) || *out > BOUND_INT_MAX) {
+			*what = "a number larger than any count a bound holds exactly (at most 2^53 = 9007199254740992)";
 			return NULL;
+		}
 	}
 	return p;
 }
 
-static int bound_error(struct pmc_error *err, const char *text, const char *at, const char *what)
-{
-	return pmc__fail(err, PMC_E_SYNTAX, text, (int)(at - text),
-			 "bound \"%s\": %s at column %d; expected \"<= N\", \">= N\", \"= N\", \"A..B\" or \"N +-T[%%]\", optionally followed by \"per iteration\"",
-			 text, what, (int)(at - text) + 1);
-}
-
-int pmc_budget_parse(const char *text, struct pmc_budget *out, struct pmc_error *err)
+/* The bound in text, or -1 with what is wrong and where. */
+static int budget_parse(const char *text, struct pmc_budget *out, const char **what,
+			const char **at)
 {
 	const char *p = pmc__skip_blank(text), *q;
 	double a, b;
@@ -78,9 +110,9 @@ int pmc_budget_parse(const char *text, struct pmc_budget *out, struct pmc_error 
 	memset(out, 0, sizeof(*out));
 	if ((p[0] == '<' || p[0] == '>') && p[1] == '=') {
 		out->kind = p[0] == '<' ? PMC_BOUND_LE : PMC_BOUND_GE;
-		q = parse_number(pmc__skip_blank(p + 2), &a);
-		if (!q)
-			return bound_error(err, text, pmc__skip_blank(p + 2), "a number is missing");
+		*at = pmc__skip_blank(p + 2);
+		if (!(q = parse_number(*at, &a, what)))
+			return -1;
 		if (out->kind == PMC_BOUND_LE)
 			out->hi = a;
 		else
@@ -88,31 +120,49 @@ int pmc_budget_parse(const char *text, struct pmc_budget *out, struct pmc_error 
 		p = q;
 	} else if (p[0] == '=') {
 		out->kind = PMC_BOUND_EQ;
-		q = parse_number(pmc__skip_blank(p + 1), &a);
-		if (!q)
-			return bound_error(err, text, pmc__skip_blank(p + 1), "a number is missing");
+		*at = pmc__skip_blank(p + 1);
+		if (!(q = parse_number(*at, &a, what)))
+			return -1;
 		out->lo = out->hi = a;
 		p = q;
 	} else {
-		q = parse_number(p, &a);
-		if (!q)
-			return bound_error(err, text, p, "unexpected text");
+		*at = p;
+		if (!(q = parse_number(p, &a, what))) {
+			if (!isdigit((unsigned char)*p))
+				*what = "unexpected text";
+			return -1;
+		}
 		p = pmc__skip_blank(q);
 		if (p[0] == '.' && p[1] == '.') {
-			q = parse_number(pmc__skip_blank(p + 2), &b);
-			if (!q)
-				return bound_error(err, text, pmc__skip_blank(p + 2), "the upper end of the range is missing");
-			if (b < a)
-				return bound_error(err, text, p, "the range is empty (upper end below lower end)");
+			*at = pmc__skip_blank(p + 2);
+			if (!(q = parse_number(*at, &b, what))) {
+				if (!isdigit((unsigned char)**at))
+					*what = "the upper end of the range is missing";
+				return -1;
+			}
+			if (b < a) {
+				*at = p;
+				*what = "the range is empty (upper end below lower end)";
+				return -1;
+			}
 			out->kind = PMC_BOUND_RANGE;
 			out->lo = a;
 			out->hi = b;
 			p = q;
 		} else if (p[0] == '+' && p[1] == '-') {
-			q = parse_number(pmc__skip_blank(p + 2), &b);
-			if (!q)
-				return bound_error(err, text, pmc__skip_blank(p + 2), "the tolerance is missing");
+			*at = pmc__skip_blank(p + 2);
+			if (!(q = parse_number(*at, &b, what))) {
+				if (!isdigit((unsigned char)**at))
+					*what = "the tolerance is missing";
+				return -1;
+			}
 			if (*q == '%') {
+				/* Beyond 100% the range would reach below zero,
+				 * which no count is: say "<= N" instead. */
+				if (b > 100) {
+					*what = "a tolerance above 100% (the range would reach below zero; write \"<= N\" for an upper bound alone)";
+					return -1;
+				}
 				b = a * b / 100.0;
 				q++;
 			}
@@ -121,7 +171,9 @@ int pmc_budget_parse(const char *text, struct pmc_budget *out, struct pmc_error 
 			out->hi = a + b;
 			p = q;
 		} else {
-			return bound_error(err, text, p, "a bare number");
+			*at = p;
+			*what = "a bare number";
+			return -1;
 		}
 	}
 	p = pmc__skip_blank(p);
@@ -129,8 +181,11 @@ int pmc_budget_parse(const char *text, struct pmc_budget *out, struct pmc_error 
 		out->per_iteration = 1;
 		p = pmc__skip_blank(p + 13);
 	}
-	if (*p)
-		return bound_error(err, text, p, "trailing text");
+	if (*p) {
+		*at = p;
+		*what = "trailing text";
+		return -1;
+	}
 	/* Keep the text as written (trimmed), for reports. */
 	{
 		size_t len = strlen(pmc__skip_blank(text));
@@ -143,6 +198,32 @@ int pmc_budget_parse(const char *text, struct pmc_budget *out, struct pmc_error 
 		out->text[len] = '\0';
 	}
 	return 0;
+}
+
+#define BOUND_FORMS "expected \"<= N\", \">= N\", \"= N\", \"A..B\" or \"N +-T[%%]\", optionally followed by \"per iteration\""
+
+int pmc_budget_parse(const char *text, struct pmc_budget *out, struct pmc_error *err)
+{
+	const char *what = "", *at = text;
+	char shown[PMC__HWDB_SHOWN_MAX * 4 + 32];
+
+	if (budget_parse(text, out, &what, &at) == 0)
+		return 0;
+	return pmc__fail(err, PMC_E_SYNTAX, text, (int)(at - text),
+			 "bound \"%s\": %s at column %d; " BOUND_FORMS,
+			 pmc__hwdb_shown(shown, sizeof(shown), text), what, (int)(at - text) + 1);
+}
+
+int pmc__budget_parse_line(const char *text, struct pmc_budget *out, const char *where,
+			   struct pmc_error *err)
+{
+	const char *what = "", *at = text;
+
+	if (budget_parse(text, out, &what, &at) == 0)
+		return 0;
+	return pmc__fail(err, PMC_E_SYNTAX, where, (int)(at - text),
+			 "%s: the bound: %s at its column %d; " BOUND_FORMS, where, what,
+			 (int)(at - text) + 1);
 }
 
 int pmc_budget_holds(const struct pmc_budget *b, double x)

@@ -108,18 +108,20 @@ static int map_handler(void *user, const char *section, const char *name, const 
 	struct pmc_hwdb *db = c->db;
 	struct map_entry *e, *grown;
 	size_t len = strlen(name);
+	char ss[PMC__HWDB_SHOWN_MAX * 4 + 32], sn[PMC__HWDB_SHOWN_MAX * 4 + 32];
 
 	if (strcmp(section, "map"))
 		return pmc__fail(err, PMC_E_SYNTAX, c->path, -1,
-				 "%s:%d: entries belong in the [map] section (found [%s])", c->path, line, section);
+				 "%s:%d: entries belong in the [map] section (found [%s])", c->path, line,
+				 pmc__hwdb_shown(ss, sizeof(ss), section));
 	if (len < 2 || name[0] != '^' || name[len - 1] != '$')
 		return pmc__fail(err, PMC_E_SYNTAX, c->path, -1,
 				 "%s:%d: \"%s\": expected an anchored regular expression (^...$) over a signature",
-				 c->path, line, name);
+				 c->path, line, pmc__hwdb_shown(sn, sizeof(sn), name));
 	if (!*value || strlen(value) >= sizeof(e->model) || strpbrk(value, " \t/"))
 		return pmc__fail(err, PMC_E_SYNTAX, c->path, -1,
-				 "%s:%d: \"%s\": expected a model id after '=' (letters, digits, '-', '_')",
-				 c->path, line, value);
+				 "%s:%d: \"%s = ...\": expected a model id after '=' (letters, digits, '-', '_', under 64 bytes)",
+				 c->path, line, pmc__hwdb_shown(sn, sizeof(sn), name));
 	for (size_t i = 0; i < db->nmap; i++) {
 		size_t plen = strlen(c->path);
 
@@ -164,7 +166,7 @@ static int parse_int_fact(const char *path, int line, const char *name, const ch
 	v = strtol(value, &end, 10);
 	if (end == value || *end || errno)
 		return pmc__fail(err, PMC_E_SYNTAX, path, -1,
-				 "%s:%d: %s = \"%s\": expected a whole number", path, line, name, value);
+				 "%s:%d: %s: expected a whole number", path, line, name);
 	if (v < lo || v > hi)
 		return pmc__fail(err, PMC_E_SYNTAX, path, -1,
 				 "%s:%d: %s = %ld is out of range: expected %ld..%ld%s", path, line, name,
@@ -190,6 +192,7 @@ static int models_handler(void *user, const char *section, const char *name, con
 	struct load_ctx *c = user;
 	struct pmc_hwdb *db = c->db;
 	struct pmc_hwdb_model *m = db->nmodels ? &db->models[db->nmodels - 1] : NULL;
+	char ss[PMC__HWDB_SHOWN_MAX * 4 + 32], sn[PMC__HWDB_SHOWN_MAX * 4 + 32];
 
 	if (!m || strcmp(m->id, section) || strcmp(m->where, "") == 0 ||
 	    strncmp(m->where, c->path, strlen(c->path))) {
@@ -235,7 +238,7 @@ static int models_handler(void *user, const char *section, const char *name, con
 			if (c->seen & (1u << i))
 				return pmc__fail(err, PMC_E_SYNTAX, c->path, -1,
 						 "%s:%d: \"%s\" is given twice in [%s]; keep one (only \"erratum\" may repeat)",
-						 c->path, line, name, section);
+						 c->path, line, name, pmc__hwdb_shown(ss, sizeof(ss), section));
 			c->seen |= 1u << i;
 		}
 	}
@@ -265,7 +268,7 @@ static int models_handler(void *user, const char *section, const char *name, con
 	}
 	return pmc__fail(err, PMC_E_SYNTAX, c->path, -1,
 			 "%s:%d: unknown fact \"%s\" in [%s]; expected name, vendor, arch, general_counters, general_width, fixed_counters, fixed_width, breakpoint_slots, deterministic or erratum",
-			 c->path, line, name, section);
+			 c->path, line, pmc__hwdb_shown(sn, sizeof(sn), name), pmc__hwdb_shown(ss, sizeof(ss), section));
 }
 
 void pmc_hwdb_free(struct pmc_hwdb *db)
@@ -305,7 +308,7 @@ static const char *wrong_level(const char *dir)
 	DIR *d;
 
 	for (const char *const *f = (const char *const[]){ "budgets", "map.ini", "models.ini", NULL }; *f; f++)
-		if (pmc__snprintf(path, sizeof(path), "%s/%s", dir, *f) != 0 || stat(path, &st) == 0)
+		if (pmc__snprintf(path, sizeof(path), "%s/%s", dir, *f) != 0 || lstat(path, &st) == 0)
 			return NULL;
 	d = opendir(dir);
 	while (d && !level && (e = readdir(d))) {
@@ -324,6 +327,16 @@ static const char *wrong_level(const char *dir)
 			if (is_budget_file(f->d_name))
 				level = "the budgets/ directory of an hwdb (it holds KEY/SUITE.ini files)";
 		closedir(sub);
+	}
+	/* Anything else in it (/, /proc/self, a source tree): not an hwdb at
+	 * all.  An empty directory is an hwdb with nothing in it yet. */
+	if (d && !level) {
+		rewinddir(d);
+		while ((e = readdir(d)))
+			if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..")) {
+				level = "no hwdb at all";
+				break;
+			}
 	}
 	if (d)
 		closedir(d);
@@ -359,7 +372,32 @@ int pmc_hwdb_open(struct pmc_hwdb **out, const char *const *dirs, size_t ndirs,
 				       exists ? "give the directory that holds map.ini and budgets/" : "create it");
 			goto out;
 		}
+		{
+			/* An hwdb that cannot be listed would read as one without
+			 * budgets, and every gate would pass unbudgeted. */
+			DIR *d = opendir(dirs[i]);
+			char shown[PATH_MAX];
+
+			if (!d) {
+				rc = -errno;
+				pmc__escape_ctl(shown, sizeof(shown), dirs[i]);
+				rc = pmc__fail(err, rc, dirs[i], -1,
+					       "cannot read hwdb directory \"%s\": %s; every file and directory of an hwdb must be readable by whoever runs pmcheck (fix its mode or owner, or --hwdb / PMCHECK_HWDB)",
+					       shown, strerror(-rc));
+				goto out;
+			}
+			closedir(d);
+		}
 		level = wrong_level(dirs[i]);
+		if (level && !strcmp(level, "no hwdb at all")) {
+			char shown[PATH_MAX];
+
+			pmc__escape_ctl(shown, sizeof(shown), dirs[i]);
+			rc = pmc__fail(err, -ENOENT, dirs[i], -1,
+				       "\"%s\" is not an hwdb directory: it holds other files but none of map.ini, models.ini or budgets/ (an hwdb directory holds those, or nothing yet); fix --hwdb / PMCHECK_HWDB",
+				       shown);
+			goto out;
+		}
 		if (level) {
 			char shown[PATH_MAX];
 
@@ -368,6 +406,21 @@ int pmc_hwdb_open(struct pmc_hwdb **out, const char *const *dirs, size_t ndirs,
 				       "hwdb directory \"%s\" has no budgets/, map.ini or models.ini: it looks like %s; give the hwdb's own directory, the one that holds budgets/ (fix --hwdb / PMCHECK_HWDB)",
 				       shown, level);
 			goto out;
+		}
+		if (pmc__snprintf(path, sizeof(path), "%s/budgets", dirs[i]) == 0 &&
+		    lstat(path, &st) == 0) {
+			DIR *d = opendir(path);
+			char shown[PATH_MAX];
+
+			pmc__escape_ctl(shown, sizeof(shown), path);
+			if (!d) {
+				rc = -errno;
+				rc = pmc__fail(err, rc, path, -1,
+					       "cannot read hwdb directory %s: %s; every file and directory of an hwdb must be readable by whoever runs pmcheck (fix its mode or owner)",
+					       shown, strerror(-rc));
+				goto out;
+			}
+			closedir(d);
 		}
 		db->dirs[db->ndirs++] = strdup(dirs[i]);
 	}
@@ -384,15 +437,11 @@ int pmc_hwdb_open(struct pmc_hwdb **out, const char *const *dirs, size_t ndirs,
 		static const char *const files[] = { "map.ini", "models.ini" };
 
 		for (size_t f = 0; f < 2; f++) {
+			/* Absent is fine; anything else there is read as a file,
+			 * or refused (pmc__hwdb_read_file). */
 			if (pmc__snprintf(path, sizeof(path), "%s/%s", db->dirs[i], files[f]) != 0 ||
-			    stat(path, &st) != 0)
+			    (lstat(path, &st) != 0 && errno == ENOENT))
 				continue;
-			if (!S_ISREG(st.st_mode)) {
-				rc = pmc__fail(err, PMC_E_SYNTAX, path, -1,
-					       "%s is not a regular file; hwdb reads %s as a file: remove or replace it",
-					       path, files[f]);
-				goto out;
-			}
 			c.section_line = 0;
 			rc = pmc__ini_parse_path(path, f ? models_handler : map_handler, &c, &opts,
 						 err);

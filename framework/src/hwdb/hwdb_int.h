@@ -50,6 +50,20 @@ int pmc__ini_parse(const char *name, const char *text, size_t len, pmc_ini_handl
 int pmc__ini_parse_path(const char *path, pmc_ini_handler handler, void *user,
 			const struct pmc__ini_opts *opts, struct pmc_error *err);
 
+/* ini.c: an hwdb file's whole text, NUL-terminated and malloc'd, with the
+ * one rule every reader of hwdb files follows, in a run as in check: a
+ * regular file (or a link to one), readable, of at most
+ * PMC__HWDB_FILE_MAX bytes.  0; -ENOENT when nothing is at path; or the
+ * error naming the path and what it is (a FIFO, a device, a link to
+ * nothing or in a loop, unreadable, too large). */
+#define PMC__HWDB_FILE_MAX ((size_t)64 << 20)
+int pmc__hwdb_read_file(const char *path, char **text, size_t *len, struct pmc_error *err);
+/* ini.c: a name or section of an hwdb file as messages show it: control
+ * characters escaped, and one longer than PMC__HWDB_SHOWN_MAX bytes by its
+ * start and its length, so that the reason after it always fits. */
+#define PMC__HWDB_SHOWN_MAX 80
+const char *pmc__hwdb_shown(char *buf, size_t size, const char *s);
+
 /* budget.c: can a budget file name this test, region or library?  Not empty, no
  * blank (ASCII or Unicode: a non-breaking space looks like a blank), no
  * control character, none of = : ; # [ ], valid UTF-8, under 200 bytes.
@@ -63,6 +77,18 @@ int pmc__map_pattern_compile(regex_t *re, const char *pattern, char *why, size_t
 /* budget.c: p past blanks and tabs. */
 const char *pmc__skip_blank(const char *p);
 
+/* lookup.c: the library lines seen in one budget file, by section and
+ * name.  One rule everywhere (a run's lookup, its libraries read, hwdb
+ * check): a library named twice in one section is refused with both lines. */
+struct pmc__library_seen {
+	char **ids;
+	int *lines;
+	size_t n;
+};
+int pmc__library_seen(struct pmc__library_seen *s, const char *path, const char *section,
+		      const char *name, int line, struct pmc_error *err);
+void pmc__library_seen_release(struct pmc__library_seen *s);
+
 /* lookup.c: one budget file's reading state. */
 struct pmc__budget_ctx {
 	const char *path;
@@ -70,7 +96,15 @@ struct pmc__budget_ctx {
 	struct pmc_budget *out;
 	bool found;
 	size_t lines;
+	struct pmc__library_seen *seen; /* NULL: library lines not compared */
 };
+
+/* budget.c: a budget line's bound, with an error that says where
+ * ("FILE:LINE: [test] region") and what is wrong, but not the text: a
+ * line of a file that is not a budget file (a link to a credentials
+ * file) may hold a secret. */
+int pmc__budget_parse_line(const char *text, struct pmc_budget *out, const char *where,
+			   struct pmc_error *err);
 /* lookup.c: the INI handler of budget files (validates every line; with
  * want set, keeps the matching budget). */
 int pmc__budget_handler(void *user, const char *section, const char *name, const char *value,

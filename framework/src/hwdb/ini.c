@@ -15,10 +15,14 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <pmcheck/hwdb.h>
 
@@ -161,15 +165,132 @@ int pmc_ini_parse_text(const char *name, const char *text, size_t len, pmc_ini_h
 	return pmc__ini_parse(name, text, len, handler, user, NULL, err);
 }
 
+/* What a path that is not a regular file is, for messages. */
+static const char *file_kind(mode_t m)
+{
+	return S_ISDIR(m) ? "a directory" : S_ISFIFO(m) ? "a FIFO" : S_ISCHR(m) ? "a character device" :
+	       S_ISBLK(m) ? "a block device" : S_ISSOCK(m) ? "a socket" : "something else";
+}
+
+int pmc__hwdb_read_file(const char *path, char **text, size_t *len, struct pmc_error *err)
+{
+	char shown[PATH_MAX + 64];
+	struct stat st;
+	size_t cap, used = 0;
+	char *buf = NULL;
+	int fd = -1, rc = 0;
+
+	*text = NULL;
+	*len = 0;
+	pmc__escape_ctl(shown, sizeof(shown), path);
+	if (lstat(path, &st) != 0) {
+		rc = -errno;
+		if (rc == -ENOENT)
+			return pmc__fail(err, rc, path, -1, "%s does not exist", shown);
+		return pmc__fail(err, rc, path, -1,
+				 "cannot read %s: %s; every file and directory of an hwdb must be readable by whoever runs pmcheck (fix its mode or owner)",
+				 shown, strerror(-rc));
+	}
+	/* Not blocking: a FIFO's open would wait for a writer; fstat then
+	 * refuses it.  A link is followed, to a regular file only. */
+	fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0) {
+		rc = -errno;
+		if (rc == -ENOENT || rc == -ELOOP)
+			return pmc__fail(err, PMC_E_SYNTAX, path, -1,
+					 "%s is a symbolic link %s, so no budget in it could be read: remove it or point it at a regular file",
+					 shown, rc == -ENOENT ? "to nothing" : "in a loop");
+		return pmc__fail(err, rc, path, -1,
+				 "cannot read %s: %s; every file and directory of an hwdb must be readable by whoever runs pmcheck (fix its mode or owner)",
+				 shown, strerror(-rc));
+	}
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+		rc = pmc__fail(err, PMC_E_SYNTAX, path, -1,
+			       "%s is %s (or a link to one), not a regular file: hwdb reads only regular files; remove it or replace it with one",
+			       shown, file_kind(st.st_mode));
+		goto out;
+	}
+	if ((unsigned long long)st.st_size > PMC__HWDB_FILE_MAX) {
+		rc = pmc__fail(err, -EFBIG, path, -1,
+			       "%s: %llu bytes, above the limit of %d MiB for an hwdb file: hwdb files are text a person reads; remove it or split it",
+			       shown, (unsigned long long)st.st_size, (int)(PMC__HWDB_FILE_MAX >> 20));
+		goto out;
+	}
+	cap = (size_t)st.st_size + 4096;
+	buf = malloc(cap + 1);
+	while (buf) {
+		ssize_t n;
+
+		if (used == cap) {
+			char *grown = cap < PMC__HWDB_FILE_MAX + 1 ? realloc(buf, PMC__HWDB_FILE_MAX + 2) : NULL;
+
+			if (!grown) {
+				rc = pmc__fail(err, -EFBIG, path, -1,
+					       "%s grew while read to over the limit of %d MiB for an hwdb file",
+					       shown, (int)(PMC__HWDB_FILE_MAX >> 20));
+				goto out;
+			}
+			buf = grown;
+			cap = PMC__HWDB_FILE_MAX + 1;
+		}
+		n = read(fd, buf + used, cap - used);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			rc = pmc__fail(err, -errno, path, -1, "cannot read %s: %s", shown, strerror(errno));
+			goto out;
+		}
+		if (n == 0)
+			break;
+		used += (size_t)n;
+	}
+	if (!buf) {
+		rc = pmc__fail(err, -ENOMEM, path, -1, "%s: out of memory", shown);
+		goto out;
+	}
+	if (used > PMC__HWDB_FILE_MAX) {
+		rc = pmc__fail(err, -EFBIG, path, -1,
+			       "%s grew while read to over the limit of %d MiB for an hwdb file", shown,
+			       (int)(PMC__HWDB_FILE_MAX >> 20));
+		goto out;
+	}
+	buf[used] = '\0';
+	*text = buf;
+	*len = used;
+	buf = NULL;
+out:
+	free(buf);
+	if (fd >= 0)
+		close(fd);
+	return rc;
+}
+
+const char *pmc__hwdb_shown(char *buf, size_t size, const char *s)
+{
+	size_t len = strlen(s);
+
+	if (len <= PMC__HWDB_SHOWN_MAX) {
+		pmc__escape_ctl(buf, size, s);
+	} else {
+		char start[PMC__HWDB_SHOWN_MAX + 1], esc[PMC__HWDB_SHOWN_MAX * 4 + 1];
+
+		memcpy(start, s, PMC__HWDB_SHOWN_MAX);
+		start[PMC__HWDB_SHOWN_MAX] = '\0';
+		pmc__escape_ctl(esc, sizeof(esc), start);
+		snprintf(buf, size, "%s... (%zu bytes)", esc, len);
+	}
+	return buf;
+}
+
 int pmc__ini_parse_path(const char *path, pmc_ini_handler handler, void *user,
 			const struct pmc__ini_opts *opts, struct pmc_error *err)
 {
 	size_t len = 0;
 	char *text = NULL;
-	int rc = pmc__read_file(path, &text, &len);
+	int rc = pmc__hwdb_read_file(path, &text, &len, err);
 
 	if (rc)
-		return pmc__fail(err, rc, path, -1, "cannot read %s: %s", path, strerror(-rc));
+		return rc;
 	rc = pmc__ini_parse(path, text, len, handler, user, opts, err);
 	free(text);
 	return rc;

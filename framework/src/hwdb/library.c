@@ -66,7 +66,9 @@ int pmc__library_parse(const char *name, const char *value, struct pmc_library *
 
 	memset(out, 0, sizeof(*out));
 	if ((what = pmc__budget_name_why(soname))) {
-		snprintf(why, size, "library name \"%s\" %s", soname, what);
+		char shown[PMC__HWDB_SHOWN_MAX * 4 + 32];
+
+		snprintf(why, size, "library name \"%s\" %s", pmc__hwdb_shown(shown, sizeof(shown), soname), what);
 		return -1;
 	}
 	snprintf(out->name, sizeof(out->name), "%s", soname);
@@ -86,7 +88,7 @@ int pmc__library_parse(const char *name, const char *value, struct pmc_library *
 		len = strcspn(p, " \t");
 		eq = memchr(p, '=', len);
 		if (strncmp(p, "package:", 8) || !eq) {
-			snprintf(why, size, "\"%.*s\" is not package:NAME=VERSION", (int)len, p);
+			snprintf(why, size, "the field after the identity is not package:NAME=VERSION");
 			return -1;
 		}
 		if (out->package[0]) {
@@ -98,8 +100,7 @@ int pmc__library_parse(const char *name, const char *value, struct pmc_library *
 		    (size_t)(p + len - eq - 1) >= sizeof(out->version) ||
 		    !all_of(eq + 1, (size_t)(p + len - eq - 1), VERSION_CHARS)) {
 			snprintf(why, size,
-				 "\"%.*s\": a package name is lower-case letters, digits and + - . and a version letters, digits and . + ~ : -",
-				 (int)len, p);
+				 "the package field: a package name is lower-case letters, digits and + - . and a version letters, digits and . + ~ : -");
 			return -1;
 		}
 		snprintf(out->package, sizeof(out->package), "%.*s", (int)(eq - p - 8), p + 8);

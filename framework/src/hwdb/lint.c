@@ -95,14 +95,17 @@ struct check_ctx {
 	char (*seen)[600];
 	int *seen_line;
 	size_t nseen;
+	struct pmc__library_seen libraries; /* the run's rule, pmc__library_seen */
 };
 
 static int check_handler(void *user, const char *section, const char *name, const char *value,
 			 int line, struct pmc_error *err)
 {
 	struct check_ctx *c = user;
-	struct pmc__budget_ctx b = { c->path, NULL, NULL, false, 0 };
+	struct pmc__budget_ctx b = { c->path, NULL, NULL, false, 0, &c->libraries };
 	char event[PMC_HWDB_KEY_MAX * 2], id[600];
+	char ss[PMC__HWDB_SHOWN_MAX * 4 + 32], sn[PMC__HWDB_SHOWN_MAX * 4 + 32];
+	char se[PMC__HWDB_SHOWN_MAX * 4 + 32];
 	const char *bound;
 	size_t i;
 
@@ -113,23 +116,19 @@ static int check_handler(void *user, const char *section, const char *name, cons
 		finding(c->l, err->code, c->path, "%s", err->message);
 		return 0;
 	}
-	if (library) {
-		event[0] = '\0';
-	} else {
-		pmc__split_budget_value(value, event, sizeof(event), &bound);
-		lint_event(c->l, c->path, line, event, c->key, "");
-	}
+	/* Library lines given twice were refused above, by the run's rule. */
+	if (library)
+		return 0;
+	pmc__split_budget_value(value, event, sizeof(event), &bound);
+	lint_event(c->l, c->path, line, event, c->key, "");
 	pmc__snprintf(id, sizeof(id), "%s|%s|%s", section, name, event);
 	for (i = 0; i < c->nseen; i++)
 		if (!strcmp(c->seen[i], id)) {
-			if (library)
-				finding(c->l, PMC_E_SYNTAX, c->path,
-					"%s:%d: [%s] %s is given twice (the first is at line %d; a case loads one library of a name: remove one, or calibrate again)",
-					c->path, line, section, name, c->seen_line[i]);
-			else
-				finding(c->l, PMC_E_SYNTAX, c->path,
-					"%s:%d: second budget for [%s] %s %s (the first is at line %d; lookups use the first: remove one)",
-					c->path, line, section, name, event, c->seen_line[i]);
+			finding(c->l, PMC_E_SYNTAX, c->path,
+				"%s:%d: second budget for [%s] %s %s (the first is at line %d; lookups use the first: remove one)",
+				c->path, line, pmc__hwdb_shown(ss, sizeof(ss), section),
+				pmc__hwdb_shown(sn, sizeof(sn), name), pmc__hwdb_shown(se, sizeof(se), event),
+				c->seen_line[i]);
 			return 0;
 		}
 	{
@@ -159,21 +158,17 @@ static void check_syntax(void *user, const struct pmc_error *e)
 
 static void lint_budget_file(struct lint *l, const char *fpath, const char *key)
 {
-	struct check_ctx c = { l, fpath, key, NULL, NULL, 0 };
+	struct check_ctx c = { l, fpath, key, NULL, NULL, 0, { 0 } };
 	struct pmc__ini_opts opts = { NULL, check_syntax };
 	struct pmc_error err;
-	struct stat st;
 
-	if (stat(fpath, &st) != 0 || !S_ISREG(st.st_mode)) {
-		finding(l, PMC_E_SYNTAX, fpath,
-			"%s is not a regular file, so no budget in it would ever be read: remove or replace it",
-			fpath);
-		return;
-	}
+	/* Read as a run reads it (pmc__hwdb_read_file): a FIFO, a device, a
+	 * link to nothing or an unreadable file is a finding naming it. */
 	if (pmc__ini_parse_path(fpath, check_handler, &c, &opts, &err))
 		finding(l, err.code, fpath, "%s", err.message);
 	free(c.seen);
 	free(c.seen_line);
+	pmc__library_seen_release(&c.libraries);
 }
 
 static void lint_budgets(struct lint *l, const char *dir)
@@ -184,6 +179,13 @@ static void lint_budgets(struct lint *l, const char *dir)
 
 	pmc__snprintf(path, sizeof(path), "%s/budgets", dir);
 	keys = opendir(path);
+	if (!keys && errno != ENOENT) {
+		char shown[PATH_MAX];
+
+		finding(l, -errno, path,
+			"cannot read %s: %s; every file and directory of an hwdb must be readable by whoever runs pmcheck (fix its mode or owner)",
+			pmc__escape_ctl(shown, sizeof(shown), path), strerror(errno));
+	}
 	while (keys && (k = readdir(keys))) {
 		DIR *files;
 		struct dirent *f;
@@ -193,9 +195,11 @@ static void lint_budgets(struct lint *l, const char *dir)
 		pmc__snprintf(file, sizeof(file), "%s/%s", path, k->d_name);
 		files = opendir(file);
 		if (!files) {
+			char shown[PATH_MAX];
+
 			finding(l, PMC_E_SYNTAX, file,
-				"%s: expected a directory named by a budget key (budgets/KEY/SUITE.ini): %s",
-				file, strerror(errno));
+				"%s: expected a directory named by a budget key (budgets/KEY/SUITE.ini), readable by whoever runs pmcheck: %s",
+				pmc__escape_ctl(shown, sizeof(shown), file), strerror(errno));
 			continue;
 		}
 		while ((f = readdir(files))) {
@@ -214,9 +218,12 @@ static void lint_budgets(struct lint *l, const char *dir)
 			    (len > 17 && !strcmp(f->d_name + len - 17, ".calibration.json")))
 				continue;
 			if (len < 5 || strcmp(f->d_name + len - 4, ".ini")) {
+				char shown[PATH_MAX], sk[PMC__HWDB_SHOWN_MAX * 4 + 32];
+
 				finding(l, PMC_E_SYNTAX, fpath,
 					"%s: not a budget file (budgets/%s/SUITE.ini, or SUITE.functions.json or SUITE.calibration.json beside it): rename it or remove it",
-					fpath, k->d_name);
+					pmc__escape_ctl(shown, sizeof(shown), fpath),
+					pmc__hwdb_shown(sk, sizeof(sk), k->d_name));
 				continue;
 			}
 			lint_budget_file(l, fpath, k->d_name);

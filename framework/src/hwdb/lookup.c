@@ -181,49 +181,95 @@ int pmc__split_budget_value(const char *value, char *event, size_t size, const c
 	return 0;
 }
 
+int pmc__library_seen(struct pmc__library_seen *s, const char *path, const char *section,
+		      const char *name, int line, struct pmc_error *err)
+{
+	char *id, shown_s[PMC__HWDB_SHOWN_MAX * 4 + 32], shown_n[PMC__HWDB_SHOWN_MAX * 4 + 32];
+	char **ids;
+	int *lines;
+
+	if (asprintf(&id, "%s|%s", section, name) < 0)
+		return pmc__fail(err, -ENOMEM, path, -1, "out of memory");
+	for (size_t i = 0; i < s->n; i++)
+		if (!strcmp(s->ids[i], id)) {
+			free(id);
+			return pmc__fail(err, PMC_E_SYNTAX, path, -1,
+					 "%s:%d: [%s] %s is given twice (the first is at line %d; a case loads one library of a name: remove one, or calibrate again)",
+					 path, line, pmc__hwdb_shown(shown_s, sizeof(shown_s), section),
+					 pmc__hwdb_shown(shown_n, sizeof(shown_n), name), s->lines[i]);
+		}
+	ids = realloc(s->ids, (s->n + 1) * sizeof(*ids));
+	if (ids)
+		s->ids = ids;
+	lines = ids ? realloc(s->lines, (s->n + 1) * sizeof(*lines)) : NULL;
+	if (!lines) {
+		free(id);
+		return pmc__fail(err, -ENOMEM, path, -1, "out of memory");
+	}
+	s->lines = lines;
+	s->ids[s->n] = id;
+	s->lines[s->n++] = line;
+	return 0;
+}
+
+void pmc__library_seen_release(struct pmc__library_seen *s)
+{
+	for (size_t i = 0; i < s->n; i++)
+		free(s->ids[i]);
+	free(s->ids);
+	free(s->lines);
+	memset(s, 0, sizeof(*s));
+}
+
+/*
+ * Messages name the file, the line, the section and the name, escaped and
+ * shortened (pmc__hwdb_shown), never the value: a budget file that is a
+ * link to another file (a credentials file's "key = secret") must not have
+ * its values printed.
+ */
 int pmc__budget_handler(void *user, const char *section, const char *name, const char *value,
 			  int line, struct pmc_error *err)
 {
 	struct pmc__budget_ctx *c = user;
-	char event[PMC_HWDB_KEY_MAX * 2];
+	char event[PMC_HWDB_KEY_MAX * 2], where[PATH_MAX + 512];
+	char ss[PMC__HWDB_SHOWN_MAX * 4 + 32], sn[PMC__HWDB_SHOWN_MAX * 4 + 32];
 	struct pmc_budget b;
 	const char *bound, *why;
 	int rc;
 
 	c->lines++;
+	pmc__hwdb_shown(ss, sizeof(ss), section);
+	pmc__hwdb_shown(sn, sizeof(sn), name);
 	if (!*section)
 		return pmc__fail(err, PMC_E_SYNTAX, c->path, -1,
-				 "%s:%d: %s outside a [test] section", c->path, line,
+				 "%s:%d: \"%s = ...\": %s outside a [test] section", c->path, line, sn,
 				 pmc__library_line(name) ? "library line" : "budget");
 	if ((why = pmc__budget_name_why(section)))
 		return pmc__fail(err, PMC_E_SYNTAX, c->path, -1,
 				 "%s:%d: test \"%s\" cannot be budgeted: %s; a test name in a budget file has no blank, control character or any of = : ; # [ ]",
-				 c->path, line, section, why);
+				 c->path, line, ss, why);
 	if (pmc__library_line(name)) {
 		struct pmc_library lib;
 		char what[300];
 
 		if (pmc__library_parse(name, value, &lib, what, sizeof(what)))
 			return pmc__fail(err, PMC_E_SYNTAX, c->path, -1,
-					 "%s:%d: \"%s = %s\": %s; expected \"" PMC__LIBRARY_FORM "\" as --calibrate writes it (calibrate again, or delete the line)",
-					 c->path, line, name, value, what);
-		return 0;
+					 "%s:%d: [%s] %s: %s; expected \"" PMC__LIBRARY_FORM "\" as --calibrate writes it (calibrate again, or delete the line)",
+					 c->path, line, ss, sn, what);
+		return c->seen ? pmc__library_seen(c->seen, c->path, section, name, line, err) : 0;
 	}
 	if ((why = pmc__budget_name_why(name)))
 		return pmc__fail(err, PMC_E_SYNTAX, c->path, -1,
-				 "%s:%d: \"%s = %s\": region name \"%s\" cannot be budgeted: %s; expected \"region = event bound\" with a region name without blanks, control characters or any of = : ; # [ ] (rename the region)",
-				 c->path, line, name, value, name, why);
+				 "%s:%d: [%s] region name \"%s\" cannot be budgeted: %s; expected \"region = event bound\" with a region name without blanks, control characters or any of = : ; # [ ] (rename the region)",
+				 c->path, line, ss, sn, why);
 	if (pmc__split_budget_value(value, event, sizeof(event), &bound))
 		return pmc__fail(err, PMC_E_SYNTAX, c->path, -1,
-				 "%s:%d: \"%s = %s\": expected \"region = event bound\", e.g. \"insert = instructions:u <= 1200\"",
-				 c->path, line, name, value);
-	rc = pmc_budget_parse(bound, &b, err);
-	if (rc) {
-		char msg[PMC_ERROR_MSG_MAX];
-
-		pmc__copy(msg, sizeof(msg), err ? err->message : "bad bound");
-		return pmc__fail(err, rc, c->path, -1, "%s:%d: %s", c->path, line, msg);
-	}
+				 "%s:%d: [%s] %s: the value is not \"event bound\"; expected \"region = event bound\", e.g. \"insert = instructions:u <= 1200\"",
+				 c->path, line, ss, sn);
+	snprintf(where, sizeof(where), "%s:%d: [%s] %s", c->path, line, ss, sn);
+	rc = pmc__budget_parse_line(bound, &b, where, err);
+	if (rc)
+		return rc;
 	if (c->want && !c->found && !strcmp(section, c->want->test) &&
 	    !strcmp(name, c->want->region) && !strcmp(event, c->want->event)) {
 		b.source[0] = '\0';
@@ -246,14 +292,20 @@ int pmc_hwdb_budget(const struct pmc_hwdb *db, const struct pmc_budget_key *key,
 		return -ENOENT;
 	for (k = 0; k < nkeys; k++) {
 		for (d = 0; db && d < db->ndirs; d++) {
-			struct pmc__budget_ctx c = { path, key, out, false, 0 };
+			struct pmc__library_seen seen = { 0 };
+			struct pmc__budget_ctx c = { path, key, out, false, 0, &seen };
 			struct stat st;
 			int rc;
 
+			/* Only a file that is not there is skipped: one that
+			 * cannot be read (a link to nothing, a FIFO, a directory
+			 * of mode 000 on the way) is an error, never "unbudgeted". */
 			if (pmc__snprintf(path, sizeof(path), "%s/budgets/%s/%s.ini", db->dirs[d],
-					  keys[k], key->suite) < 0 || stat(path, &st) != 0)
+					  keys[k], key->suite) < 0 ||
+			    (lstat(path, &st) != 0 && (errno == ENOENT || errno == ENOTDIR)))
 				continue;
 			rc = pmc__ini_parse_path(path, pmc__budget_handler, &c, NULL, err);
+			pmc__library_seen_release(&seen);
 			if (rc)
 				return rc;
 			if (c.found) {
@@ -271,13 +323,14 @@ struct read_ctx {
 	const char *path, *test;
 	struct pmc_library *v;
 	size_t n;
+	struct pmc__library_seen seen;
 };
 
 static int read_handler(void *user, const char *section, const char *name, const char *value,
 			int line, struct pmc_error *err)
 {
 	struct read_ctx *c = user;
-	struct pmc__budget_ctx b = { c->path, NULL, NULL, false, 0 };
+	struct pmc__budget_ctx b = { c->path, NULL, NULL, false, 0, &c->seen };
 	struct pmc_library *grown;
 	char why[8];
 	int rc;
@@ -299,9 +352,10 @@ static int read_handler(void *user, const char *section, const char *name, const
 int pmc_hwdb_libraries(const char *budget_file, const char *test, struct pmc_library **out,
 		       size_t *n, struct pmc_error *err)
 {
-	struct read_ctx c = { budget_file, test, NULL, 0 };
+	struct read_ctx c = { budget_file, test, NULL, 0, { 0 } };
 	int rc = pmc__ini_parse_path(budget_file, read_handler, &c, NULL, err);
 
+	pmc__library_seen_release(&c.seen);
 	if (rc) {
 		free(c.v);
 		c.v = NULL;

@@ -92,12 +92,14 @@ static int read_budget_file(const char *dir, const char *key, const char *suite,
 		return pmc__fail(err, rc ? rc : -ENAMETOOLONG, path, -1, "cannot create %s: %s", path,
 				 strerror(rc ? -rc : ENAMETOOLONG));
 	pmc__snprintf(path, size, "%s/budgets/%s/%s.ini", dir, key, suite);
-	rc = pmc__read_file(path, text, len);
+	/* Read as every reader of hwdb files reads (a FIFO or a link to
+	 * /dev/zero refused); nothing there yet is an empty file. */
+	rc = pmc__hwdb_read_file(path, text, len, err);
 	if (rc == -ENOENT) {
 		*len = 0;
-		rc = (*text = strdup("")) ? 0 : -ENOMEM;
+		rc = (*text = strdup("")) ? 0 : pmc__fail(err, -ENOMEM, path, -1, "out of memory");
 	}
-	return rc ? pmc__fail(err, rc, path, -1, "cannot read %s: %s", path, strerror(-rc)) : 0;
+	return rc;
 }
 
 /* out[0..len) written atomically to path; text and out freed: 0, or an

@@ -2,7 +2,9 @@
 /*
  * libFuzzer target for the results reader: any bytes either read as a
  * results document or are refused with a message; a case that reads is
- * written back (pmc__result_to_json) and must read again.
+ * written back (pmc__result_to_json), must read again, and must then be
+ * written the same: what the reader accepts is consistent (no field lost
+ * or changed on the way, no key or case given twice).
  */
 #include <jansson.h>
 #include <stdint.h>
@@ -14,29 +16,31 @@
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct pmc__results rs;
-	json_error_t jerr;
-	json_t *doc = json_loadb((const char *)data, size, 0, &jerr);
 	char why[1024] = "";
 
-	if (!doc)
-		return 0;
-	if (pmc__results_from_json(doc, "fuzz.json", &rs, why, sizeof(why)) != 0) {
+	if (pmc__results_parse((const char *)data, size, "fuzz.json", &rs, why, sizeof(why)) != 0) {
 		if (!why[0])
 			abort(); /* a refusal always says why */
-	} else {
-		for (size_t i = 0; i < rs.n; i++) {
-			json_t *back = pmc__result_to_json(&rs.cases[i]);
-			struct pmc__result r;
-
-			if (!back)
-				abort();
-			if (pmc__result_from_json(back, &r, "again", why, sizeof(why)) != 0)
-				abort(); /* what pmcheck writes, pmcheck reads */
-			pmc__result_release(&r);
-			json_decref(back);
-		}
-		pmc__results_release(&rs);
+		return 0;
 	}
-	json_decref(doc);
+	for (size_t i = 0; i < rs.n; i++) {
+		json_t *back = pmc__result_to_json(&rs.cases[i]), *again;
+		struct pmc__result r;
+
+		if (!back)
+			abort();
+		if (pmc__result_from_json(back, &r, "again", why, sizeof(why)) != 0)
+			abort(); /* what pmcheck writes, pmcheck reads */
+		again = pmc__result_to_json(&r);
+		if (!again || !json_equal(back, again))
+			abort(); /* and reads as it was written */
+		for (size_t j = 0; j < i; j++)
+			if (!strcmp(rs.cases[j].name, rs.cases[i].name))
+				abort(); /* a case given twice was refused */
+		json_decref(again);
+		pmc__result_release(&r);
+		json_decref(back);
+	}
+	pmc__results_release(&rs);
 	return 0;
 }
