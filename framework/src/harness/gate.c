@@ -284,19 +284,23 @@ static double region_total(const struct pmc__result *run, const struct pmc__chec
 }
 
 /*
- * A per-iteration figure in a budget line: exact (the shortest text that
- * reads back as the same double, so the judge's division meets it), or
- * rounded outwards to a thousandth for a bound (dir > 0 up, < 0 down).
+ * A per-iteration figure in a budget line.  Exact (dir 0): the shortest
+ * text (at most 15 significant digits, hwdb's limit) that times the
+ * iterations rounds back to the whole-region count, which is how the judge
+ * reads an exact per-iteration budget (judge.c).  A bound's side: rounded
+ * outwards to a thousandth (dir > 0 up, < 0 down).
  */
-static void per_iteration_text(char *buf, size_t size, double v, int dir)
+static void per_iteration_text(char *buf, size_t size, double total, uint64_t iterations, int dir)
 {
+	double v = total / (double)iterations;
+
 	if (dir > 0)
-		v = ceil(v * 1000.0) / 1000.0;
+		v = pmc__ceil(v * 1000.0) / 1000.0;
 	else if (dir < 0)
-		v = floor(v * 1000.0) / 1000.0;
-	for (int prec = 1; prec <= 17; prec++) {
+		v = pmc__floor(v * 1000.0) / 1000.0;
+	for (int prec = 1; prec <= 15; prec++) {
 		snprintf(buf, size, "%.*g", prec, v);
-		if (strtod(buf, NULL) == v)
+		if (dir ? strtod(buf, NULL) == v : fabs(strtod(buf, NULL) * (double)iterations - total) < 0.5)
 			return;
 	}
 }
@@ -305,7 +309,7 @@ static void per_iteration_text(char *buf, size_t size, double v, int dir)
 static void bound_figure(char *buf, size_t size, double total, uint64_t iterations, int dir)
 {
 	if (iterations > 1)
-		per_iteration_text(buf, size, total / (double)iterations, dir);
+		per_iteration_text(buf, size, total, iterations, dir);
 	else
 		snprintf(buf, size, "%.0f", total);
 }

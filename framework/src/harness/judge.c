@@ -118,7 +118,7 @@ void pmc__judge(struct pmc__check *c, struct pmc__region *r, int ev, int per,
 	bool ratio = e->kind == PMC_EXPECT_KIND_RATIO_LE || e->kind == PMC_EXPECT_KIND_RATIO_GE ||
 		     e->kind == PMC_EXPECT_KIND_RATIO_RANGE;
 	char bound[128], meas[48], what[300], estimate[96] = "";
-	double x, lo = NAN, hi = NAN, error = 0;
+	double x, lo = NAN, hi = NAN, error = 0, iters = 1;
 	size_t total;
 	bool ok;
 
@@ -207,8 +207,10 @@ void pmc__judge(struct pmc__check *c, struct pmc__region *r, int ev, int per,
 			return;
 		}
 		snprintf(c->budget_source, sizeof(c->budget_source), "%s", budget->source);
-		if (budget->per_iteration && r->iterations > 1)
+		if (budget->per_iteration && r->iterations > 1) {
 			x /= (double)r->iterations;
+			iters = (double)r->iterations;
+		}
 		if (budget->kind != PMC_BOUND_LE)
 			lo = budget->lo;
 		if (budget->kind != PMC_BOUND_GE)
@@ -219,6 +221,13 @@ void pmc__judge(struct pmc__check *c, struct pmc__region *r, int ev, int per,
 	c->bound_lo = lo;
 	c->bound_hi = hi;
 	ok = (isnan(lo) || x >= lo) && (isnan(hi) || x <= hi);
+	/* A per-iteration budget is met by the whole region's count: the
+	 * count times the bound's figure, to the nearest count, so that a
+	 * figure of at most 15 digits (hwdb's limit) states an exact count
+	 * over any number of iterations (17059.65 over 20 is 341193). */
+	if (iters > 1)
+		ok = (isnan(lo) || x * iters >= lo * iters - 0.5) &&
+		     (isnan(hi) || x * iters <= hi * iters + 0.5);
 	/* Other threads ran uncounted: the true figure is at least x.  Only a
 	 * lower bound that holds stays true; anything else is unknown. */
 	if (s.other_threads || (ratio && sp.other_threads)) {
