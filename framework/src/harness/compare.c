@@ -103,8 +103,12 @@ static json_t *compare_row(const char *cname, const char *rname, const char *ev,
 	/* One sample cannot show that an event repeats exactly.  On sim, work
 	 * executed is exact for one binary: its figure is the minimum, as a
 	 * budget judges it, and a sample above it is work the code chose to do
-	 * (a first call's lazy set-up, a hash seeded by getrandom). */
-	bool det = ((omin == omax && nmin == nmax) || sim_work) && on >= 2 && nn >= 2, chosen;
+	 * (a first call's lazy set-up, a hash seeded by getrandom); so one
+	 * sample a side is enough there (a Google Benchmark instance runs its
+	 * fixed iterations once). */
+	bool det = ((omin == omax && nmin == nmax && on >= 2 && nn >= 2) || sim_work) && on >= 1 &&
+		   nn >= 1,
+	     chosen;
 	double change = omin > 0 ? 100.0 * (nmin - omin) / omin : (nmin > 0 ? INFINITY : 0);
 	double spread = 0, tol, given = tolerance_for(tols, ev, det, &chosen);
 	const char *verdict;
