@@ -7,6 +7,7 @@
  * Also what is checked before any sim case starts.
  */
 #define _GNU_SOURCE
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -297,6 +298,29 @@ static int sim_env_check(struct runner *r)
 	return 0;
 }
 
+/*
+ * A program built with a sanitizer cannot run under valgrind: both manage
+ * the address space, and valgrind's loader stops it before main ("ASan
+ * runtime does not come first in initial library list" for every case).
+ * The runtime is in this very process when the suite was built with it.
+ */
+static const char *sanitizer_here(void)
+{
+	static const struct {
+		const char *symbol, *name;
+	} runtimes[] = {
+		{ "__asan_init", "AddressSanitizer (-fsanitize=address)" },
+		{ "__hwasan_init", "HWAddressSanitizer (-fsanitize=hwaddress)" },
+		{ "__tsan_init", "ThreadSanitizer (-fsanitize=thread)" },
+		{ "__msan_init", "MemorySanitizer (-fsanitize=memory)" },
+	};
+
+	for (size_t i = 0; i < sizeof(runtimes) / sizeof(runtimes[0]); i++)
+		if (dlsym(RTLD_DEFAULT, runtimes[i].symbol))
+			return runtimes[i].name;
+	return NULL;
+}
+
 /* --backend=sim from outside the simulator: can cases be started under it? */
 int pmc__sim_unavailable(struct runner *r)
 {
@@ -306,6 +330,13 @@ int pmc__sim_unavailable(struct runner *r)
 	       r->prog);
 	return PMC_EXIT_SKIP;
 #else
+	const char *sanitizer = sanitizer_here();
+
+	if (sanitizer) {
+		printf("%s: SKIP: --backend=sim cannot run this program: it is built with %s, whose runtime and valgrind both manage the address space (valgrind stops it before main); build the suite for sim without sanitizers (a build directory of its own), and keep the sanitizer build on --backend=perf\n",
+		       r->prog, sanitizer);
+		return PMC_EXIT_SKIP;
+	}
 	/* Asked for explicitly, the sim backend's absence is an error, not a
 	 * skip: a gate that meant to count on sim must not pass without it. */
 	if (!*pmc_sim_valgrind_version()) {

@@ -1,0 +1,54 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""A suite built with a sanitizer, run on the sim backend: refused before
+anything runs, naming the sanitizer and the fix (valgrind's loader would
+stop every case with "ASan runtime does not come first ...").  The suite is
+compiled here against pmcheck installed from this build; each sanitizer a
+row, and the same suite built without one runs (the row's control).
+Arguments: BINARY_DIR WORK_DIR"""
+import os
+import shutil
+import subprocess
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from checks import check, finish  # noqa: E402
+
+BINARY_DIR, WORK = sys.argv[1:3]
+shutil.rmtree(WORK, ignore_errors=True)
+os.makedirs(WORK)
+prefix = os.path.join(WORK, "prefix")
+p = subprocess.run(["cmake", "--install", BINARY_DIR, "--prefix", prefix], capture_output=True, text=True)
+check(p.returncode == 0, f"install: {p.stderr}")
+src = os.path.join(WORK, "suite.c")
+with open(src, "w") as f:
+    f.write('#include <pmcheck/harness.h>\n'
+            'PMC_TEST(san, loop, .events = "instructions:u")\n'
+            '{\n\tvolatile int x = 0;\n\tPMC_REGION(t, "loop") { for (int i = 0; i < 100; i++) x += i; }\n'
+            '\tPMC_EXPECT_GE(t, "loop", "instructions:u", 100);\n}\n')
+libdir = os.path.join(prefix, "lib")
+ROWS = [  # (compiler, flags, sanitizer named, or None for the control)
+    ("gcc", [], None),
+    ("gcc", ["-fsanitize=address"], "AddressSanitizer (-fsanitize=address)"),
+    ("gcc", ["-fsanitize=thread"], "ThreadSanitizer (-fsanitize=thread)"),
+    ("clang", ["-fsanitize=address"], "AddressSanitizer (-fsanitize=address)"),
+]
+for cc, flags, named in ROWS:
+    if not shutil.which(cc):
+        print(f"note: {cc} is not installed: row {cc} {flags} left out")
+        continue
+    exe = os.path.join(WORK, "suite-" + cc + "".join(flags).replace("=", "-"))
+    p = subprocess.run([cc, *flags, "-g", f"-I{prefix}/include", src, f"-L{libdir}", f"-Wl,-rpath,{libdir}",
+                        "-lpmcheck_harness_main", "-lpmcheck_harness", "-lpmcheck", "-o", exe],
+                       capture_output=True, text=True)
+    if not check(p.returncode == 0, f"{cc} {flags}: build: {p.stderr[-1500:]}"):
+        continue
+    p = subprocess.run([exe, "--backend=sim"], capture_output=True, text=True, timeout=300)
+    out = p.stdout + p.stderr
+    if named is None:
+        check(p.returncode == 0 and "1 PASS" in out, f"{cc} without a sanitizer runs on sim: {p.returncode}\n{out}")
+    else:
+        check(p.returncode == 77 and named in out and "without sanitizers" in out and "--backend=perf" in out
+              and "ASan runtime does not come first" not in out,
+              f"{cc} {flags}: refused before running, naming {named} and the fix: {p.returncode}\n{out}")
+sys.exit(finish())
