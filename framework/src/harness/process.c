@@ -108,6 +108,45 @@ static bool valgrind_panic(const char *out, char *reason, size_t size)
 	return true;
 }
 
+/*
+ * A case killed by SIGILL under the simulator, where valgrind's decoder
+ * said why (exec.c asks for --sigill-diagnostics): an instruction this
+ * valgrind cannot run, which the CPU may well run.  The reason quotes the
+ * decoder, names the function and says what to do.
+ */
+static bool sim_sigill(const char *out, char *reason, size_t size)
+{
+	const char *bytes = strstr(out, "unhandled instruction bytes: ");
+	const char *at = strstr(out, "Unrecognised instruction at address");
+	const char *fn = NULL;
+	size_t nb, nf = 0;
+
+	if (!bytes)
+		return false;
+	bytes += strlen("unhandled instruction bytes: ");
+	nb = strcspn(bytes, "\n");
+	/* The line after it: "==PID==    at 0xADDR: FUNCTION (in OBJECT)". */
+	if (at && (at = strchr(at, '\n'))) {
+		size_t line = strcspn(at + 1, "\n");
+		const char *colon = memmem(at + 1, line, ": ", 2);
+
+		if (colon) {
+			fn = colon + 2;
+			nf = (size_t)(at + 1 + line - fn);
+			for (size_t k = 0; k + 4 <= nf; k++)
+				if (!memcmp(fn + k, " (in", 4)) {
+					nf = k;
+					break;
+				}
+		}
+	}
+	snprintf(reason, size,
+		 "the simulator cannot run an instruction%s%.*s: %s's decoder stopped at bytes %.*s (\"the instruction is legitimate but Valgrind doesn't handle it\", or the code jumped astray); build that code for sim without the extension (-mno-avx512f and the like, or a CPU dispatch the sim run avoids), or count it with --backend=perf",
+		 fn ? " in " : "", (int)(nf > 120 ? 120 : nf), fn ? fn : "", pmc_sim_valgrind_version(),
+		 (int)(nb > 60 ? 60 : nb), bytes);
+	return true;
+}
+
 void pmc__run_forked(struct runner *r, const struct pmc_test_def *d,
 		       const struct pmc_test_options *o, double *seconds, struct pmc__result *res)
 {
@@ -217,8 +256,11 @@ out:
 	*seconds = pmc__child_now() - t0;
 	if (outfd >= 0)
 		out = pmc__case_slurp(outfd, OUTPUT_KEEP, &out_total);
-	/* valgrind (or VEX) stopped on an internal error: say so, not exit(). */
-	if (exited_early && r->backend == PMC_BACKEND_SIM && out && valgrind_panic(out, reason, sizeof(reason))) {
+	/* valgrind (or VEX) stopped on an internal error: say so, not exit();
+	 * or on an instruction it cannot decode: say which, not "signal 4". */
+	if (r->backend == PMC_BACKEND_SIM && out &&
+	    ((exited_early && valgrind_panic(out, reason, sizeof(reason))) ||
+	     (WIFSIGNALED(status) && WTERMSIG(status) == SIGILL && sim_sigill(out, reason, sizeof(reason))))) {
 		struct pmc__result panicked;
 
 		pmc__case_error_result(d, reason, &panicked);

@@ -83,8 +83,12 @@ static const char *const valgrind_options[] = {
 	"--separate-threads=no",
 	/* Count from the start; readings zero the counters themselves. */
 	"--collect-atstart=yes",
-	/* No banner, and no messages from forked children (every case is one). */
+	/* No banner, and no messages from forked children (every case is one);
+	 * but an instruction the simulator cannot decode is said, with its
+	 * bytes (--quiet alone hides it: "killed by signal 4" said nothing of
+	 * who refused it). */
 	"--quiet",
+	"--sigill-diagnostics=yes",
 	"--child-silent-after-fork=yes",
 	/* A program the suite execs is not the code under test. */
 	"--trace-children=no",
@@ -438,6 +442,7 @@ static int run_under_valgrind(char *const argv[], int verbose, unsigned columns,
 		    (columns & (PMC__SIM_CACHE_MISSES | PMC__SIM_BRANCH_MISSES)))
 			vargv[n++] = "--pmcheck-models-atstart=no";
 		vargv[n++] = "--quiet";
+		vargv[n++] = "--sigill-diagnostics=yes";
 		vargv[n++] = "--child-silent-after-fork=yes";
 		vargv[n++] = "--trace-children=no";
 		if (pmc__sim_tool_fault())
