@@ -442,9 +442,20 @@ int pmc__calibrate_case(const struct pmc__result *runs, size_t nruns,
 				keys[nkeys++] = key;
 		}
 		shown = key;
-		if (old[0])
-			fprintf(out, "  - %s\n", old);
-		fprintf(out, "  + %s = %s %s\n", region, event, bound);
+		{
+			char line[1400];
+
+			/* A diff of what changed: a line written again as it was
+			 * is one line, not a - and + pair. */
+			snprintf(line, sizeof(line), "%s = %s %s", region, event, bound);
+			if (old[0] && !strcmp(old, line)) {
+				fprintf(out, "  = %s\n", line);
+			} else {
+				if (old[0])
+					fprintf(out, "  - %s\n", old);
+				fprintf(out, "  + %s\n", line);
+			}
+		}
 		written++;
 	}
 	/* The libraries after the budgets, once per file written. */

@@ -98,6 +98,13 @@ def shared_library_suite():
                         r"calibrated: 5 equal runs, exact", text),
               f"{case}: an exact budget per iteration:\n{text[:3000]}")
 
+    # Calibrated again, an unchanged budget is one line, not a -/+ pair.
+    p = must(sh([bench, "--pmcheck", "--backend=sim", "--calibrate", f"--hwdb={SRC}/hwdb",
+                 "--filter=bench.BM_map"]), "calibrate again")
+    check(re.search(r"^  = loop = instructions:u = [0-9.]+ per iteration", p.stdout, re.M)
+          and not re.search(r"^  [-+] loop", p.stdout, re.M),
+          f"an unchanged budget line is shown once, as unchanged:\n{p.stdout[-1500:]}")
+
     # The gate twice, then from another directory.
     for i in range(2):
         p = ctest(b, "-L", "sim", "-E", "threaded")
