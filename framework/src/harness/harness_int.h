@@ -55,6 +55,7 @@ struct pmc__check {
 	const char *stat;        /* "min", "median", "max" */
 	size_t samples;
 	char budget_source[PMC_HWDB_WHERE_MAX];
+	bool per_iteration;      /* measured and bounds are per iteration (the budget's) */
 	bool gate;               /* unbudgeted, but the suite has budgets elsewhere: fails */
 	char message[512];
 	/* FIGURE checks own their strings. */

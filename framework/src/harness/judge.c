@@ -210,6 +210,7 @@ void pmc__judge(struct pmc__check *c, struct pmc__region *r, int ev, int per,
 		if (budget->per_iteration && r->iterations > 1) {
 			x /= (double)r->iterations;
 			iters = (double)r->iterations;
+			c->per_iteration = true;
 		}
 		if (budget->kind != PMC_BOUND_LE)
 			lo = budget->lo;
@@ -245,6 +246,10 @@ void pmc__judge(struct pmc__check *c, struct pmc__region *r, int ev, int per,
 	}
 	pmc__fmt_bound(bound, sizeof(bound), lo, hi);
 	pmc__fmt_num(meas, sizeof(meas), x);
+	if (c->per_iteration) {
+		strncat(bound, " per iteration", sizeof(bound) - strlen(bound) - 1);
+		strncat(meas, " per iteration", sizeof(meas) - strlen(meas) - 1);
+	}
 	if (ok) {
 		c->status = PMC__CHECK_PASS;
 		pmc__check_msg(c, "%s: %s (%s of %zu) within %s%s", what, meas,

@@ -531,6 +531,7 @@ int pmc__result_record(struct pmc_test *t, struct pmc__result *r)
 								      : PMC_STAT_MIN;
 		cr->samples = c->samples;
 		cr->budget_source = dup_or_null(c->budget_source);
+		cr->per_iteration = c->per_iteration;
 		cr->gate = c->gate;
 		if (!cr->region || !cr->event || !cr->file || !cr->message)
 			goto oom;

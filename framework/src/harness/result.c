@@ -402,6 +402,8 @@ static void w_result(struct pmc__jw *w, const struct pmc__result *r)
 			w_str(w, "statistic", pmc__stat_name(c->statistic));
 		w_int(w, "samples", (long long)c->samples);
 		w_str(w, "budget_source", c->budget_source);
+		if (c->per_iteration)
+			w_bool(w, "per_iteration", true);
 		w_str(w, "layout", c->layout);
 		if (c->gate)
 			w_bool(w, "gate", true);

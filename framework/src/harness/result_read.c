@@ -496,6 +496,8 @@ int pmc__result_from_json(json_t *o, struct pmc__result *r, const char *where, c
 			c->layout = dup_str(&rd, v, path, "layout", true);
 			s = field(&rd, v, path, "gate", JSON_TRUE, true);
 			c->gate = s && json_is_true(s);
+			s = field(&rd, v, path, "per_iteration", JSON_TRUE, true);
+			c->per_iteration = s && json_is_true(s);
 		}
 	}
 

@@ -114,6 +114,7 @@ struct pmc__check_rec {
 	enum pmc_stat statistic;
 	size_t samples;
 	char *budget_source;     /* NULL when not a budget */
+	bool per_iteration;      /* measured, lo and hi are per iteration of the region */
 	bool gate;               /* unbudgeted while the suite has budgets elsewhere */
 	char *layout;            /* sim: passed as layout ("memcpy -6 over 40 calls"), else NULL */
 };

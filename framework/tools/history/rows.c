@@ -30,7 +30,9 @@ void history_digest(const char *text, size_t len, char *out, size_t size)
 }
 
 /* The bounds a case judged (region, event) by: its budget, or an explicit
- * bound (=, <=, >=, range) when it has no budget; NAN when none. */
+ * bound (=, <=, >=, range) when it has no budget; NAN when none.  A bound
+ * per iteration is stored for the whole region, as the figures beside it
+ * are. */
 static void budget_of(const struct pmc__result *c, const char *region, const char *label,
 		      double *lo, double *hi)
 {
@@ -45,8 +47,11 @@ static void budget_of(const struct pmc__result *c, const char *region, const cha
 
 		if (bound && !cr->per && !strcmp(cr->region, region) && e && !strcmp(e->label, label) &&
 		    (cr->kind == PMC_EXPECT_KIND_BUDGET || (isnan(*lo) && isnan(*hi)))) {
-			*lo = cr->lo;
-			*hi = cr->hi;
+			const struct pmc__region_rec *g = pmc__result_region(c, region);
+			double per = cr->per_iteration && g && g->iterations > 1 ? (double)g->iterations : 1;
+
+			*lo = cr->lo * per;
+			*hi = cr->hi * per;
 		}
 	}
 }
