@@ -285,14 +285,15 @@ static char *with_failures(char *md, const struct pmc__results *rs)
 		const struct pmc__result *c = &rs->cases[i];
 
 		if (c->verdict != PMC_FAIL && c->verdict != PMC_ERROR &&
-		    c->verdict != PMC_INCONCLUSIVE)
+		    c->verdict != PMC_INCONCLUSIVE && c->verdict != PMC_UNBUDGETED)
 			continue;
 		if (!shown++)
 			fprintf(f, "\n### Cases that did not pass\n\n");
 		fprintf(f, "- **%s** `%s`\n", pmc_verdict_name(c->verdict), c->name);
 		for (size_t k = 0; k < c->nchecks; k++)
 			if (c->checks[k].status != PMC__CHECK_PASS &&
-			    c->checks[k].status != PMC__CHECK_UNBUDGETED)
+			    (c->checks[k].status != PMC__CHECK_UNBUDGETED ||
+			     c->verdict == PMC_UNBUDGETED))
 				fprintf(f, "  - %s\n", c->checks[k].message);
 		if (!c->nchecks && c->reason)
 			fprintf(f, "  - %s\n", c->reason);
@@ -443,7 +444,7 @@ static int export_results(const struct pmc__results *rs, const char *format, con
 		format, testbed, testbed, output ? output : "FILE");
 	if (notes.cases_without_figures) {
 		fprintf(stderr, "not exported: %zu cases without figures (", notes.cases_without_figures);
-		for (int v = 0, first = 1; v <= PMC_ERROR; v++)
+		for (int v = 0, first = 1; v < PMC__NVERDICTS; v++)
 			if (notes.by_verdict[v]) {
 				fprintf(stderr, "%s%zu %s", first ? "" : ", ", notes.by_verdict[v],
 					pmc_verdict_name((enum pmc_verdict)v));

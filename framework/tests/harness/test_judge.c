@@ -222,7 +222,7 @@ T_CASE(budgets)
 T_CASE(verdict_and_exit_status)
 {
 	struct pmc__check c[3];
-	size_t counts[PMC_ERROR + 1] = { 0 };
+	size_t counts[PMC__NVERDICTS] = { 0 };
 	char reason[600];
 
 	memset(c, 0, sizeof(c));
