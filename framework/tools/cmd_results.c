@@ -138,7 +138,7 @@ static int load_dir(const char *dir, struct pmc__results *rs, size_t *files)
 }
 
 static const char *const verdicts[] = { "PASS", "FAIL", "SKIP", "ERROR", "KNOWN-ISSUE",
-					"INCONCLUSIVE" };
+					"INCONCLUSIVE", "UNBUDGETED" };
 
 /* Verdict counts per suite (for a conformance suite: per area of the
  * manual), in the order suites first appear; only the cases that ran on
@@ -249,20 +249,21 @@ static char *suite_table(json_t *by, json_t *env, bool markdown)
 		markdown ? "### " : "", pmc__jstr(kernel, "release"), pmc__jstr(kernel, "machine"),
 		pmc__jstr(cpu, "signature"), pmc__jstr(env, "backend"));
 	if (markdown)
-		fprintf(f, "| suite | pass | fail | skip | error | known issue | inconclusive |\n"
-			   "| --- | ---: | ---: | ---: | ---: | ---: | ---: |\n");
+		fprintf(f, "| suite | pass | fail | skip | error | known issue | inconclusive | unbudgeted |\n"
+			   "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n");
 	else
-		fprintf(f, "  %-14s %5s %5s %5s %5s %6s %6s\n", "suite", "pass", "fail", "skip",
-			"error", "known", "inconc");
+		fprintf(f, "  %-14s %5s %5s %5s %5s %6s %6s %6s\n", "suite", "pass", "fail", "skip",
+			"error", "known", "inconc", "unbudg");
 	json_object_foreach(by, suite, row) {
 #define N(v) json_integer_value(json_object_get(row, v))
 		if (markdown)
-			fprintf(f, "| %s | %lld | %lld | %lld | %lld | %lld | %lld |\n", suite,
+			fprintf(f, "| %s | %lld | %lld | %lld | %lld | %lld | %lld | %lld |\n", suite,
 				N("PASS"), N("FAIL"), N("SKIP"), N("ERROR"), N("KNOWN-ISSUE"),
-				N("INCONCLUSIVE"));
+				N("INCONCLUSIVE"), N("UNBUDGETED"));
 		else
-			fprintf(f, "  %-14s %5lld %5lld %5lld %5lld %6lld %6lld\n", suite, N("PASS"),
-				N("FAIL"), N("SKIP"), N("ERROR"), N("KNOWN-ISSUE"), N("INCONCLUSIVE"));
+			fprintf(f, "  %-14s %5lld %5lld %5lld %5lld %6lld %6lld %6lld\n", suite, N("PASS"),
+				N("FAIL"), N("SKIP"), N("ERROR"), N("KNOWN-ISSUE"), N("INCONCLUSIVE"),
+				N("UNBUDGETED"));
 #undef N
 	}
 	fclose(f);

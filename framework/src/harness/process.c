@@ -45,17 +45,18 @@ void pmc__runner_forward_signals(void)
  * reported its result on the pipe and is still taking its counters down,
  * 0 timed out. */
 /*
- * A case past its timeout: SIGTERM to its process group first, so that a
- * process that holds something outside itself lets go of it (under the sim
- * backend, the case's process removes valgrind's dump directory,
- * /tmp/pmcheck-sim.*, once valgrind is gone; a second SIGTERM has it kill
- * valgrind outright), then SIGKILL to whatever is left of the group.
+ * A case past its timeout.  Under the sim backend, SIGTERM to its process
+ * group first: the case's process then removes valgrind's dump directory
+ * (/tmp/pmcheck-sim.*) once valgrind is gone, and a second SIGTERM has it
+ * kill a valgrind whose program ignores the first.  Then SIGKILL to
+ * whatever is left of the group (on perf, at once: a case's process holds
+ * nothing outside itself).
  */
-static void terminate_case(struct pmc__child *c)
+static void terminate_case(struct pmc__child *c, bool sim)
 {
-	for (int round = 0; round < 2 && c->pid > 0; round++) {
+	for (int round = 0; sim && round < 2 && c->pid > 0; round++) {
 		kill(-c->pid, SIGTERM);
-		if (pmc__child_wait(c, pmc__child_now() + 2.0) == PMC__CHILD_EXITED)
+		if (pmc__child_wait(c, pmc__child_now() + 1.0) == PMC__CHILD_EXITED)
 			break;
 	}
 	pmc__child_kill(c);
@@ -188,7 +189,7 @@ void pmc__run_forked(struct runner *r, const struct pmc_test_def *d,
 	wait_rc = wait_case(&c, o->timeout);
 	pmc__child_close(&c);
 	if (wait_rc == 0) {
-		terminate_case(&c);
+		terminate_case(&c, r->backend == PMC_BACKEND_SIM);
 		current_child = 0;
 		if (r->backend == PMC_BACKEND_SIM && !(r->timeout > 0))
 			snprintf(reason, sizeof(reason),

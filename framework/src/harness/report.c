@@ -234,7 +234,7 @@ static bool junit_failed(enum pmc_verdict v)
 
 char *pmc__junit(const struct pmc__results *rs, const char *program, double seconds)
 {
-	size_t counts[PMC__NVERDICTS] = { 0 }, i, j, k, regressed = 0;
+	size_t counts[PMC__NVERDICTS] = { 0 }, i, j, k, regressed = 0, unbudgeted_regressed = 0;
 	struct pmc__text b = { 0 };
 	char **reg = calloc(rs->n + 1, sizeof(*reg));
 
@@ -247,13 +247,15 @@ char *pmc__junit(const struct pmc__results *rs, const char *program, double seco
 		reg[i] = rs->comparison ? pmc__compare_case_text(rs->comparison, rs->cases[i].name)
 					: NULL;
 		regressed += reg[i] && !junit_failed(rs->cases[i].verdict);
+		unbudgeted_regressed += reg[i] && rs->cases[i].verdict == PMC_UNBUDGETED;
 	}
 	bputs(&b, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
 	bputs(&b, "<testsuites name=\"");
 	bxml(&b, program);
 	bprintf(&b, "\" tests=\"%zu\" failures=\"%zu\" errors=\"%zu\" skipped=\"%zu\" time=\"%.3f\">\n",
 		rs->n, counts[PMC_FAIL] + counts[PMC_INCONCLUSIVE] + regressed, counts[PMC_ERROR],
-		counts[PMC_SKIP] + counts[PMC_KNOWN_ISSUE] + counts[PMC_UNBUDGETED], seconds);
+		counts[PMC_SKIP] + counts[PMC_KNOWN_ISSUE] + counts[PMC_UNBUDGETED] - unbudgeted_regressed,
+		seconds);
 	/* One <testsuite> per suite, in first-seen order. */
 	for (i = 0; i < rs->n; i++) {
 		const char *suite = rs->cases[i].suite;
@@ -275,7 +277,7 @@ char *pmc__junit(const struct pmc__results *rs, const char *program, double seco
 			     (reg[j] && !junit_failed(d->verdict));
 			e += d->verdict == PMC_ERROR;
 			sk += d->verdict == PMC_SKIP || d->verdict == PMC_KNOWN_ISSUE ||
-			      d->verdict == PMC_UNBUDGETED;
+			      (d->verdict == PMC_UNBUDGETED && !reg[j]);
 			secs += d->duration_s;
 		}
 		bputs(&b, "  <testsuite name=\"");
@@ -299,7 +301,7 @@ char *pmc__junit(const struct pmc__results *rs, const char *program, double seco
 			 * has no such outcome, and a skip with the command that
 			 * records the budget is the nearest. */
 			if (d->verdict == PMC_SKIP || d->verdict == PMC_KNOWN_ISSUE ||
-			    d->verdict == PMC_UNBUDGETED) {
+			    (d->verdict == PMC_UNBUDGETED && !reg[j])) {
 				bputs(&b, "      <skipped message=\"");
 				if (d->verdict == PMC_KNOWN_ISSUE)
 					bputs(&b, "KNOWN-ISSUE: ");

@@ -119,8 +119,8 @@ int pmc__run_calibrate(struct runner *r, size_t total)
 		if (k == r->calibrate)
 			functions_from_callgrind(r, d, &runs[0]);
 		size_t before = missed;
+		bool skip = runs[0].verdict == PMC_SKIP;
 
-		skipped += runs[0].verdict == PMC_SKIP;
 		n = pmc__calibrate_case(runs, k < r->calibrate ? 1 : r->calibrate,
 					&(struct pmc__calibration){ r->hwdb[0], key,
 								    r->calibrate_key && *r->calibrate_key,
@@ -131,7 +131,10 @@ int pmc__run_calibrate(struct runner *r, size_t total)
 			status = PMC_EXIT_ERROR, missed++;
 		else
 			written += (size_t)n;
-		cases_missed += missed > before;
+		/* A case that does not run here (another backend's, no PMU) is
+		 * said, not a failure; one that ran and was not calibrated is. */
+		skipped += skip;
+		cases_missed += !skip && missed > before;
 		for (k = 0; k < r->calibrate; k++)
 			pmc__result_release(&runs[k]); /* empty past an early stop */
 		free(runs);
@@ -141,12 +144,15 @@ int pmc__run_calibrate(struct runner *r, size_t total)
 	/* A calibration that left a selected case without its budgets did not
 	 * do what it was asked: never exit 0 for it (the gate would then be
 	 * unbudgeted, or judge by stale budgets). */
+	if (skipped)
+		printf("%zu of %zu case(s) skipped here, not calibrated (see \"not calibrated\" above)\n",
+		       skipped, total);
 	if (cases_missed) {
-		printf("%zu of %zu case(s) not calibrated (see \"not calibrated\" above)%s\n",
-		       cases_missed, total,
-		       skipped == total ? ": every one was skipped here" : "");
-		if (status == PMC_EXIT_PASS)
-			status = skipped == total ? PMC_EXIT_SKIP : PMC_EXIT_ERROR;
+		printf("%zu of %zu case(s) ran but were not calibrated (see \"not calibrated\" above): calibration failed\n",
+		       cases_missed, total);
+		status = PMC_EXIT_ERROR;
+	} else if (status == PMC_EXIT_PASS && skipped == total) {
+		status = PMC_EXIT_SKIP;
 	}
 	return status;
 }

@@ -623,7 +623,7 @@ int pmc_main(int argc, char **argv)
 	 * must have run (a filtered run selects cases on purpose). */
 	if (!r.filter && pmc__budgets_not_run(&run, r.backend == PMC_BACKEND_SIM ? "sim" : "perf",
 					      stdout) > 0 &&
-	    (status == PMC_EXIT_PASS || status == PMC_EXIT_SKIP))
+	    (status == PMC_EXIT_PASS || status == PMC_EXIT_SKIP || status == PMC_EXIT_UNBUDGETED))
 		status = PMC_EXIT_FAIL;
 	/* The machine and the commit (a git run) only for a run that keeps
 	 * its results or compares them: a run read in a terminal does
@@ -640,7 +640,9 @@ int pmc_main(int argc, char **argv)
 	if (r.baseline) {
 		int cs = pmc__run_compare_baseline(&r, &run);
 
-		if (cs == PMC_EXIT_ERROR || (cs == PMC_EXIT_REGRESSION && status == PMC_EXIT_PASS))
+		if (cs == PMC_EXIT_ERROR ||
+		    (cs == PMC_EXIT_REGRESSION &&
+		     (status == PMC_EXIT_PASS || status == PMC_EXIT_UNBUDGETED)))
 			status = cs;
 	}
 	if (keeps) {

@@ -114,7 +114,8 @@ with tempfile.TemporaryDirectory() as d:
     # (no budget involved); the regressed case is sampled the same way.
     base, cur = os.path.join(d, "base.json"), os.path.join(d, "cur.json")
     md, junit2 = os.path.join(d, "cmp.md"), os.path.join(d, "cmp.xml")
-    p = run([BEFORE, "--filter=sample.faults", f"--save-baseline={base}"])
+    # With its budget: a case without one is UNBUDGETED (exit 5), not a pass.
+    p = run([BEFORE, "--filter=sample.faults", f"--hwdb={hw}", f"--save-baseline={base}"])
     check(p.returncode == 0, f"baseline: {p.returncode}\n{p.stdout}")
     p = run([AFTER, "--filter=sample.faults", f"--baseline={base}", f"--json={cur}",
              f"--report-md={md}", f"--junit={junit2}"])
