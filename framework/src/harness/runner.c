@@ -115,6 +115,15 @@ static const char *quoted(const char *arg)
 	return pmc__escape_ctl(buf[next++ % 4], sizeof(buf[0]), arg ? arg : "");
 }
 
+/* CI set to a non-empty value other than "0" or "false", as CI services
+ * set it and as snapshot-testing tools read it. */
+static bool ci_set(void)
+{
+	const char *ci = getenv("CI");
+
+	return ci && *ci && strcmp(ci, "0") && strcasecmp(ci, "false");
+}
+
 static int parse_args(struct runner *r, int argc, char **argv)
 {
 	bool margin_set = false, cal_tolerance_set = false, exact_layout = false;
@@ -337,7 +346,7 @@ static int parse_args(struct runner *r, int argc, char **argv)
 	/* In CI, as snapshot-testing tools do (insta, jest --ci), nothing
 	 * passes unjudged: an expectation without a budget fails.  A case
 	 * the sim backend starts is told by its request (it sees no CI). */
-	if (!r->strict && !r->request_fd && pmc__ci_set())
+	if (!r->strict && !r->request_fd && ci_set())
 		r->strict = r->strict_from_ci = true;
 	/* PMCHECK_HWDB directories come after the command line's (a case
 	 * started by the runner gets every directory on its command line). */
@@ -458,24 +467,16 @@ static int list_cases(struct runner *r)
 
 /* ---- main ------------------------------------------------------------------------------ */
 
-/* CI set to a non-empty value other than "0" or "false", as CI services
- * set it and as snapshot-testing tools read it. */
-bool pmc__ci_set(void)
-{
-	const char *ci = getenv("CI");
-
-	return ci && *ci && strcmp(ci, "0") && strcasecmp(ci, "false");
-}
-
 /* The run's header: what a reader needs before the first case to read the
  * verdicts (under TAP, as diagnostics). */
 static void print_header(const struct runner *r)
 {
 	const char *prefix = r->tap ? "# " : "";
+	char ci[128];
 
 	if (r->strict_from_ci)
 		printf("%sstrict: CI=%s: an expectation without a budget fails (as with --strict)\n",
-		       prefix, getenv("CI"));
+		       prefix, pmc__escape_ctl(ci, sizeof(ci), getenv("CI")));
 	if (r->backend == PMC_BACKEND_SIM)
 		pmc__sim_env_header(stdout, prefix);
 }

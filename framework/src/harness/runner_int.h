@@ -96,9 +96,6 @@ extern bool pmc__sim_other_schedule;
  * under it?  0, or the exit status to end with. */
 int pmc__sim_unavailable(struct runner *r);
 
-/* CI is set (to anything but "", "0" or "false"): the run is strict. */
-bool pmc__ci_set(void);
-
 /* The run's header line for the sim backend: the variables a case sees
  * (PATH and what PMCHECK_SIM_ENV names), and warnings for a name not set
  * or a ',' used as the separator.  Each line starts with prefix. */
