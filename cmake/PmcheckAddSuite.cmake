@@ -14,7 +14,9 @@
 #   SKIP_RETURN_CODE 77          a case that cannot run here is a skip
 #   LABELS pmcheck;<suite>;perf;hardware|software;<LABELS>;<case labels>
 #   RESOURCE_LOCK pmcheck_pmu    for hardware cases (they compete for counters)
-#   TIMEOUT                      the case's timeout plus 30 s
+#   TIMEOUT                      the case's timeout plus 31 s
+#   --ctest                      an UNBUDGETED case (a budget expectation with
+#                                no budget) exits 77: a skip, never Passed
 #   ENVIRONMENT PMCHECK_RESULTS_DIR=<dir>  every case leaves a result file
 #   FIXTURES_REQUIRED pmcheck_results      so pmcheck_add_guard() runs last
 #
@@ -26,7 +28,8 @@
 # With SIM, every case whose events all have a simulated equivalent is also
 # registered as <suite.case>.sim, run with --backend=sim (valgrind
 # callgrind): label "sim" instead of "perf", no PMU lock (runs in parallel),
-# timeout scaled by 20.  The suite is compiled with PMCHECK_BUILD_FLAGS set to
+# the runner's sim timeout (its --list=tsv sixth column: 20 times the case's,
+# 600 s by default) plus 31 s.  The suite is compiled with PMCHECK_BUILD_FLAGS set to
 # the build type, which becomes part of the sim budget key.
 #
 #   pmcheck_add_guard([NAME <test name>] [RESULTS_DIR <dir>])

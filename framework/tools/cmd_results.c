@@ -138,7 +138,7 @@ static int load_dir(const char *dir, struct pmc__results *rs, size_t *files)
 }
 
 static const char *const verdicts[] = { "PASS", "FAIL", "SKIP", "ERROR", "KNOWN-ISSUE",
-					"INCONCLUSIVE" };
+					"INCONCLUSIVE", "UNBUDGETED" };
 
 /* Verdict counts per suite (for a conformance suite: per area of the
  * manual), in the order suites first appear; only the cases that ran on
@@ -249,20 +249,21 @@ static char *suite_table(json_t *by, json_t *env, bool markdown)
 		markdown ? "### " : "", pmc__jstr(kernel, "release"), pmc__jstr(kernel, "machine"),
 		pmc__jstr(cpu, "signature"), pmc__jstr(env, "backend"));
 	if (markdown)
-		fprintf(f, "| suite | pass | fail | skip | error | known issue | inconclusive |\n"
-			   "| --- | ---: | ---: | ---: | ---: | ---: | ---: |\n");
+		fprintf(f, "| suite | pass | fail | skip | error | known issue | inconclusive | unbudgeted |\n"
+			   "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n");
 	else
-		fprintf(f, "  %-14s %5s %5s %5s %5s %6s %6s\n", "suite", "pass", "fail", "skip",
-			"error", "known", "inconc");
+		fprintf(f, "  %-14s %5s %5s %5s %5s %6s %6s %6s\n", "suite", "pass", "fail", "skip",
+			"error", "known", "inconc", "unbudg");
 	json_object_foreach(by, suite, row) {
 #define N(v) json_integer_value(json_object_get(row, v))
 		if (markdown)
-			fprintf(f, "| %s | %lld | %lld | %lld | %lld | %lld | %lld |\n", suite,
+			fprintf(f, "| %s | %lld | %lld | %lld | %lld | %lld | %lld | %lld |\n", suite,
 				N("PASS"), N("FAIL"), N("SKIP"), N("ERROR"), N("KNOWN-ISSUE"),
-				N("INCONCLUSIVE"));
+				N("INCONCLUSIVE"), N("UNBUDGETED"));
 		else
-			fprintf(f, "  %-14s %5lld %5lld %5lld %5lld %6lld %6lld\n", suite, N("PASS"),
-				N("FAIL"), N("SKIP"), N("ERROR"), N("KNOWN-ISSUE"), N("INCONCLUSIVE"));
+			fprintf(f, "  %-14s %5lld %5lld %5lld %5lld %6lld %6lld %6lld\n", suite, N("PASS"),
+				N("FAIL"), N("SKIP"), N("ERROR"), N("KNOWN-ISSUE"), N("INCONCLUSIVE"),
+				N("UNBUDGETED"));
 #undef N
 	}
 	fclose(f);
@@ -285,14 +286,15 @@ static char *with_failures(char *md, const struct pmc__results *rs)
 		const struct pmc__result *c = &rs->cases[i];
 
 		if (c->verdict != PMC_FAIL && c->verdict != PMC_ERROR &&
-		    c->verdict != PMC_INCONCLUSIVE)
+		    c->verdict != PMC_INCONCLUSIVE && c->verdict != PMC_UNBUDGETED)
 			continue;
 		if (!shown++)
 			fprintf(f, "\n### Cases that did not pass\n\n");
 		fprintf(f, "- **%s** `%s`\n", pmc_verdict_name(c->verdict), c->name);
 		for (size_t k = 0; k < c->nchecks; k++)
 			if (c->checks[k].status != PMC__CHECK_PASS &&
-			    c->checks[k].status != PMC__CHECK_UNBUDGETED)
+			    (c->checks[k].status != PMC__CHECK_UNBUDGETED ||
+			     c->verdict == PMC_UNBUDGETED))
 				fprintf(f, "  - %s\n", c->checks[k].message);
 		if (!c->nchecks && c->reason)
 			fprintf(f, "  - %s\n", c->reason);
@@ -443,7 +445,7 @@ static int export_results(const struct pmc__results *rs, const char *format, con
 		format, testbed, testbed, output ? output : "FILE");
 	if (notes.cases_without_figures) {
 		fprintf(stderr, "not exported: %zu cases without figures (", notes.cases_without_figures);
-		for (int v = 0, first = 1; v <= PMC_ERROR; v++)
+		for (int v = 0, first = 1; v < PMC__NVERDICTS; v++)
 			if (notes.by_verdict[v]) {
 				fprintf(stderr, "%s%zu %s", first ? "" : ", ", notes.by_verdict[v],
 					pmc_verdict_name((enum pmc_verdict)v));

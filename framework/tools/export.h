@@ -20,7 +20,7 @@
 /* What an export left out, for the caller to say. */
 struct export_notes {
 	size_t cases_without_figures;          /* skipped, broken: no samples */
-	size_t by_verdict[PMC_ERROR + 1];      /* ... by verdict */
+	size_t by_verdict[PMC__NVERDICTS];      /* ... by verdict */
 	size_t events_without_samples;         /* in cases that have figures */
 };
 

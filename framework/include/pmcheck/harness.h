@@ -81,7 +81,11 @@ extern "C" {
 
 /* ---- verdicts and exit codes ------------------------------------------------ */
 
-/* Outcome of a case, in increasing order of severity for the run. */
+/*
+ * Outcome of a case.  PMC_PASS to PMC_ERROR are in increasing order of
+ * severity for the run; PMC_UNBUDGETED, added later and so numbered last,
+ * ranks between PMC_KNOWN_ISSUE and PMC_INCONCLUSIVE.
+ */
 enum pmc_verdict {
 	PMC_PASS = 0,
 	PMC_SKIP,         /* cannot run here; carries a reason */
@@ -89,10 +93,15 @@ enum pmc_verdict {
 	PMC_INCONCLUSIVE, /* a judged reading was multiplexed or never counted */
 	PMC_FAIL,         /* an expectation or check did not hold */
 	PMC_ERROR,        /* the case could not run: crash, timeout, bad event, setup */
+	/* Nothing failed, but a budget expectation had no budget for this
+	 * machine, so it was measured and not judged: never a pass.  Under
+	 * --strict, or with CI set (not "0" or "false"), such a case FAILs. */
+	PMC_UNBUDGETED,
 };
 
 /*
- * Exit status of a runner.  CTest treats PMC_EXIT_SKIP as a skip
+ * Exit status of a runner, the worst outcome of the run first (error, fail,
+ * inconclusive, unbudgeted).  CTest treats PMC_EXIT_SKIP as a skip
  * (SKIP_RETURN_CODE 77), everything else non-zero as a failure.
  */
 enum pmc_exit {
@@ -101,11 +110,13 @@ enum pmc_exit {
 	PMC_EXIT_ERROR = 2,        /* at least one ERROR */
 	PMC_EXIT_REGRESSION = 3,   /* a baseline comparison found a regression */
 	PMC_EXIT_INCONCLUSIVE = 4, /* nothing failed, but something could not be judged */
+	PMC_EXIT_UNBUDGETED = 5,   /* nothing failed, but an expectation had no budget
+				    * (with --ctest: 77, so CTest shows a skip) */
 	PMC_EXIT_USAGE = 64,       /* bad command line (as sysexits' EX_USAGE) */
 	PMC_EXIT_SKIP = 77,        /* every selected case was skipped */
 };
 
-/* "PASS", "SKIP", "KNOWN-ISSUE", "INCONCLUSIVE", "FAIL", "ERROR". */
+/* "PASS", "SKIP", "KNOWN-ISSUE", "INCONCLUSIVE", "FAIL", "ERROR", "UNBUDGETED". */
 PMC_API const char *pmc_verdict_name(enum pmc_verdict v);
 
 /* ---- declaring tests ---------------------------------------------------------- */
@@ -630,8 +641,8 @@ PMC_API void pmc_test_expect_figure(struct pmc_test *t, const char *name, const 
 
 /*
  * A budget source: fill *out and return 0, return -ENOENT when no budget
- * is recorded for the key (reported as "unbudgeted"; a failure under
- * --strict, or when the suite has budgets under other keys), or another
+ * is recorded for the key (the case is UNBUDGETED, never a pass; a failure
+ * under --strict or CI, or when the suite has budgets under other keys), or another
  * negative code with *err filled (the check is an ERROR with that message).  The runner installs one over the hwdb
  * directories (--hwdb, PMCHECK_HWDB, the built-in hwdb) by default.
  */

@@ -340,7 +340,7 @@ int pmc__run_case(const struct pmc_test_def *def, const struct pmc_test_options 
 		memcpy(reason, t->reason, sizeof(reason));
 		if (setjmp(t->jump) == 0) {
 			t->opt.fixture->teardown(t, t->data);
-		} else if (before > t->verdict) {
+		} else if (pmc__verdict_rank(before) > pmc__verdict_rank(t->verdict)) {
 			/* Teardown ending the case does not hide an earlier worse verdict. */
 			t->verdict = before;
 			memcpy(t->reason, reason, sizeof(reason));

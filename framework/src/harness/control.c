@@ -15,6 +15,7 @@
 #include "harness_int.h"
 
 const char *pmc__program;
+const char *pmc__program_path;
 
 /* Bounded copy (labels and names are cut at their buffer's size). */
 void pmc__copy_str(char *dst, size_t size, const char *src)

@@ -235,7 +235,8 @@ static void unbudgeted_message(void *ctx, struct pmc__check *c)
 					 keys[i]);
 	pmc__fmt_num(meas, sizeof(meas), c->measured);
 	snprintf(hint, sizeof(hint), "%s --filter=%s.%s%s --calibrate --hwdb=%s",
-		 pmc__program ? pmc__program : "<suite>", t->def->suite, t->def->name,
+		 pmc__program_path ? pmc__program_path : pmc__program ? pmc__program : "<suite>",
+		 t->def->suite, t->def->name,
 		 t->backend == PMC_BACKEND_SIM ? " --backend=sim" : "", dir ? dir : "DIR");
 	if (n == 0) {
 		char where[600] = "", shown[512];

@@ -338,6 +338,8 @@ int pmc__calibrate_case(const struct pmc__result *runs, size_t nruns,
 	if (first->verdict == PMC_SKIP || first->verdict == PMC_ERROR) {
 		fprintf(out, "  %s: not calibrated: %s: %s\n", first->name,
 			pmc_verdict_name(first->verdict), first->reason ? first->reason : "");
+		if (cal->missed)
+			++*cal->missed;
 		return 0;
 	}
 	for (i = 0; i < first->nchecks; i++) {
@@ -367,6 +369,8 @@ int pmc__calibrate_case(const struct pmc__result *runs, size_t nruns,
 					pmc_verdict_name(runs[r].verdict),
 					runs[r].reason ? runs[r].reason : "");
 				usable = false;
+				if (cal->missed)
+					++*cal->missed;
 				break;
 			}
 			if (isnan(c->measured) || c->status == PMC__CHECK_INCONCLUSIVE ||
@@ -374,6 +378,8 @@ int pmc__calibrate_case(const struct pmc__result *runs, size_t nruns,
 				fprintf(out, "  %s %s %s: not calibrated: run %zu: %s\n", first->name,
 					region, event, r + 1, c->message);
 				usable = false;
+				if (cal->missed)
+					++*cal->missed;
 				break;
 			}
 			lo = pmc__fmin(lo, region_total(&runs[r], c, iters));

@@ -252,7 +252,7 @@ enum pmc_verdict pmc__verdict_from_checks(const struct pmc__check *c, size_t n,
 					  bool strict, char *reason, size_t size);
 
 /* Run exit status from verdict counts (index enum pmc_verdict). */
-int pmc__exit_status(const size_t counts[PMC_ERROR + 1]);
+int pmc__exit_status(const size_t counts[PMC__NVERDICTS]);
 
 /* One console line for a case result (no newline). */
 void pmc__print_case_line(FILE *f, const struct pmc__result *r, size_t idx, size_t total,
@@ -326,6 +326,8 @@ bool pmc__case_is_hardware(const struct pmc_test_def *def);
 
 /* Program name for hints ("record one with: <program> ..."). */
 extern const char *pmc__program;
+/* argv[0] as the runner was started: the command a message tells to run. */
+extern const char *pmc__program_path;
 /* The installed budget source, or NULL. */
 const struct pmc_budget_source *pmc__budget_source(void);
 
@@ -349,6 +351,8 @@ struct pmc__calibration {
 	double margin_pct;    /* noisy events: over the largest figure seen */
 	double tolerance_pct; /* deterministic events: 0 = exact */
 	bool layouts;         /* sim: every run had another memory layout */
+	size_t *missed;       /* NULL, or counts each budget expectation (or whole
+			       * case: skipped, in error) not calibrated */
 };
 int pmc__calibrate_case(const struct pmc__result *runs, size_t nruns,
 			const struct pmc__calibration *cal, FILE *out);

@@ -301,7 +301,7 @@ enum pmc_verdict pmc__verdict_from_checks(const struct pmc__check *c, size_t n, 
 	}
 	if (reason && size)
 		reason[0] = '\0';
-	if (first && worst != PMC__CHECK_UNBUDGETED && reason)
+	if (first && reason)
 		snprintf(reason, size, "%s%s", first->message,
 			 count > 1 ? " (and more, see checks)" : "");
 	switch (worst) {
@@ -309,10 +309,15 @@ enum pmc_verdict pmc__verdict_from_checks(const struct pmc__check *c, size_t n, 
 		return PMC_ERROR;
 	case PMC__CHECK_FAIL:
 		if (first && first->status == PMC__CHECK_UNBUDGETED && reason)
-			snprintf(reason, size, "%s%s", first->gate ? "" : "--strict: ", first->message);
+			snprintf(reason, size, "%s%s",
+				 first->gate ? "" : "unbudgeted in a strict run (--strict, or CI set): ",
+				 first->message);
 		return PMC_FAIL;
 	case PMC__CHECK_INCONCLUSIVE:
 		return PMC_INCONCLUSIVE;
+	case PMC__CHECK_UNBUDGETED:
+		/* Measured, not judged: never a pass. */
+		return PMC_UNBUDGETED;
 	default:
 		return PMC_PASS;
 	}
@@ -366,5 +371,10 @@ void pmc__judge_checks(struct pmc__check *checks, size_t n, const struct pmc__ju
 		pmc__judge(c, r, ev, per, j->stat, b);
 		if (c->status == PMC__CHECK_UNBUDGETED && j->unbudgeted)
 			j->unbudgeted(j->ctx, c);
+		/* No budget where the suite has others (another build type,
+		 * another CPU): a gate that looked in the wrong place fails,
+		 * and says so as a failure, not as "unbudgeted". */
+		if (c->status == PMC__CHECK_UNBUDGETED && c->gate)
+			c->status = PMC__CHECK_FAIL;
 	}
 }

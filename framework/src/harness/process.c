@@ -44,6 +44,24 @@ void pmc__runner_forward_signals(void)
 /* Wait for the case up to `timeout` seconds: 1 exited (c->status set), 2
  * reported its result on the pipe and is still taking its counters down,
  * 0 timed out. */
+/*
+ * A case past its timeout.  Under the sim backend, SIGTERM to its process
+ * group first: the case's process then removes valgrind's dump directory
+ * (/tmp/pmcheck-sim.*) once valgrind is gone, and a second SIGTERM has it
+ * kill a valgrind whose program ignores the first.  Then SIGKILL to
+ * whatever is left of the group (on perf, at once: a case's process holds
+ * nothing outside itself).
+ */
+static void terminate_case(struct pmc__child *c, bool sim)
+{
+	for (int round = 0; sim && round < 2 && c->pid > 0; round++) {
+		kill(-c->pid, SIGTERM);
+		if (pmc__child_wait(c, pmc__child_now() + 1.0) == PMC__CHILD_EXITED)
+			break;
+	}
+	pmc__child_kill(c);
+}
+
 static int wait_case(struct pmc__child *c, double timeout)
 {
 	double deadline = pmc__child_now() + timeout;
@@ -210,9 +228,14 @@ void pmc__run_forked(struct runner *r, const struct pmc_test_def *d,
 	wait_rc = wait_case(&c, o->timeout);
 	pmc__child_close(&c);
 	if (wait_rc == 0) {
-		pmc__child_kill(&c);
+		terminate_case(&c, r->backend == PMC_BACKEND_SIM);
 		current_child = 0;
-		snprintf(reason, sizeof(reason), "timed out after %g s (set .timeout or --timeout)", o->timeout);
+		if (r->backend == PMC_BACKEND_SIM && !(r->timeout > 0))
+			snprintf(reason, sizeof(reason),
+				 "timed out after %g s (under sim, %d times the case's %g s; set .timeout or --timeout=S)",
+				 o->timeout, PMC__SIM_TIMEOUT_FACTOR, o->timeout / PMC__SIM_TIMEOUT_FACTOR);
+		else
+			snprintf(reason, sizeof(reason), "timed out after %g s (set .timeout or --timeout)", o->timeout);
 		pmc__case_error_result(d, reason, res);
 		res->timeout = true;
 		goto out;

@@ -108,7 +108,7 @@ json_t *pmc__environment(const char *backend)
 
 json_t *pmc__summary(const struct pmc__results *rs)
 {
-	size_t counts[PMC_ERROR + 1] = { 0 }, measured = 0, measuring = 0, unbudgeted = 0, i, k;
+	size_t counts[PMC__NVERDICTS] = { 0 }, measured = 0, measuring = 0, unbudgeted = 0, i, k;
 	json_t *reasons = json_object(), *o;
 	char line[512];
 
@@ -132,16 +132,17 @@ json_t *pmc__summary(const struct pmc__results *rs)
 					    json_integer(n ? json_integer_value(n) + 1 : 1));
 		}
 	}
-	snprintf(line, sizeof(line), "%zu cases: %zu PASS, %zu FAIL, %zu SKIP, %zu ERROR, %zu INCONCLUSIVE, %zu KNOWN-ISSUE; %zu measured",
+	snprintf(line, sizeof(line), "%zu cases: %zu PASS, %zu FAIL, %zu SKIP, %zu ERROR, %zu INCONCLUSIVE, %zu KNOWN-ISSUE, %zu UNBUDGETED; %zu measured",
 		 rs->n, counts[PMC_PASS], counts[PMC_FAIL], counts[PMC_SKIP], counts[PMC_ERROR],
-		 counts[PMC_INCONCLUSIVE], counts[PMC_KNOWN_ISSUE], measured);
-	o = json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:o, s:s, s:i}",
+		 counts[PMC_INCONCLUSIVE], counts[PMC_KNOWN_ISSUE], counts[PMC_UNBUDGETED], measured);
+	o = json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:o, s:s, s:i}",
 		      "total", (json_int_t)rs->n, "pass", (json_int_t)counts[PMC_PASS], "fail",
 		      (json_int_t)counts[PMC_FAIL], "skip", (json_int_t)counts[PMC_SKIP], "error",
 		      (json_int_t)counts[PMC_ERROR], "inconclusive",
 		      (json_int_t)counts[PMC_INCONCLUSIVE], "known_issue",
 		      (json_int_t)counts[PMC_KNOWN_ISSUE], "measured", (json_int_t)measured,
 		      "measuring", (json_int_t)measuring, "unbudgeted", (json_int_t)unbudgeted,
+		      "unbudgeted_cases", (json_int_t)counts[PMC_UNBUDGETED],
 		      "skip_reasons", reasons, "line", line, "exit_status", pmc__exit_status(counts));
 	return o;
 }
@@ -233,7 +234,7 @@ static bool junit_failed(enum pmc_verdict v)
 
 char *pmc__junit(const struct pmc__results *rs, const char *program, double seconds)
 {
-	size_t counts[PMC_ERROR + 1] = { 0 }, i, j, k, regressed = 0;
+	size_t counts[PMC__NVERDICTS] = { 0 }, i, j, k, regressed = 0, unbudgeted_regressed = 0;
 	struct pmc__text b = { 0 };
 	char **reg = calloc(rs->n + 1, sizeof(*reg));
 
@@ -246,13 +247,15 @@ char *pmc__junit(const struct pmc__results *rs, const char *program, double seco
 		reg[i] = rs->comparison ? pmc__compare_case_text(rs->comparison, rs->cases[i].name)
 					: NULL;
 		regressed += reg[i] && !junit_failed(rs->cases[i].verdict);
+		unbudgeted_regressed += reg[i] && rs->cases[i].verdict == PMC_UNBUDGETED;
 	}
 	bputs(&b, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
 	bputs(&b, "<testsuites name=\"");
 	bxml(&b, program);
 	bprintf(&b, "\" tests=\"%zu\" failures=\"%zu\" errors=\"%zu\" skipped=\"%zu\" time=\"%.3f\">\n",
 		rs->n, counts[PMC_FAIL] + counts[PMC_INCONCLUSIVE] + regressed, counts[PMC_ERROR],
-		counts[PMC_SKIP] + counts[PMC_KNOWN_ISSUE], seconds);
+		counts[PMC_SKIP] + counts[PMC_KNOWN_ISSUE] + counts[PMC_UNBUDGETED] - unbudgeted_regressed,
+		seconds);
 	/* One <testsuite> per suite, in first-seen order. */
 	for (i = 0; i < rs->n; i++) {
 		const char *suite = rs->cases[i].suite;
@@ -273,7 +276,8 @@ char *pmc__junit(const struct pmc__results *rs, const char *program, double seco
 			f += d->verdict == PMC_FAIL || d->verdict == PMC_INCONCLUSIVE ||
 			     (reg[j] && !junit_failed(d->verdict));
 			e += d->verdict == PMC_ERROR;
-			sk += d->verdict == PMC_SKIP || d->verdict == PMC_KNOWN_ISSUE;
+			sk += d->verdict == PMC_SKIP || d->verdict == PMC_KNOWN_ISSUE ||
+			      (d->verdict == PMC_UNBUDGETED && !reg[j]);
 			secs += d->duration_s;
 		}
 		bputs(&b, "  <testsuite name=\"");
@@ -293,10 +297,16 @@ char *pmc__junit(const struct pmc__results *rs, const char *program, double seco
 			bprintf(&b, "\" file=\"");
 			bxml(&b, d->file ? d->file : "");
 			bprintf(&b, "\" line=\"%d\" time=\"%.3f\">\n", d->line, d->duration_s);
-			if (d->verdict == PMC_SKIP || d->verdict == PMC_KNOWN_ISSUE) {
+			/* Unbudgeted: measured, not judged, so not a pass; JUnit
+			 * has no such outcome, and a skip with the command that
+			 * records the budget is the nearest. */
+			if (d->verdict == PMC_SKIP || d->verdict == PMC_KNOWN_ISSUE ||
+			    (d->verdict == PMC_UNBUDGETED && !reg[j])) {
 				bputs(&b, "      <skipped message=\"");
 				if (d->verdict == PMC_KNOWN_ISSUE)
 					bputs(&b, "KNOWN-ISSUE: ");
+				if (d->verdict == PMC_UNBUDGETED)
+					bputs(&b, "UNBUDGETED: ");
 				bxml(&b, reason);
 				bputs(&b, "\"/>\n");
 			} else if (junit_failed(d->verdict) || reg[j]) {
@@ -355,6 +365,7 @@ static const char *verdict_color(int v)
 	case PMC_SKIP: return "\033[33m";
 	case PMC_KNOWN_ISSUE: return "\033[36m";
 	case PMC_INCONCLUSIVE: return "\033[35m";
+	case PMC_UNBUDGETED: return "\033[33m";
 	default: return "\033[31m";
 	}
 }
@@ -533,7 +544,7 @@ void pmc__print_summary(FILE *f, json_t *summary, double seconds)
 			fprintf(f, "  %3" JSON_INTEGER_FORMAT " x %s\n", json_integer_value(n), reason);
 	}
 	if (json_integer_value(json_object_get(summary, "unbudgeted")))
-		fprintf(f, "%" JSON_INTEGER_FORMAT " expectation(s) without a budget here (each fails where its suite has budgets under other keys, and under --strict)\n",
+		fprintf(f, "%" JSON_INTEGER_FORMAT " expectation(s) without a budget here: measured, not judged (UNBUDGETED, never PASS; each fails where its suite has budgets under other keys, under --strict, and with CI set)\n",
 			json_integer_value(json_object_get(summary, "unbudgeted")));
 }
 
@@ -556,9 +567,15 @@ void pmc__print_tap(FILE *f, const struct pmc__result *res, size_t idx)
 	enum pmc_verdict v = res->verdict;
 	const char *reason = res->reason ? res->reason : "";
 
-	fprintf(f, "%s %zu - %s", v == PMC_PASS || v == PMC_SKIP ? "ok" : "not ok", idx, res->name);
+	fprintf(f, "%s %zu - %s",
+		v == PMC_PASS || v == PMC_SKIP || v == PMC_UNBUDGETED ? "ok" : "not ok", idx,
+		res->name);
 	if (v == PMC_SKIP) {
 		fputs(" # SKIP ", f);
+		tap_text(f, reason);
+	} else if (v == PMC_UNBUDGETED) {
+		/* Not judged: TAP's skip, said as such. */
+		fputs(" # SKIP unbudgeted: ", f);
 		tap_text(f, reason);
 	} else if (v == PMC_KNOWN_ISSUE) {
 		fputs(" # TODO ", f);

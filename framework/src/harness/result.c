@@ -28,9 +28,9 @@ static const char *const status_names[] = { "pass", "unbudgeted", "inconclusive"
 const char *pmc_verdict_name(enum pmc_verdict v)
 {
 	static const char *const names[] = { "PASS", "SKIP", "KNOWN-ISSUE", "INCONCLUSIVE",
-					     "FAIL", "ERROR" };
+					     "FAIL", "ERROR", "UNBUDGETED" };
 
-	return (unsigned)v <= PMC_ERROR ? names[v] : "?";
+	return (unsigned)v < PMC__NVERDICTS ? names[v] : "?";
 }
 
 const char *pmc__check_kind_name(enum pmc_expect_kind k)
@@ -63,7 +63,7 @@ int pmc__check_status_of(const char *s)
 
 int pmc__verdict_from_name(const char *s)
 {
-	for (int v = PMC_PASS; s && v <= PMC_ERROR; v++)
+	for (int v = PMC_PASS; s && v < PMC__NVERDICTS; v++)
 		if (!strcmp(s, pmc_verdict_name((enum pmc_verdict)v)))
 			return v;
 	return -1;

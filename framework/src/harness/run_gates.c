@@ -65,7 +65,7 @@ int pmc__run_calibrate(struct runner *r, size_t total)
 {
 	char key[PMC_HWDB_KEY_MAX], why[512];
 	const char *backend = r->backend == PMC_BACKEND_SIM ? "sim" : "perf";
-	size_t i, idx = 0, written = 0;
+	size_t i, idx = 0, written = 0, missed = 0, skipped = 0, cases_missed = 0;
 	int status = PMC_EXIT_PASS;
 
 	if (r->backend == PMC_BACKEND_SIM) {
@@ -118,21 +118,42 @@ int pmc__run_calibrate(struct runner *r, size_t total)
 		pmc__sim_other_schedule = false;
 		if (k == r->calibrate)
 			functions_from_callgrind(r, d, &runs[0]);
+		size_t before = missed;
+		bool skip = runs[0].verdict == PMC_SKIP;
+
 		n = pmc__calibrate_case(runs, k < r->calibrate ? 1 : r->calibrate,
 					&(struct pmc__calibration){ r->hwdb[0], key,
 								    r->calibrate_key && *r->calibrate_key,
 								    r->margin, r->cal_tolerance,
-								    r->backend == PMC_BACKEND_SIM },
+								    r->backend == PMC_BACKEND_SIM, &missed },
 					stdout);
 		if (n < 0)
-			status = PMC_EXIT_ERROR;
+			status = PMC_EXIT_ERROR, missed++;
 		else
 			written += (size_t)n;
+		/* A case that does not run here (another backend's, no PMU) is
+		 * said, not a failure; one that ran and was not calibrated is. */
+		skipped += skip;
+		cases_missed += !skip && missed > before;
 		for (k = 0; k < r->calibrate; k++)
 			pmc__result_release(&runs[k]); /* empty past an early stop */
 		free(runs);
 	}
-	printf("\n%zu budget(s) written; review them with git diff before committing\n", written);
+	printf("\n%zu budget(s) written under %s/budgets/ (each file is named above); review them with git diff before committing\n",
+	       written, r->hwdb[0]);
+	/* A calibration that left a selected case without its budgets did not
+	 * do what it was asked: never exit 0 for it (the gate would then be
+	 * unbudgeted, or judge by stale budgets). */
+	if (skipped)
+		printf("%zu of %zu case(s) skipped here, not calibrated (see \"not calibrated\" above)\n",
+		       skipped, total);
+	if (cases_missed) {
+		printf("%zu of %zu case(s) ran but were not calibrated (see \"not calibrated\" above): calibration failed\n",
+		       cases_missed, total);
+		status = PMC_EXIT_ERROR;
+	} else if (status == PMC_EXIT_PASS && skipped == total) {
+		status = PMC_EXIT_SKIP;
+	}
 	return status;
 }
 

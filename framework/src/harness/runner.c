@@ -14,6 +14,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <strings.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -33,17 +34,24 @@ static const char usage_text[] =
 	"\n"
 	"selection:\n"
 	"  --list[=tsv]        list the cases (tsv: name, labels, resource lock, timeout,\n"
-	"                      backends)\n"
+	"                      backends, timeout under sim)\n"
 	"  --filter=GLOBS      run cases whose suite.name matches a comma-separated glob;\n"
 	"                      a glob starting with '-' excludes (e.g. 'bp.*,-bp.slow')\n"
 	"running:\n"
 	"  --repeat=N          measured repetitions of every case (overrides .reps)\n"
-	"  --timeout=S         seconds per case (overrides .timeout; default 30)\n"
+	"  --timeout=S         seconds per case on any backend (overrides .timeout);\n"
+	"                      default: the case's .timeout, else 30, on perf, and\n"
+	"                      20 times that under sim (600 s), which runs the case\n"
+	"                      in valgrind; a case past it is an ERROR, its\n"
+	"                      processes and temporary files gone\n"
 	"  --backend=perf|sim  where counts come from (default perf); under sim each\n"
 	"                      case runs in its own valgrind and sees only PATH and the\n"
 	"                      variables PMCHECK_SIM_ENV=NAME:NAME names\n"
-	"  --strict            an unbudgeted expectation fails (without it, one fails\n"
-	"                      only where its suite has budgets under other keys)\n"
+	"  --strict            an expectation without a budget fails, with the command\n"
+	"                      that records one (also when CI is set, not to 0 or\n"
+	"                      false); otherwise its case is UNBUDGETED, never PASS\n"
+	"                      (exit 5; with --ctest 77, a CTest skip), and fails\n"
+	"                      only where its suite has budgets under other keys\n"
 	"  --sim-full          sim: simulate caches and branches and instrument from\n"
 	"                      the start whatever the case asks (by default a case's\n"
 	"                      valgrind simulates only what its .events need)\n"
@@ -89,7 +97,8 @@ static const char usage_text[] =
 	"  --junit=FILE        JUnit XML, atomically\n"
 	"  --results-dir=DIR   also write DIR/<case or program>.json (env\n"
 	"                      PMCHECK_RESULTS_DIR; `pmcheck results` merges them)\n"
-	"  --ctest             print <CTestMeasurement> lines for CDash\n"
+	"  --ctest             print <CTestMeasurement> lines for CDash; a run whose\n"
+	"                      worst case is UNBUDGETED exits 77 (CTest's skip)\n"
 	"  --color=auto|always|never\n"
 	"  --help              this text\n"
 	"\n"
@@ -104,6 +113,15 @@ static const char *quoted(const char *arg)
 	static unsigned next;
 
 	return pmc__escape_ctl(buf[next++ % 4], sizeof(buf[0]), arg ? arg : "");
+}
+
+/* CI set to a non-empty value other than "0" or "false", as CI services
+ * set it and as snapshot-testing tools read it. */
+static bool ci_set(void)
+{
+	const char *ci = getenv("CI");
+
+	return ci && *ci && strcmp(ci, "0") && strcasecmp(ci, "false");
 }
 
 static int parse_args(struct runner *r, int argc, char **argv)
@@ -332,6 +350,11 @@ static int parse_args(struct runner *r, int argc, char **argv)
 		fprintf(stderr, "%s: unexpected argument '%s' (select cases with --filter)\n", r->prog, quoted(argv[optind]));
 		return -1;
 	}
+	/* In CI, as snapshot-testing tools do (insta, jest --ci), nothing
+	 * passes unjudged: an expectation without a budget fails.  A case
+	 * the sim backend starts is told by its request (it sees no CI). */
+	if (!r->strict && !r->request_fd && ci_set())
+		r->strict = r->strict_from_ci = true;
 	/* PMCHECK_HWDB directories come after the command line's (a case
 	 * started by the runner gets every directory on its command line). */
 	if (!r->request_fd && getenv("PMCHECK_HWDB") && *getenv("PMCHECK_HWDB")) {
@@ -449,16 +472,18 @@ static int list_cases(struct runner *r)
 			char labels[256];
 			size_t k;
 
-			/* name, labels (','-separated), resource lock, timeout, backends */
+			/* name, labels (','-separated), resource lock, timeout, backends,
+			 * timeout under sim (what pmcheck_add_suite registers) */
 			snprintf(labels, sizeof(labels), "%s%s%s%s", d->suite, hw ? ",hardware" : "",
 				 o.labels && *o.labels ? "," : "", o.labels ? o.labels : "");
 			for (k = 0; labels[k]; k++)
 				if (labels[k] == ';')
 					labels[k] = ',';
-			printf("%s\t%s\t%s\t%g\t%s%s%s\n", name, labels, hw ? "pmcheck_pmu" : "-",
+			printf("%s\t%s\t%s\t%g\t%s%s%s\t%g\n", name, labels, hw ? "pmcheck_pmu" : "-",
 			       o.timeout, b & PMC_BACKEND_PERF ? "perf" : "",
 			       (b & PMC_BACKEND_PERF) && (b & PMC_BACKEND_SIM) ? "," : "",
-			       b & PMC_BACKEND_SIM ? "sim" : "");
+			       b & PMC_BACKEND_SIM ? "sim" : "",
+			       r->timeout > 0 ? o.timeout : o.timeout * PMC__SIM_TIMEOUT_FACTOR);
 		}
 	}
 	if (shown == 0 && r->filter) {
@@ -483,6 +508,20 @@ static void file_stem(char *out, size_t size, const char *name)
 			out[o++] = *p;
 	}
 	out[o] = '\0';
+}
+
+/* The run's header: what a reader needs before the first case to read the
+ * verdicts (under TAP, as diagnostics). */
+static void print_header(const struct runner *r)
+{
+	const char *prefix = r->tap ? "# " : "";
+	char ci[128];
+
+	if (r->strict_from_ci)
+		printf("%sstrict: CI=%s: an expectation without a budget fails (as with --strict)\n",
+		       prefix, pmc__escape_ctl(ci, sizeof(ci), getenv("CI")));
+	if (r->backend == PMC_BACKEND_SIM)
+		pmc__sim_env_header(stdout, prefix);
 }
 
 static int write_results_dir(struct runner *r, json_t *doc, const struct pmc__results *rs)
@@ -514,7 +553,7 @@ static int write_results_dir(struct runner *r, json_t *doc, const struct pmc__re
 int pmc_main(int argc, char **argv)
 {
 	struct runner r = { .prog = pmc__file_part(argc > 0 ? argv[0] : "pmcheck-suite") };
-	size_t counts[PMC_ERROR + 1] = { 0 };
+	size_t counts[PMC__NVERDICTS] = { 0 };
 	size_t i, total = 0, idx = 0;
 	struct pmc__results run = { 0 };
 	json_t *doc = NULL, *summary;
@@ -522,6 +561,7 @@ int pmc_main(int argc, char **argv)
 	double t0 = pmc__child_now();
 	int rc, status = PMC_EXIT_PASS;
 
+	pmc__program_path = argc > 0 ? argv[0] : NULL;
 	rc = parse_args(&r, argc, argv);
 	if (rc) {
 		free(r.hwdb_env);
@@ -568,14 +608,16 @@ int pmc_main(int argc, char **argv)
 		}
 	}
 	pmc__runner_forward_signals();
+	if (r.tap && !r.calibrate)
+		printf("TAP version 13\n1..%zu\n", total);
+	print_header(&r);
+	fflush(stdout);
 	if (r.calibrate) {
 		status = pmc__run_calibrate(&r, total);
 		pmc__hwdb_teardown();
 		free(r.hwdb_env);
 		return status;
 	}
-	if (r.tap)
-		printf("TAP version 13\n1..%zu\n", total);
 	for (i = 0; i < pmc__ncases(); i++) {
 		const struct pmc_test_def *d = pmc__case(i);
 		struct pmc__result res;
@@ -597,7 +639,7 @@ int pmc_main(int argc, char **argv)
 			/* TAP harnesses (meson test, prove) show a test's stderr,
 			 * not its YAML: what did not pass, in the console's words. */
 			if (res.verdict == PMC_FAIL || res.verdict == PMC_ERROR ||
-			    res.verdict == PMC_INCONCLUSIVE) {
+			    res.verdict == PMC_INCONCLUSIVE || res.verdict == PMC_UNBUDGETED) {
 				pmc__print_case_line(stderr, &res, idx, total, false);
 				pmc__print_case_details(stderr, &res, r.verbose);
 			}
@@ -618,11 +660,16 @@ int pmc_main(int argc, char **argv)
 	}
 	if (status == PMC_EXIT_PASS)
 		status = pmc__exit_status(counts);
+	/* Under CTest (pmcheck_add_suite passes --ctest), an unbudgeted case
+	 * is a skip, with the command that records its budget in its output:
+	 * ctest must not show it as Passed. */
+	if (r.ctest && status == PMC_EXIT_UNBUDGETED)
+		status = PMC_EXIT_SKIP;
 	/* A whole-suite run also answers for the budgets: every budgeted case
 	 * must have run (a filtered run selects cases on purpose). */
 	if (!r.filter && pmc__budgets_not_run(&run, r.backend == PMC_BACKEND_SIM ? "sim" : "perf",
 					      stdout) > 0 &&
-	    (status == PMC_EXIT_PASS || status == PMC_EXIT_SKIP))
+	    (status == PMC_EXIT_PASS || status == PMC_EXIT_SKIP || status == PMC_EXIT_UNBUDGETED))
 		status = PMC_EXIT_FAIL;
 	/* The machine and the commit (a git run) only for a run that keeps
 	 * its results or compares them: a run read in a terminal does
@@ -639,7 +686,9 @@ int pmc_main(int argc, char **argv)
 	if (r.baseline) {
 		int cs = pmc__run_compare_baseline(&r, &run);
 
-		if (cs == PMC_EXIT_ERROR || (cs == PMC_EXIT_REGRESSION && status == PMC_EXIT_PASS))
+		if (cs == PMC_EXIT_ERROR ||
+		    (cs == PMC_EXIT_REGRESSION &&
+		     (status == PMC_EXIT_PASS || status == PMC_EXIT_UNBUDGETED)))
 			status = cs;
 	}
 	if (keeps) {

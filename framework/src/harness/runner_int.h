@@ -21,6 +21,7 @@ struct runner {
 	double timeout;
 	enum pmc_backend backend;
 	bool strict, no_fork, verbose, tap, ctest, color;
+	bool strict_from_ci;   /* strict because CI is set, not --strict */
 	bool sim_full; /* --sim-full: every simulation, instrumented from the start */
 	const char *sim_engine; /* --sim-engine, or NULL */
 	const char *sim_engine_settled; /* what pmc_sim_engine_prefer was given */
@@ -94,6 +95,11 @@ extern bool pmc__sim_other_schedule;
 /* sim_case.c: --backend=sim from outside the simulator: can cases start
  * under it?  0, or the exit status to end with. */
 int pmc__sim_unavailable(struct runner *r);
+
+/* The run's header line for the sim backend: the variables a case sees
+ * (PATH and what PMCHECK_SIM_ENV names), and warnings for a name not set
+ * or a ',' used as the separator.  Each line starts with prefix. */
+void pmc__sim_env_header(FILE *f, const char *prefix);
 /* sim_case.c: the process the sim backend started for one case: run it
  * and hand its result over (--pmc-request-fd, --pmc-result-fd). */
 int pmc__run_inner_case(struct runner *r);

@@ -32,9 +32,12 @@
  * it creates a parser, and getenv walks every variable: 12 instructions
  * each), so the caller's environment -- a shell, CTest, CI -- would change
  * the counts.  A case under the sim backend sees PATH and the variables
- * PMCHECK_SIM_ENV names (NAME:NAME), nothing else; the simulator's own
- * variables are added by pmc_sim_exec().
+ * PMCHECK_SIM_ENV names (NAME:NAME; a ',' is read as ':' and warned of in
+ * the run's header), nothing else; the simulator's own variables are added
+ * by pmc_sim_exec().
  */
+#define SIM_ENV_SEPARATORS ":,"
+
 static void canonical_environment(void)
 {
 	const char *keep = getenv("PMCHECK_SIM_ENV"), *path = getenv("PATH");
@@ -48,8 +51,8 @@ static void canonical_environment(void)
 		goto oom;
 	if (path && asprintf(&kept[n++], "PATH=%s", path) < 0)
 		goto oom;
-	for (name = names ? strtok_r(names, ":", &save) : NULL; name;
-	     name = strtok_r(NULL, ":", &save)) {
+	for (name = names ? strtok_r(names, SIM_ENV_SEPARATORS, &save) : NULL; name;
+	     name = strtok_r(NULL, SIM_ENV_SEPARATORS, &save)) {
 		const char *v = getenv(name);
 
 		if (v && strcmp(name, "PATH") && asprintf(&kept[n++], "%s=%s", name, v) < 0)
@@ -267,9 +270,8 @@ int pmc__exec_sim_case(struct runner *r, const struct pmc_test_def *d, int resfd
 
 /*
  * PMCHECK_SIM_ENV, checked before any case: a name that is not a variable
- * name is a usage error; a variable that is not set is said, since the
- * cases then run without it and count as if it had not been named (a
- * calibration where it was set would not match).
+ * name is a usage error.  What is merely doubtful (a ',' for ':', a name
+ * not set) is said in the run's header, pmc__sim_env_header().
  */
 static int sim_env_check(struct runner *r)
 {
@@ -277,25 +279,49 @@ static int sim_env_check(struct runner *r)
 	const char *p = keep;
 
 	while (p && *p) {
-		size_t n = strcspn(p, ":");
+		size_t n = strcspn(p, SIM_ENV_SEPARATORS);
 		size_t ok = strspn(p, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_");
-		char name[256];
 
 		if (n && (ok < n || (*p >= '0' && *p <= '9'))) {
 			fprintf(stderr, "%s: PMCHECK_SIM_ENV=\"%s\": \"%.*s\" is not a variable name: give names separated by ':' (PMCHECK_SIM_ENV=HOME:LANG)\n",
 				r->prog, keep, (int)(n > 64 ? 64 : n), p);
 			return PMC_EXIT_USAGE;
 		}
+		p += n + (p[n] != '\0');
+	}
+	return 0;
+}
+
+void pmc__sim_env_header(FILE *f, const char *prefix)
+{
+	const char *keep = getenv("PMCHECK_SIM_ENV"), *p = keep;
+	char seen[1024] = "", unset[1024] = "";
+	size_t used = 0, uused = 0;
+
+	while (p && *p) {
+		size_t n = strcspn(p, SIM_ENV_SEPARATORS);
+		char name[256];
+
 		if (n && n < sizeof(name)) {
 			memcpy(name, p, n);
 			name[n] = '\0';
-			if (!getenv(name))
-				fprintf(stderr, "%s: PMCHECK_SIM_ENV names %s, which is not set: the cases under --backend=sim run without it\n",
-					r->prog, name);
+			if (strcmp(name, "PATH") && getenv(name) && used < sizeof(seen))
+				used += (size_t)snprintf(seen + used, sizeof(seen) - used, ", %s", name);
+			else if (!getenv(name) && uused < sizeof(unset))
+				uused += (size_t)snprintf(unset + uused, sizeof(unset) - uused, "%s%s",
+							  uused ? ", " : "", name);
 		}
-		p += n + (p[n] == ':');
+		p += n + (p[n] != '\0');
 	}
-	return 0;
+	fprintf(f, "%ssim: a case sees only PATH%s%s%s\n", prefix, seen,
+		seen[0] ? " (PMCHECK_SIM_ENV)" : "",
+		seen[0] ? "" : "; name more with PMCHECK_SIM_ENV=NAME:NAME");
+	if (keep && strchr(keep, ','))
+		fprintf(f, "%swarning: PMCHECK_SIM_ENV=\"%s\" separates names with ',': the separator is ':' (PMCHECK_SIM_ENV=NAME:NAME); read as if it were ':'\n",
+			prefix, keep);
+	if (unset[0])
+		fprintf(f, "%swarning: PMCHECK_SIM_ENV names %s, not set in this environment: the cases run without %s\n",
+			prefix, unset, strchr(unset, ',') ? "them" : "it");
 }
 
 /*

@@ -262,12 +262,12 @@ const char *pmc__stat_name(enum pmc_stat stat)
 	return stat == PMC_STAT_MEDIAN ? "median" : stat == PMC_STAT_MAX ? "max" : "min";
 }
 
-int pmc__exit_status(const size_t counts[PMC_ERROR + 1])
+int pmc__exit_status(const size_t counts[PMC__NVERDICTS])
 {
 	size_t total = 0;
 	int v;
 
-	for (v = 0; v <= PMC_ERROR; v++)
+	for (v = 0; v < PMC__NVERDICTS; v++)
 		total += counts[v];
 	if (counts[PMC_ERROR])
 		return PMC_EXIT_ERROR;
@@ -275,6 +275,8 @@ int pmc__exit_status(const size_t counts[PMC_ERROR + 1])
 		return PMC_EXIT_FAIL;
 	if (counts[PMC_INCONCLUSIVE])
 		return PMC_EXIT_INCONCLUSIVE;
+	if (counts[PMC_UNBUDGETED])
+		return PMC_EXIT_UNBUDGETED;
 	if (total > 0 && counts[PMC_SKIP] == total)
 		return PMC_EXIT_SKIP;
 	return PMC_EXIT_PASS;

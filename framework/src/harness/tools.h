@@ -60,6 +60,16 @@ enum pmc__check_status {
 
 #define PMC__RESULTS_SCHEMA "pmcheck-results/1"
 
+/* How many verdicts there are (enum pmc_verdict, PMC_UNBUDGETED last). */
+#define PMC__NVERDICTS (PMC_UNBUDGETED + 1)
+
+/* A verdict's severity for the run: PMC_UNBUDGETED, numbered last, ranks
+ * between PMC_KNOWN_ISSUE and PMC_INCONCLUSIVE. */
+static inline int pmc__verdict_rank(enum pmc_verdict v)
+{
+	return v == PMC_UNBUDGETED ? PMC_INCONCLUSIVE : v >= PMC_INCONCLUSIVE ? (int)v + 1 : (int)v;
+}
+
 /* Statistics of one event in one region. */
 struct pmc__stat_rec {
 	char *label;

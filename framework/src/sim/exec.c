@@ -208,12 +208,14 @@ static const char *const sim_settings[] = {
 	"PMCHECK_SIM_ENGINE", "PMCHECK_SIM_TOOL_DIR", "PMCHECK_SIM_CHECK_IR", "PMCHECK_SIM_LINE_INFO", NULL,
 };
 
-static volatile sig_atomic_t sim_child;
+static volatile sig_atomic_t sim_child, sim_signals;
 
+/* Passed on to valgrind; a second one kills it, so that a program that
+ * ignores the first still ends, and the dump directory is removed. */
 static void forward_signal(int sig)
 {
 	if (sim_child > 0)
-		kill(sim_child, sig);
+		kill(sim_child, ++sim_signals > 1 ? SIGKILL : sig);
 }
 
 /* Sum the program-termination dumps of every process of the run (the
@@ -556,6 +558,7 @@ static int run_under_valgrind(char *const argv[], int verbose, unsigned columns,
 		return pmc__fail(err, rc, valgrind, -1, "cannot execute %s: %s", valgrind,
 				 strerror(-rc));
 	}
+	sim_signals = 0;
 	sim_child = c.pid;
 	sa.sa_handler = forward_signal;
 	sigemptyset(&sa.sa_mask);

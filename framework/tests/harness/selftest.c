@@ -133,6 +133,14 @@ PMC_TEST(error, timeout, .timeout = 0.5)
 	sleep(30);
 }
 
+/* A hanging case that ignores SIGTERM: its timeout still ends it, and under
+ * sim leaves no valgrind and no dump directory behind. */
+PMC_TEST(error, timeout_ignoring_term, .timeout = 0.5)
+{
+	signal(SIGTERM, SIG_IGN);
+	sleep(30);
+}
+
 PMC_TEST(error, bad_event, .events = "no-such-event")
 {
 }

@@ -37,6 +37,7 @@ EXPECTED = {
     "skip.sim_only": ("SKIP", 77),
     "error.crash": ("ERROR", 2),
     "error.timeout": ("ERROR", 2),
+    "error.timeout_ignoring_term": ("ERROR", 2),
     "error.bad_event": ("ERROR", 2),
     "error.region_left_open": ("ERROR", 2),
     "error.unknown_region": ("ERROR", 2),
@@ -48,7 +49,7 @@ EXPECTED = {
     "known.does_not_reproduce": ("PASS", 0),
     "fixture.order": ("PASS", 0),
     "fixture.teardown_after_failure": ("FAIL", 1),
-    "selfbudget.unbudgeted": ("PASS", 0),
+    "selfbudget.unbudgeted": ("UNBUDGETED", 5),
     "selfsim.budgeted": ("SKIP", 77),
     "selfsim.fails_in_warmup": ("SKIP", 77),
     "selfsim.sim_env_kept": ("SKIP", 77),
@@ -66,6 +67,9 @@ EXPECTED = {
 def run(*args, env=None, timeout=120):
     e = dict(os.environ)
     e.pop("PMCHECK_RESULTS_DIR", None)
+    # CI makes a run strict (an unbudgeted case fails): the table above is
+    # a run outside CI; t_strict runs with CI set on purpose.
+    e.pop("CI", None)
     e["NO_COLOR"] = "1"
     if env:
         e.update(env)
@@ -98,12 +102,15 @@ def t_list():
     check(names == sorted(names, key=lambda n: names.index(n)), "stable order")
     p = run("--list=tsv")
     rows = [line.split("\t") for line in p.stdout.splitlines()]
-    check(all(len(r) == 5 for r in rows), f"tsv rows have 5 columns: {rows[:2]}")
+    check(all(len(r) == 6 for r in rows), f"tsv rows have 6 columns: {rows[:2]}")
     by = {r[0]: r for r in rows}
     check(by["skip.hardware_event"][2] == "pmcheck_pmu", "hardware case holds the PMU lock")
     check(by["skip.hardware_event"][1].split(",") == ["skip", "hardware"], "hardware label")
     check(by["pass.exact_calls"][2] == "-", "software case holds no lock")
     check(by["error.timeout"][3] == "0.5", f"timeout column: {by['error.timeout'][3]}")
+    # The timeout under sim, as the runner applies it and CTest registers it.
+    check(by["error.timeout"][5] == "10" and by["pass.plain"][5] == "600",
+          f"sim timeout column: {by['error.timeout'][5]} {by['pass.plain'][5]}")
     check(by["skip.sim_only"][4] == "sim", f"backends column: {by['skip.sim_only'][4]}")
     # No events known before it runs, no .backends: no sim variant is offered.
     check(by["pass.plain"][4] == "perf", f"backends column: {by['pass.plain'][4]}")
@@ -244,8 +251,12 @@ def t_junit():
     by = {f"{c.get('classname')}.{c.get('name')}": c for c in cases}
     for name, (verdict, _) in EXPECTED.items():
         c = by[name]
-        if verdict in ("SKIP", "KNOWN-ISSUE"):
+        if verdict in ("SKIP", "KNOWN-ISSUE", "UNBUDGETED"):
             check(c.find("skipped") is not None, f"{name}: skipped element")
+            if verdict == "UNBUDGETED":
+                msg = c.find("skipped").get("message")
+                check(msg.startswith("UNBUDGETED: ") and "--calibrate --hwdb=" in msg,
+                      f"{name}: unbudgeted skip says how to record: {msg}")
         elif verdict in ("FAIL", "INCONCLUSIVE"):
             check(c.find("failure") is not None, f"{name}: failure element")
         elif verdict == "ERROR":
@@ -254,7 +265,8 @@ def t_junit():
             check(len(list(c)) == 0 or c.find("system-out") is not None, f"{name}: passes clean")
     s = doc["summary"]
     check(int(root.get("tests")) == s["total"], "tests attribute")
-    check(int(root.get("skipped")) == s["skip"] + s["known_issue"], "skipped attribute")
+    check(int(root.get("skipped")) == s["skip"] + s["known_issue"] + s["unbudgeted_cases"],
+          "skipped attribute")
     check(int(root.get("errors")) == s["error"], "errors attribute")
     check(int(root.get("failures")) == s["fail"] + s["inconclusive"], "failures attribute")
     check("hello from the case" in (by["fail.check_eq"].findtext("system-out") or ""),
@@ -346,7 +358,10 @@ def t_repeat():
 def t_strict():
     p, doc = run_json("--filter=selfbudget.unbudgeted")
     c = case(doc, "selfbudget.unbudgeted")
-    check(p.returncode == 0 and c["verdict"] == "PASS", f"unbudgeted passes: {p.returncode}")
+    # Measured, not judged: never a pass (issue 58), counted apart.
+    check(p.returncode == 5 and c["verdict"] == "UNBUDGETED", f"unbudgeted is not a pass: {p.returncode} {c['verdict']}")
+    check(doc["summary"]["pass"] == 0 and doc["summary"]["unbudgeted_cases"] == 1
+          and "1 UNBUDGETED" in doc["summary"]["line"], f"counted apart: {doc['summary']}")
     check(c["checks"][0]["status"] == "unbudgeted" and c["checks"][0]["measured"] == 10,
           c["checks"][0])
     check(doc["summary"]["unbudgeted"] == 1, "summary counts unbudgeted")
@@ -362,6 +377,25 @@ def t_strict():
     c = case(doc, "selfbudget.unbudgeted")
     check(p.returncode == 1 and c["verdict"] == "FAIL" and "--strict" in c["reason"],
           f"--strict fails: {p.returncode} {c.get('reason')}")
+    # CI set (as CI services set it): strict, the header says so, and the
+    # failure gives the command that records the budget; "0"/"false" is not CI.
+    for value, strict in (("true", True), ("1", True), ("0", False), ("false", False), ("", False)):
+        p, doc = run_json("--filter=selfbudget.unbudgeted", env={"CI": value})
+        c = case(doc, "selfbudget.unbudgeted")
+        if strict:
+            check(p.returncode == 1 and c["verdict"] == "FAIL" and f"strict: CI={value}" in p.stdout
+                  and f"{EXE} --filter=selfbudget.unbudgeted --calibrate --hwdb=" in c["reason"],
+                  f"CI={value} fails with the command: {p.returncode} {c.get('reason')} {p.stdout}")
+        else:
+            check(p.returncode == 5 and c["verdict"] == "UNBUDGETED" and "strict:" not in p.stdout,
+                  f"CI={value!r} is not CI: {p.returncode} {c['verdict']}")
+    # Under CTest (--ctest), an unbudgeted case is a skip, never Passed.
+    p = run("--filter=selfbudget.unbudgeted", "--ctest")
+    check(p.returncode == 77 and "UNBUDGETED" in p.stdout, f"--ctest: {p.returncode}")
+    # TAP: ok, with a SKIP directive that says unbudgeted.
+    p = run("--filter=selfbudget.unbudgeted", "--tap")
+    check(re.search(r"^ok 1 - selfbudget\.unbudgeted # SKIP unbudgeted: .*--calibrate", p.stdout, re.M)
+          is not None, f"TAP: {p.stdout}")
     # The suite has budgets under another key: the missing one fails, naming
     # the key looked up, the keys that exist and the directory to record in.
     with tempfile.TemporaryDirectory() as d:
@@ -371,7 +405,9 @@ def t_strict():
         p, doc = run_json("--filter=selfbudget.unbudgeted", f"--hwdb={d}")
         c = case(doc, "selfbudget.unbudgeted")
         msg = c["checks"][0]["message"]
-        check(p.returncode == 1 and c["verdict"] == "FAIL" and c["checks"][0]["status"] == "unbudgeted",
+        # A failure, said as one: not tagged "unbudgeted" (issue 58).
+        check(p.returncode == 1 and c["verdict"] == "FAIL" and c["checks"][0]["status"] == "fail"
+              and c["checks"][0].get("gate") is True and not re.search(r"^\s+unbudgeted ", p.stdout, re.M),
               f"missing budget with others present fails: {p.returncode} {c}")
         check("no budget under key" in msg and "SomeOtherCPU" in msg and f"--hwdb={d}" in msg, msg)
         check(p.stdout.count("no budget under key") == 1, f"printed once: {p.stdout}")

@@ -207,7 +207,8 @@ T_CASE(budgets)
 	pmc__judge(&c, &r, 0, -1, PMC_STAT_MIN, NULL);
 	T_CHECK(c.status == PMC__CHECK_UNBUDGETED && strstr(c.message, "unbudgeted"), "%s",
 		c.message);
-	T_CHECK(pmc__verdict_from_checks(&c, 1, false, NULL, 0) == PMC_PASS, "unbudgeted passes");
+	T_CHECK(pmc__verdict_from_checks(&c, 1, false, NULL, 0) == PMC_UNBUDGETED,
+		"unbudgeted is never a pass");
 	T_CHECK(pmc__verdict_from_checks(&c, 1, true, NULL, 0) == PMC_FAIL, "--strict fails");
 	r.iterations = 10; /* 600 per iteration */
 	pmc__judge(&c, &r, 0, -1, PMC_STAT_MIN, &b);
@@ -222,7 +223,7 @@ T_CASE(budgets)
 T_CASE(verdict_and_exit_status)
 {
 	struct pmc__check c[3];
-	size_t counts[PMC_ERROR + 1] = { 0 };
+	size_t counts[PMC__NVERDICTS] = { 0 };
 	char reason[600];
 
 	memset(c, 0, sizeof(c));
@@ -235,6 +236,15 @@ T_CASE(verdict_and_exit_status)
 	c[2].status = PMC__CHECK_ERROR;
 	T_CHECK(pmc__verdict_from_checks(c, 3, false, NULL, 0) == PMC_ERROR, "error wins");
 	T_CHECK(pmc__verdict_from_checks(c, 0, false, NULL, 0) == PMC_PASS, "no checks: pass");
+	/* Unbudgeted ranks below inconclusive, above a pass, though numbered last. */
+	c[2].status = PMC__CHECK_UNBUDGETED;
+	T_CHECK(pmc__verdict_from_checks(c, 3, false, NULL, 0) == PMC_INCONCLUSIVE, "inconclusive wins");
+	c[1].status = PMC__CHECK_PASS;
+	T_CHECK(pmc__verdict_from_checks(c, 3, false, NULL, 0) == PMC_UNBUDGETED, "unbudgeted");
+	T_CHECK(pmc__verdict_rank(PMC_UNBUDGETED) > pmc__verdict_rank(PMC_KNOWN_ISSUE) &&
+			pmc__verdict_rank(PMC_UNBUDGETED) < pmc__verdict_rank(PMC_INCONCLUSIVE) &&
+			pmc__verdict_rank(PMC_FAIL) > pmc__verdict_rank(PMC_INCONCLUSIVE),
+		"ranks");
 
 	T_EQ_U64(pmc__exit_status(counts), PMC_EXIT_PASS, "empty run");
 	counts[PMC_SKIP] = 2;
@@ -243,6 +253,8 @@ T_CASE(verdict_and_exit_status)
 	T_EQ_U64(pmc__exit_status(counts), PMC_EXIT_PASS, "pass + skip");
 	counts[PMC_KNOWN_ISSUE] = 1;
 	T_EQ_U64(pmc__exit_status(counts), PMC_EXIT_PASS, "known issues pass");
+	counts[PMC_UNBUDGETED] = 1;
+	T_EQ_U64(pmc__exit_status(counts), PMC_EXIT_UNBUDGETED, "unbudgeted is not a pass");
 	counts[PMC_INCONCLUSIVE] = 1;
 	T_EQ_U64(pmc__exit_status(counts), PMC_EXIT_INCONCLUSIVE, "inconclusive");
 	counts[PMC_FAIL] = 1;

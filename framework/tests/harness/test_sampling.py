@@ -28,7 +28,10 @@ SCHEMA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "s
 
 
 def run(args, timeout=120):
-    return subprocess.run(args, capture_output=True, text=True, timeout=timeout)
+    # Outside CI: the --baseline run has no budget on purpose (UNBUDGETED),
+    # which CI set would turn into a failure.
+    env = {k: v for k, v in os.environ.items() if k != "CI"}
+    return subprocess.run(args, capture_output=True, text=True, timeout=timeout, env=env)
 
 
 with tempfile.TemporaryDirectory() as d:
@@ -114,7 +117,8 @@ with tempfile.TemporaryDirectory() as d:
     # (no budget involved); the regressed case is sampled the same way.
     base, cur = os.path.join(d, "base.json"), os.path.join(d, "cur.json")
     md, junit2 = os.path.join(d, "cmp.md"), os.path.join(d, "cmp.xml")
-    p = run([BEFORE, "--filter=sample.faults", f"--save-baseline={base}"])
+    # With its budget: a case without one is UNBUDGETED (exit 5), not a pass.
+    p = run([BEFORE, "--filter=sample.faults", f"--hwdb={hw}", f"--save-baseline={base}"])
     check(p.returncode == 0, f"baseline: {p.returncode}\n{p.stdout}")
     p = run([AFTER, "--filter=sample.faults", f"--baseline={base}", f"--json={cur}",
              f"--report-md={md}", f"--junit={junit2}"])

@@ -521,8 +521,10 @@ def run_realcode(program, engine, where, *extra, cwd=None, shell=None, env=None)
     argv = [program, "--backend=sim", f"--sim-engine={engine}", f"--json={path}", *extra]
     if shell:
         argv = shell + [" ".join(shlex.quote(a) for a in argv)]
+    # Outside CI: realcode_misses has no budgets by design (UNBUDGETED), which
+    # CI set would turn into failures.
     p = subprocess.run(argv, capture_output=True, text=True, timeout=600, cwd=cwd,
-                       env=env if env is not None else dict(os.environ))
+                       env=env if env is not None else {k: v for k, v in os.environ.items() if k != "CI"})
     if not os.path.exists(path):
         check(False, f"{' '.join(argv)} from {cwd}: no results ({p.returncode})\n{p.stdout[-800:]}{p.stderr[-400:]}")
         return {}
@@ -532,8 +534,15 @@ def run_realcode(program, engine, where, *extra, cwd=None, shell=None, env=None)
         # The tree's budgets were counted by the tool; with the engines
         # equal they hold on callgrind too (an engine switch never FAILs).
         if not extra and cwd is None and (engine, c["name"]) not in REALCODE_REFUSED:
-            check(c.get("verdict") == "PASS",
-                  f"{c['name']} under {engine} against the tree's budgets: PASS, not "
+            # realcode_misses keeps no budgets: its budget expectations are
+            # measured, not judged (UNBUDGETED, never PASS); every other
+            # check of it, and every case of realcode, must pass.
+            unjudged = c.get("suite") == "realcode_misses" and any(
+                k.get("status") == "unbudgeted" for k in c.get("checks", []))
+            want = "UNBUDGETED" if unjudged else "PASS"
+            check(c.get("verdict") == want and all(k.get("status") in ("pass", "unbudgeted")
+                                                   for k in c.get("checks", [])),
+                  f"{c['name']} under {engine} against the tree's budgets: {want}, not "
                   f"{c.get('verdict')} {c.get('reason', '')[:300]}")
         if (engine, c["name"]) in REALCODE_REFUSED:
             words = REALCODE_REFUSED[(engine, c["name"])]
