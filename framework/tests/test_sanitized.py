@@ -5,7 +5,7 @@ sanitizer: refused before anything runs, naming the sanitizer and the fix (valgr
 stop every case with "ASan runtime does not come first ...").  The suite is
 compiled here against pmcheck installed from this build; each sanitizer a
 row, and the same suite built without one runs (the row's control).  An
-instruction valgrind cannot decode: the case's first line quotes the decoder
+instruction valgrind cannot decode: the case's line quotes the decoder
 and names the function.
 Arguments: BINARY_DIR WORK_DIR"""
 import os
@@ -67,7 +67,8 @@ p = subprocess.run(["gcc", "-g", f"-I{prefix}/include", ill, f"-L{libdir}", f"-W
                     "-lpmcheck_harness_main", "-lpmcheck_harness", "-lpmcheck", "-o", exe], capture_output=True, text=True)
 if check(p.returncode == 0, f"ill: build: {p.stderr[-1500:]}"):
     p = subprocess.run([exe, "--backend=sim"], capture_output=True, text=True, timeout=300)
-    first = p.stdout.splitlines()[0] if p.stdout else ""
+    # The case's line (after the run's header): its reason is its first line.
+    first = next((ln for ln in p.stdout.splitlines() if ln.startswith("[1/1]")), "")
     if "unhandled instruction bytes" not in p.stdout and p.returncode == 0:
         print("note: this valgrind decodes AVX-512: the row has nothing to refuse")
     else:
