@@ -152,7 +152,7 @@ def shared_library_suite():
     # Each way a benchmark goes wrong: an error naming it, never a pass.
     def faulty(fault, backend="sim"):
         return sh([bench, "--pmcheck", f"--backend={backend}", f"--hwdb={SRC}/hwdb", "--filter=bench.BM_faulty",
-                   "--timeout=20"], env={"TEAMBENCH_FAULT": fault, "PMCHECK_SIM_ENV": "TEAMBENCH_FAULT"})
+                   "--timeout=5"], env={"TEAMBENCH_FAULT": fault, "PMCHECK_SIM_ENV": "TEAMBENCH_FAULT"})
     p = faulty("error")
     check(p.returncode == 2 and "SkipWithError" in p.stdout and "the input file is missing" in p.stdout,
           f"SkipWithError: ERROR quoting it: {p.returncode}\n{p.stdout[-1500:]}")
