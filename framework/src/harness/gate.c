@@ -335,7 +335,8 @@ int pmc__calibrate_case(const struct pmc__result *runs, size_t nruns,
 	if (pmc__calibration_owner(cal->dir, cal->key, first->suite, out) ||
 	    pmc__calibration_owner(cal->dir, independent, first->suite, out))
 		return -1;
-	if (first->verdict == PMC_SKIP || first->verdict == PMC_ERROR) {
+	if (first->verdict == PMC_SKIP || first->verdict == PMC_ERROR ||
+	    (first->verdict == PMC_INCONCLUSIVE && first->nchecks == 0)) {
 		fprintf(out, "  %s: not calibrated: %s: %s\n", first->name,
 			pmc_verdict_name(first->verdict), first->reason ? first->reason : "");
 		if (cal->missed)
@@ -355,10 +356,15 @@ int pmc__calibrate_case(const struct pmc__result *runs, size_t nruns,
 		const struct pmc__region_rec *rg = pmc__result_region(first, region);
 		uint64_t iters = rg && rg->iterations > 1 ? rg->iterations : 1;
 		const char *per = iters > 1 ? " per iteration" : "";
-		char f1[48], f2[48];
+		char f1[48], f2[48], of[48] = "";
 
 		if (chk->kind != PMC_EXPECT_KIND_BUDGET)
 			continue;
+		/* A figure per iteration holds for that many iterations: fixed
+		 * costs are spread over them (said, so a build that runs another
+		 * count knows why its figures moved). */
+		if (iters > 1)
+			snprintf(of, sizeof(of), " of %" PRIu64 " iterations", iters);
 		for (r = 0; r < nruns; r++) {
 			const struct pmc__check_rec *c =
 				pmc__result_check(&runs[r], PMC_EXPECT_KIND_BUDGET, region, event);
@@ -395,11 +401,11 @@ int pmc__calibrate_case(const struct pmc__result *runs, size_t nruns,
 			key = independent;
 		if (det && lo == hi && tol > 0) {
 			bound_figure(f1, sizeof(f1), lo, iters, 0);
-			snprintf(bound, sizeof(bound), "%s +-%g%%%s ; calibrated: %zu equal runs, tolerance %g%%",
-				 f1, tol, per, nruns, tol);
+			snprintf(bound, sizeof(bound), "%s +-%g%%%s ; calibrated: %zu equal runs%s, tolerance %g%%",
+				 f1, tol, per, nruns, of, tol);
 		} else if (det && lo == hi) {
 			bound_figure(f1, sizeof(f1), lo, iters, 0);
-			snprintf(bound, sizeof(bound), "= %s%s ; calibrated: %zu equal runs, exact", f1, per, nruns);
+			snprintf(bound, sizeof(bound), "= %s%s ; calibrated: %zu equal runs%s, exact", f1, per, nruns, of);
 		} else if (det) {
 			/* The runs saw part of the range only (the sim runs
 			 * alternate thread schedulers to bring it out): a count

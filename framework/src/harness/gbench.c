@@ -9,6 +9,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <inttypes.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -65,8 +66,7 @@ int pmc__gbench_mode(void)
 	for (char *p = buf, *end = buf + len; p < end; p += strlen(p) + 1) {
 		if (p == buf)
 			continue;
-		if ((p == buf + strlen(buf) + 1 && !strcmp(p, "--pmcheck")) ||
-		    !strncmp(p, "--pmc-request-fd=", 17))
+		if (!strcmp(p, "--pmcheck") || !strncmp(p, "--pmc-request-fd=", 17))
 			mode = 1;
 	}
 	return mode;
@@ -93,14 +93,18 @@ static char *case_name_of(const char *gb_name)
  * The library's filter that selects exactly the instance a case name came
  * from: each '_' may have been any of the characters case_name_of
  * replaced, the rest is literal, and the "/iterations:N" the adapter's
- * fixed count adds to a name may follow any part of it.
+ * fixed count N adds to a name may follow any part of it (that N only:
+ * a registration that fixes its own count is listed with it).
  */
-static char *filter_of(const char *case_name)
+static char *filter_of(const char *case_name, uint64_t iterations)
 {
-	static const char any_iterations[] = "(/iterations:[0-9]+)?";
-	size_t len = strlen(case_name), size = 2 + len * (sizeof(any_iterations) + 16) + 8;
-	char *f = malloc(size), *o = f;
+	char any_iterations[48];
+	size_t len = strlen(case_name), size;
+	char *f, *o;
 
+	snprintf(any_iterations, sizeof(any_iterations), "(/iterations:%" PRIu64 ")?", iterations);
+	size = 2 + len * (strlen(any_iterations) + 16) + 8;
+	f = o = malloc(size);
 	if (!f)
 		return NULL;
 	*o++ = '^';
@@ -126,7 +130,7 @@ static char *filter_of(const char *case_name)
 static void body(struct pmc_test *t)
 {
 	const struct pmc_test_def *d = t->def;
-	char *filter = filter_of(d->name);
+	char *filter = filter_of(d->name, gb.cfg->iterations);
 	size_t ran;
 
 	if (!filter)
@@ -149,8 +153,9 @@ static void body(struct pmc_test *t)
 		pmc_test_error(t, "benchmark %s: the program has no such benchmark now (its filter selected none): build again so that CTest lists what the program has (pmcheck_add_gbench discovers the benchmarks after each build)",
 			       d->name);
 	if (ran > 1)
-		pmc_test_error(t, "benchmark %s: its filter selected %zu benchmarks, whose names differ only where pmcheck's case name has '_' (for ':', blanks or \"=;#[],*?\"): rename one",
-			       d->name, ran);
+		pmc_test_error(t, "benchmark %s: its filter selected %zu benchmarks: their names differ only where pmcheck's case name has '_' (for ':', blanks or \"=;#[],*?\"), or only by the /iterations:%llu pmcheck gives a registration that fixes no count of its own (two registrations of one function, one of them ->Iterations(%llu)); rename one (->Name())",
+			       d->name, ran, (unsigned long long)gb.cfg->iterations,
+			       (unsigned long long)gb.cfg->iterations);
 	if (gb.error)
 		pmc_test_error(t, "benchmark %s stopped itself with state.SkipWithError(\"%s\"): fix what it reports",
 			       d->name, gb.why);
@@ -332,6 +337,44 @@ static int list_instances(const char *prog)
 	return rc;
 }
 
+/*
+ * --filter as a Google Benchmark user writes it: a pattern that does not
+ * begin with the suite ("BM_sort/..." or "-BM_map") is taken as the
+ * benchmark's name and given the suite ("bench.BM_sort/..."); "*" alone and
+ * the runner's own form are left as they are.
+ */
+static char *suite_filter(const char *patterns)
+{
+	size_t slen = strlen(gb.cfg->suite), n = strlen(patterns);
+	char *out = malloc(n * (slen + 2) + 2), *o = out;
+	const char *p = patterns;
+
+	if (!out)
+		return NULL;
+	while (*p) {
+		size_t len = strcspn(p, ",");
+		bool neg = *p == '-';
+		const char *pat = p + neg;
+		size_t plen = len - neg;
+
+		if (neg)
+			*o++ = '-';
+		if (plen && !(plen == 1 && *pat == '*') &&
+		    !(plen > slen && !strncmp(pat, gb.cfg->suite, slen) && pat[slen] == '.')) {
+			memcpy(o, gb.cfg->suite, slen);
+			o += slen;
+			*o++ = '.';
+		}
+		memcpy(o, pat, plen);
+		o += plen;
+		p += len;
+		if (*p == ',')
+			*o++ = *p++;
+	}
+	*o = '\0';
+	return out;
+}
+
 /* A case the runner started: the request names it (harness/sim_case.c:
  * "case SUITE.NAME" first), so the program need not list its benchmarks
  * again under valgrind. */
@@ -364,8 +407,18 @@ int pmc__gbench_main(const struct pmc__gbench_ops *ops, const struct pmc__gbench
 	gb.ops = ops;
 	gb.cfg = cfg;
 	for (int i = 0; i < argc; i++) {
-		if (i == 1 && !strcmp(argv[i], "--pmcheck"))
+		if (i > 0 && !strcmp(argv[i], "--pmcheck"))
 			continue;
+		if (i > 0 && !strncmp(argv[i], "--filter=", 9)) {
+			char *f = suite_filter(argv[i] + 9);
+
+			if (f && asprintf(&args[nargs], "--filter=%s", f) > 0) {
+				nargs++;
+				free(f);
+				continue;
+			}
+			free(f);
+		}
 		/* The runner's messages and the commands it suggests name the
 		 * program as it is run: "bench --pmcheck --calibrate ...". */
 		if (i == 0 && asprintf(&args[nargs], "%s --pmcheck", argv[0]) > 0) {

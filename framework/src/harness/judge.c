@@ -247,8 +247,10 @@ void pmc__judge(struct pmc__check *c, struct pmc__region *r, int ev, int per,
 	pmc__fmt_bound(bound, sizeof(bound), lo, hi);
 	pmc__fmt_num(meas, sizeof(meas), x);
 	if (c->per_iteration) {
+		size_t used = strlen(meas);
+
 		strncat(bound, " per iteration", sizeof(bound) - strlen(bound) - 1);
-		strncat(meas, " per iteration", sizeof(meas) - strlen(meas) - 1);
+		snprintf(meas + used, sizeof(meas) - used, " per iteration of %" PRIu64, r->iterations);
 	}
 	if (ok) {
 		c->status = PMC__CHECK_PASS;

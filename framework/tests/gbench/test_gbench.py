@@ -79,7 +79,8 @@ def shared_library_suite():
     names = set(re.findall(r"Test +#\d+: (\S+)", p.stdout))
     for want in ("bench.BM_sort/256.sim", "bench.BM_sort/1024", "bench.BM_concat/8.sim",
                  "bench.BM_concat/64.sim", "bench.BM_map.sim", "bench.Words/Longest.sim",
-                 "bench.BM_threaded/threads_2.sim", "bench_calls.BM_map"):
+                 "bench.BM_threaded/threads_2.sim", "bench_calls.BM_map", "bench.BM_twice.sim",
+                 "bench.BM_twice/iterations_7.sim"):
         check(want in names, f"CTest test {want} registered: {sorted(names)}")
     check(not any(n.startswith("bench_calls.") and n.endswith(".sim") for n in names),
           "bench_calls counts on the kernel only (no SIM)")
@@ -93,10 +94,15 @@ def shared_library_suite():
                  "--filter=-bench.BM_threaded*"]), "calibrate on sim")
     text = hwdb_text()
     for case in ("BM_sort/256", "BM_sort/1024", "BM_concat/8", "BM_concat/64", "BM_map",
-                 "Words/Longest", "BM_faulty"):
+                 "Words/Longest", "BM_faulty", "BM_twice", "BM_twice/iterations_7"):
         check(re.search(r"\[" + re.escape(case) + r"\]\nloop = instructions:u = [0-9.]+ per iteration ; "
-                        r"calibrated: 5 equal runs, exact", text),
+                        r"calibrated: 5 equal runs of \d+ iterations, exact", text),
               f"{case}: an exact budget per iteration:\n{text[:3000]}")
+
+    # --pmcheck anywhere, and a filter in Google Benchmark's names.
+    p = sh([bench, "--backend=sim", "--pmcheck", f"--hwdb={SRC}/hwdb", "--filter=BM_twice*"])
+    check(p.returncode == 0 and "2 PASS" in p.stdout and "bench.BM_twice/iterations_7" in p.stdout,
+          f"--filter=BM_twice* after --backend: both instances, each its own: {p.returncode}\n{p.stdout[-2000:]}")
 
     # Calibrated again, an unchanged budget is one line, not a -/+ pair.
     p = must(sh([bench, "--pmcheck", "--backend=sim", "--calibrate", f"--hwdb={SRC}/hwdb",
@@ -119,7 +125,10 @@ def shared_library_suite():
     check("__introsort_loop" in p.stdout or "__insertion_sort" in p.stdout,
           f"the failure names the sort's functions:\n{p.stdout[-4000:]}")
 
-    # A threaded instance is never judged on one thread's share.
+    # A threaded instance is never judged on one thread's share, nor calibrated.
+    p = sh([bench, "--pmcheck", "--backend=sim", "--calibrate", f"--hwdb={SRC}/hwdb", "--filter=BM_threaded*"])
+    check(p.returncode != 0 and "not calibrated: INCONCLUSIVE" in p.stdout and "2 threads" in p.stdout,
+          f"a threaded instance is not calibrated, said: {p.returncode}\n{p.stdout[-1500:]}")
     p = sh([bench, "--pmcheck", "--backend=sim", "--filter=bench.BM_threaded*", f"--hwdb={SRC}/hwdb"])
     check(p.returncode == 4 and "INCONCLUSIVE" in p.stdout and "2 threads" in p.stdout,
           f"threaded: exit 4, INCONCLUSIVE, says why: {p.returncode}\n{p.stdout[-2000:]}")
@@ -189,7 +198,7 @@ def static_library_suite():
     must(sh([bench, "--pmcheck", "--backend=sim", "--calibrate", f"--hwdb={SRC}/hwdb",
              "--filter=bench.BM_sort*,bench.BM_concat/8"]), "calibrate the static build")
     text = hwdb_text()
-    check(text.count("calibrated: 5 equal runs, exact") == 3, f"static: three exact budgets:\n{text[:2000]}")
+    check(text.count("calibrated: 5 equal runs of 20 iterations, exact") == 3, f"static: three exact budgets:\n{text[:2000]}")
     for i in range(2):
         p = ctest(b, "-L", "sim", "-R", "BM_sort|BM_concat/8")
         check(p.returncode == 0, f"static gate, run {i + 1}: {failed_tests(p)}\n{p.stdout[-3000:]}")

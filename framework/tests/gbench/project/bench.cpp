@@ -61,6 +61,10 @@ BENCHMARK(BM_map);
 // Its count fixed in the source: kept (ci/main times it against the same
 // run under valgrind --tool=none).
 BENCHMARK(BM_map)->Name("BM_map_fixed")->Iterations(20);
+// One name registered twice, once with its own count and once with the
+// clock's settings (pmcheck fixes its count; the two stay two cases).
+BENCHMARK(BM_map)->Name("BM_twice")->Iterations(7);
+BENCHMARK(BM_map)->Name("BM_twice")->MinTime(0.1)->Repetitions(3);
 
 class Words : public benchmark::Fixture {
 public:
