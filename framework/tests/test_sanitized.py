@@ -75,4 +75,25 @@ if check(p.returncode == 0, f"ill: build: {p.stderr[-1500:]}"):
         check(p.returncode == 2 and "cannot run an instruction in zmm_copy" in first and "0x62 0xF1" in first
               and "--backend=perf" in first,
               f"an undecodable instruction: the first line says so: {p.returncode}\n{p.stdout[-2500:]}")
+        check('in region "copy"' in first, f"... and names the region: {first}")
+
+# A crash says in which region: on the kernel (a software event) and on sim.
+crash = os.path.join(WORK, "crash.c")
+with open(crash, "w") as f:
+    f.write('#include <stdlib.h>\n#include <pmcheck/harness.h>\n'
+            'static void poke(void) { volatile int *p = (int *)(long)atoi("8"); *p = 1; }\n'
+            'PMC_TEST(crash, perf, .events = "page-faults", .backends = PMC_BACKEND_PERF)'
+            ' { PMC_REGION(t, "warm") { } PMC_REGION(t, "parse") { poke(); } }\n'
+            'PMC_TEST(crash, sim, .events = "instructions:u", .backends = PMC_BACKEND_SIM)'
+            ' { PMC_REGION(t, "parse") { poke(); } }\n')
+exe = os.path.join(WORK, "crash")
+p = subprocess.run(["gcc", "-g", f"-I{prefix}/include", crash, f"-L{libdir}", f"-Wl,-rpath,{libdir}",
+                    "-lpmcheck_harness_main", "-lpmcheck_harness", "-lpmcheck", "-o", exe], capture_output=True, text=True)
+if check(p.returncode == 0, f"crash: build: {p.stderr[-1500:]}"):
+    for backend in ("perf", "sim"):
+        p = subprocess.run([exe, f"--backend={backend}", f"--filter=crash.{backend}"], capture_output=True,
+                           text=True, timeout=300)
+        line = next((ln for ln in p.stdout.splitlines() if ln.startswith("[1/1]")), "")
+        check(p.returncode == 2 and "killed by signal 11" in line and 'in region "parse"' in line,
+              f"a crash on {backend} names its region: {p.returncode}\n{p.stdout[-2000:]}")
 sys.exit(finish())

@@ -14,11 +14,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "harness_int.h"
+
+static void crash_handlers(struct pmc_test *t, bool on);
 
 void pmc__effective_options(const struct pmc_test_def *def, unsigned reps, double timeout,
 			    struct pmc_test_options *out)
@@ -279,11 +282,13 @@ static void run_phases(struct pmc_test *t)
 	open_counters(t);
 	pmc__measure_overhead(t);
 	pmc__sampling_open(t);
+	crash_handlers(t, true);
 	for (t->rep = -(int)t->opt.warmup; t->rep < (int)t->opt.reps; t->rep++) {
 		pmc__repetition_begin(t);
 		t->def->body(t);
 		pmc__repetition_end(t);
 	}
+	crash_handlers(t, false);
 	t->hot.recording = 0;
 	t->hot.expect = NULL;
 	/* Measured: judging and the record need no simulation. */
@@ -293,6 +298,65 @@ static void run_phases(struct pmc_test *t)
 	t->verdict = pmc__verdict_from_checks(t->check, t->nexpect, t->strict, t->reason,
 					      sizeof(t->reason));
 	t->verdict_from_checks = true;
+}
+
+/*
+ * A case that crashes says in which region (the runner puts it in the
+ * reason): a handler for the signals that end a process with a fault, set
+ * while the body runs and only where nothing else handles them, writes the
+ * open region's name to the case's output and dies of the signal as it
+ * would have.  Only async-signal-safe calls.
+ */
+static const int crash_signals[] = { SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT };
+static struct pmc_test *crashing;
+static struct sigaction crash_old[sizeof(crash_signals) / sizeof(crash_signals[0])];
+static bool crash_set[sizeof(crash_signals) / sizeof(crash_signals[0])];
+
+static void say(const char *s)
+{
+	if (write(STDERR_FILENO, s, strlen(s)) < 0)
+		return;
+}
+
+static void crashed(int sig)
+{
+	const struct pmc__region *r = crashing ? (crashing->hot.open ? crashing->hot.open
+								     : crashing->hot.inline_open)
+					       : NULL;
+
+	if (r && r->name) {
+		say("\npmcheck: crashed in region \"");
+		say(r->name);
+		say("\"\n");
+	} else if (crashing) {
+		say("\npmcheck: crashed outside any region\n");
+	}
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+static void crash_handlers(struct pmc_test *t, bool on)
+{
+	for (size_t i = 0; i < sizeof(crash_signals) / sizeof(crash_signals[0]); i++) {
+		if (on) {
+			struct sigaction sa;
+
+			crash_set[i] = sigaction(crash_signals[i], NULL, &crash_old[i]) == 0 &&
+				       !(crash_old[i].sa_flags & SA_SIGINFO) &&
+				       crash_old[i].sa_handler == SIG_DFL;
+			if (!crash_set[i])
+				continue;
+			memset(&sa, 0, sizeof(sa));
+			sa.sa_handler = crashed;
+			sa.sa_flags = SA_RESETHAND | SA_NODEFER;
+			sigemptyset(&sa.sa_mask);
+			crash_set[i] = sigaction(crash_signals[i], &sa, NULL) == 0;
+		} else if (crash_set[i]) {
+			sigaction(crash_signals[i], &crash_old[i], NULL);
+			crash_set[i] = false;
+		}
+	}
+	crashing = on ? t : NULL;
 }
 
 static bool defer_close;
@@ -329,6 +393,7 @@ int pmc__run_case(const struct pmc_test_def *def, const struct pmc_test_options 
 		t->jump_armed = true;
 		run_phases(t);
 	}
+	crash_handlers(t, false); /* also when the body ended the case early */
 	t->hot.open = t->hot.expect = t->hot.inline_open = NULL;
 	t->hot.recording = 0;
 	t->measuring_overhead = false;

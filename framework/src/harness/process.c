@@ -292,6 +292,20 @@ out:
 		panicked.reason = NULL;
 		pmc__result_release(&panicked);
 	}
+	/* A crash in a region: the case's handler (case.c) named it. */
+	if (WIFSIGNALED(status) && out && res->reason) {
+		const char *mark = strstr(out, "pmcheck: crashed in region \"");
+		char *where = NULL;
+
+		if (mark) {
+			mark += strlen("pmcheck: crashed in region \"");
+			if (asprintf(&where, "%s, in region \"%.*s\"", res->reason,
+				     (int)strcspn(mark, "\"\n"), mark) > 0) {
+				free(res->reason);
+				res->reason = where;
+			}
+		}
+	}
 	if (out && *out) {
 		res->output = out;
 		out = NULL;

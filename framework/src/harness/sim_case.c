@@ -352,6 +352,7 @@ int pmc__sim_unavailable(struct runner *r)
 {
 #if defined(__SANITIZE_ADDRESS__)
 	(void)sim_env_check;
+	(void)sanitizer_here;
 	printf("%s: SKIP: --backend=sim cannot run an AddressSanitizer build (valgrind and ASan both manage the address space); use a build without sanitizers\n",
 	       r->prog);
 	return PMC_EXIT_SKIP;
