@@ -29,6 +29,15 @@ with open(src, "w") as f:
             '{\n\tvolatile int x = 0;\n\tPMC_REGION(t, "loop") { for (int i = 0; i < 100; i++) x += i; }\n'
             '\tPMC_EXPECT_GE(t, "loop", "instructions:u", 100);\n}\n')
 libdir = os.path.join(prefix, "lib")
+
+
+def build(cc, flags, source, exe):
+    """A suite of one file, linked to pmcheck installed above."""
+    return subprocess.run([cc, *flags, "-g", f"-I{prefix}/include", source, f"-L{libdir}", f"-Wl,-rpath,{libdir}",
+                           "-lpmcheck_harness_main", "-lpmcheck_harness", "-lpmcheck", "-o", exe],
+                          capture_output=True, text=True)
+
+
 ROWS = [  # (compiler, flags, sanitizer named, or None for the control)
     ("gcc", [], None),
     ("gcc", ["-fsanitize=address"], "AddressSanitizer (-fsanitize=address)"),
@@ -40,9 +49,7 @@ for cc, flags, named in ROWS:
         print(f"note: {cc} is not installed: row {cc} {flags} left out")
         continue
     exe = os.path.join(WORK, "suite-" + cc + "".join(flags).replace("=", "-"))
-    p = subprocess.run([cc, *flags, "-g", f"-I{prefix}/include", src, f"-L{libdir}", f"-Wl,-rpath,{libdir}",
-                        "-lpmcheck_harness_main", "-lpmcheck_harness", "-lpmcheck", "-o", exe],
-                       capture_output=True, text=True)
+    p = build(cc, flags, src, exe)
     if not check(p.returncode == 0, f"{cc} {flags}: build: {p.stderr[-1500:]}"):
         continue
     p = subprocess.run([exe, "--backend=sim"], capture_output=True, text=True, timeout=300)
@@ -63,8 +70,7 @@ with open(ill, "w") as f:
             'static void zmm_copy(void) { __asm__ volatile(".byte 0x62,0xf1,0x7c,0x48,0x28,0xc1"); }\n'
             'PMC_TEST(ill, zmm, .events = "instructions:u") { PMC_REGION(t, "copy") { zmm_copy(); } }\n')
 exe = os.path.join(WORK, "ill")
-p = subprocess.run(["gcc", "-g", f"-I{prefix}/include", ill, f"-L{libdir}", f"-Wl,-rpath,{libdir}",
-                    "-lpmcheck_harness_main", "-lpmcheck_harness", "-lpmcheck", "-o", exe], capture_output=True, text=True)
+p = build("gcc", [], ill, exe)
 if check(p.returncode == 0, f"ill: build: {p.stderr[-1500:]}"):
     p = subprocess.run([exe, "--backend=sim"], capture_output=True, text=True, timeout=300)
     # The case's line (after the run's header): its reason is its first line.
@@ -87,8 +93,7 @@ with open(crash, "w") as f:
             'PMC_TEST(crash, sim, .events = "instructions:u", .backends = PMC_BACKEND_SIM)'
             ' { PMC_REGION(t, "parse") { poke(); } }\n')
 exe = os.path.join(WORK, "crash")
-p = subprocess.run(["gcc", "-g", f"-I{prefix}/include", crash, f"-L{libdir}", f"-Wl,-rpath,{libdir}",
-                    "-lpmcheck_harness_main", "-lpmcheck_harness", "-lpmcheck", "-o", exe], capture_output=True, text=True)
+p = build("gcc", [], crash, exe)
 if check(p.returncode == 0, f"crash: build: {p.stderr[-1500:]}"):
     for backend in ("perf", "sim"):
         p = subprocess.run([exe, f"--backend={backend}", f"--filter=crash.{backend}"], capture_output=True,

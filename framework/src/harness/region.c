@@ -92,7 +92,8 @@ static bool inline_allowed(const struct pmc_test *t)
  * (the Google Benchmark adapter's: no warm-up) would otherwise learn of
  * the region only after that execution, too late to keep its functions.
  */
-void pmc__region_prepare(struct pmc_test *t, const char *name)
+/* Region `name` of the case, made the first time. */
+static struct pmc__region *region_of(struct pmc_test *t, const char *name)
 {
 	struct pmc__region *r = pmc__region_named(t, name);
 
@@ -104,6 +105,13 @@ void pmc__region_prepare(struct pmc_test *t, const char *name)
 		r->nev = t->nev;
 		r->iterations = 1;
 	}
+	return r;
+}
+
+void pmc__region_prepare(struct pmc_test *t, const char *name)
+{
+	struct pmc__region *r = region_of(t, name);
+
 	if (t->backend == PMC_BACKEND_SIM && !r->attr)
 		r->attr = calloc(1, sizeof(*r->attr));
 }
@@ -125,14 +133,7 @@ int pmc_test_region_begin_n(struct pmc_test *t, const char *name, uint64_t itera
 	if (t->measuring_overhead) {
 		r = &t->scratch;
 	} else {
-		r = pmc__region_named(t, name);
-		if (!r) {
-			if (t->nregions >= PMC__MAX_REGIONS)
-				pmc_test_error(t, "more than %d regions in one case", PMC__MAX_REGIONS);
-			r = &t->region[t->nregions++];
-			r->name = name;
-			r->nev = t->nev;
-		}
+		r = region_of(t, name);
 		r->iterations = iterations;
 		if (!t->hot.recording)
 			r->warm++;
