@@ -95,4 +95,28 @@ with tempfile.TemporaryDirectory() as d:
     p = run("frobnicate")
     check(p.returncode == 64, p.stderr)
 
+    # Each figure its own verdict: in a case that failed on region "one",
+    # region "hundred" passed and says so; a figure no check judged says
+    # "-" (it is not the figure that failed).
+    with open(real) as f:
+        doc = json.load(f)
+    case = doc["cases"][0]
+    case["verdict"] = "FAIL"
+    case["reason"] = "region one failed"
+    for c in case["checks"]:
+        if c["region"] == "one":
+            c["status"] = "fail"
+    failed = os.path.join(d, "failed.json")
+    with open(failed, "w") as f:
+        json.dump(doc, f)
+    db2 = os.path.join(d, "verdicts.sqlite")
+    p = run(f"--db={db2}", "add", failed)
+    check(p.returncode == 0, f"add: {p.returncode} {p.stderr}")
+    con = sqlite3.connect(db2)
+    got = dict(((r, e), v) for r, e, v in con.execute("SELECT region, event, verdict FROM figures"))
+    check(got.get(("one", "calls:selftest_fn")) == "FAIL" and got.get(("hundred", "calls:selftest_fn")) == "PASS"
+          and got.get(("hundred", "context-switches")) == "-",
+          f"per-figure verdicts: {got}")
+    con.close()
+
 finish("history")

@@ -57,6 +57,30 @@ static void budget_of(const struct pmc__result *c, const char *region, const cha
 }
 
 /*
+ * A figure's own verdict: the worst of the checks on its region and event,
+ * so that a figure that passed in a failing case is not shown as FAIL (nor
+ * ringed as failing in the report).  A figure no check judged: the case's
+ * verdict, but "-" where the case failed on another figure.
+ */
+static const char *figure_verdict(const struct pmc__result *c, const char *region, const char *label)
+{
+	static const char *const names[] = { "PASS", "UNBUDGETED", "INCONCLUSIVE", "FAIL", "ERROR" };
+	int worst = -1;
+
+	for (size_t k = 0; k < c->nchecks; k++) {
+		const struct pmc__check_rec *cr = &c->checks[k];
+		const struct pmc__event_rec *e = pmc__result_event(c, cr->event);
+
+		if (cr->region && !strcmp(cr->region, region) && e && e->label && !strcmp(e->label, label) &&
+		    (int)cr->status > worst && (size_t)cr->status < sizeof(names) / sizeof(names[0]))
+			worst = (int)cr->status;
+	}
+	if (worst >= 0)
+		return names[worst];
+	return c->verdict == PMC_FAIL ? "-" : pmc_verdict_name(c->verdict);
+}
+
+/*
  * Rows in batches: on PostgreSQL, one INSERT of up to BATCH_ROWS rows
  * ("VALUES ($1, $2), ($3, $4) ..."), so that a file's figures are one round
  * trip to the server, not one per row; on SQLite, which has no round trips
@@ -215,7 +239,7 @@ int history_insert_figures(struct hdb *db, int64_t run_id, const struct pmc__res
 				budget_of(c, c->regions[g].name, s->label, &lo, &hi);
 				cell_int(bp, run_id);
 				cell_text(bp, c->name);
-				cell_text(bp, pmc_verdict_name(c->verdict));
+				cell_text(bp, figure_verdict(c, c->regions[g].name, s->label));
 				cell_text(bp, c->regions[g].name);
 				cell_text(bp, s->label);
 				cell_int(bp, (int64_t)s->n);
