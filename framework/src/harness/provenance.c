@@ -411,7 +411,8 @@ char *pmc__provenance_after(const struct pmc__result *r, const char *budget_sour
 	f = k || (cf.pmcheck[0] && strcmp(cf.pmcheck, PMCHECK_VERSION_STRING))
 		    ? open_memstream(&text, &cap) : NULL;
 	if (f) {
-		fprintf(f, " Since calibration (%s):", cf.path);
+		fprintf(f, " Since calibration (%s beside the budget):",
+			strrchr(cf.path, '/') ? strrchr(cf.path, '/') + 1 : cf.path);
 		for (size_t i = 0; i < k; i++) {
 			char line[400];
 

@@ -277,7 +277,10 @@ static char *explain_budget(const struct pmc__region_rec *old, const struct pmc_
 	if (f) {
 		json_t *a;
 
-		fprintf(f, " Which functions, against calibration (%s):", path);
+		/* The file beside the budget, whose path (with its long sim
+		 * key) the check has named already. */
+		fprintf(f, " Which functions, against calibration (%s beside it):",
+			strrchr(path, '/') ? strrchr(path, '/') + 1 : path);
 		json_array_foreach(at, i, a) {
 			char d[48];
 			json_t *sh = json_object_get(a, "share");
