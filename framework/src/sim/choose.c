@@ -35,10 +35,19 @@ static int valgrind_version(const char *valgrind, char *out, size_t size)
 {
 	static const char shape[] = "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ.-_";
 	char *argv[] = { (char *)valgrind, (char *)"--version", NULL };
+	/* VALGRIND_LIB is kept: it says which valgrind's tools the launcher
+	 * runs (a valgrind unpacked beside the system's), so it is the
+	 * version the cases will run under. */
+	char lib[PATH_MAX + 16], *env[2] = { NULL, NULL };
 	struct pmc__child c;
 	size_t len;
 	long n;
-	int rc = pmc__child_spawn(&c, argv, NULL, true, PMC__CHILD_CLEAR_ENV);
+	int rc;
+
+	if (getenv("VALGRIND_LIB") && (size_t)snprintf(lib, sizeof(lib), "VALGRIND_LIB=%s",
+						      getenv("VALGRIND_LIB")) < sizeof(lib))
+		env[0] = lib;
+	rc = pmc__child_spawn(&c, argv, env, true, PMC__CHILD_CLEAR_ENV);
 
 	if (rc)
 		return rc;
