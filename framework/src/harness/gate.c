@@ -479,9 +479,24 @@ int pmc__calibrate_case(const struct pmc__result *runs, size_t nruns,
 		if (pmc__libraries_of(first, true, &libs, &paths, &nlibs))
 			fprintf(out, "  warning: the libraries of %s were not recorded: out of memory\n",
 				first->name);
-		else
+		else {
+			/* One line a name: the first object of a soname is the
+			 * one symbols bind to (and the one a run compares with);
+			 * another of that name, dlopen()ed by its path, is its
+			 * company, and a second line would be refused on read. */
+			size_t kept = 0;
+
+			for (size_t i = 0; i < nlibs; i++) {
+				bool seen = false;
+
+				for (size_t j = 0; j < kept && !seen; j++)
+					seen = !strcmp(libs[j].name, libs[i].name);
+				if (!seen)
+					libs[kept++] = libs[i];
+			}
 			for (size_t k = 0; k < nkeys; k++)
-				write_libraries(first, libs, nlibs, cal->dir, keys[k], out);
+				write_libraries(first, libs, kept, cal->dir, keys[k], out);
+		}
 		free(libs);
 		free(paths);
 	}
