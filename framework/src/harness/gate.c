@@ -401,11 +401,13 @@ int pmc__calibrate_case(const struct pmc__result *runs, size_t nruns,
 			key = independent;
 		if (det && lo == hi && tol > 0) {
 			bound_figure(f1, sizeof(f1), lo, iters, 0);
-			snprintf(bound, sizeof(bound), "%s +-%g%%%s ; calibrated: %zu equal runs%s, tolerance %g%%",
-				 f1, tol, per, nruns, of, tol);
+			snprintf(bound, sizeof(bound), "%s +-%g%%%s ; calibrated: %zu equal runs%s%s%s, tolerance %g%%",
+				 f1, tol, per, nruns, of, cal->schedules ? " under " : "",
+				 cal->schedules ? cal->schedules : "", tol);
 		} else if (det && lo == hi) {
 			bound_figure(f1, sizeof(f1), lo, iters, 0);
-			snprintf(bound, sizeof(bound), "= %s%s ; calibrated: %zu equal runs%s, exact", f1, per, nruns, of);
+			snprintf(bound, sizeof(bound), "= %s%s ; calibrated: %zu equal runs%s%s%s, exact", f1, per,
+				 nruns, of, cal->schedules ? " under " : "", cal->schedules ? cal->schedules : "");
 		} else if (det) {
 			/* The runs saw part of the range only (the sim runs
 			 * alternate thread schedulers to bring it out): a count
@@ -416,8 +418,10 @@ int pmc__calibrate_case(const struct pmc__result *runs, size_t nruns,
 			bound_figure(f1, sizeof(f1), pmc__floor(pmc__fmax(0, lo - spread) * (1.0 - tol / 100.0)),
 				     iters, -1);
 			bound_figure(f2, sizeof(f2), pmc__ceil((hi + spread) * (1.0 + tol / 100.0)), iters, 1);
-			snprintf(bound, sizeof(bound), "%s..%s%s ; calibrated: varied over %zu runs%s (%.0f..%.0f), widened by twice the spread%s",
-				 f1, f2, per, nruns, cal->layouts ? " under two thread schedulers" : "", lo, hi,
+			snprintf(bound, sizeof(bound), "%s..%s%s ; calibrated: varied over %zu runs%s%s (%.0f..%.0f), widened by twice the spread%s",
+				 f1, f2, per, nruns,
+				 cal->schedules ? " under " : cal->layouts ? " under two thread schedulers" : "",
+				 cal->schedules ? cal->schedules : "", lo, hi,
 				 tol > 0 ? " and the tolerance" : "");
 			fprintf(out, "  warning: %s %s %s should repeat exactly but varied over %zu runs (%.0f..%.0f, %.0f apart): the code under test did different work in different runs (a random seed, the time, getrandom(2), addresses or thread timing); recorded the range seen, widened by twice its spread%s. Make the work repeatable (for example pin the seed, or keep threads out of the region) and calibrate again for an exact budget.\n",
 				first->name, region, event, nruns, lo, hi, hi - lo,

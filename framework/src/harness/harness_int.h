@@ -353,6 +353,8 @@ struct pmc__calibration {
 	bool layouts;         /* sim: every run had another memory layout */
 	size_t *missed;       /* NULL, or counts each budget expectation (or whole
 			       * case: skipped, in error) not calibrated */
+	const char *schedules; /* NULL, or the thread schedules the runs went
+				* through, in words ("4 thread schedules: ...") */
 };
 int pmc__calibrate_case(const struct pmc__result *runs, size_t nruns,
 			const struct pmc__calibration *cal, FILE *out);

@@ -9,10 +9,12 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -22,6 +24,54 @@
 #define OUTPUT_KEEP (64 * 1024) /* bytes of a case's output kept in results */
 
 /* ---- running one case in a child ---------------------------------------------------- */
+
+enum pmc__schedule pmc__schedule;
+
+const char *pmc__schedule_name(enum pmc__schedule s)
+{
+	static const char *const names[PMC__SCHEDULES] = {
+		[PMC__SCHED_QUIET] = "as a gate run",
+		[PMC__SCHED_FAIR] = "valgrind's fair scheduler",
+		[PMC__SCHED_ONE_CPU] = "one CPU",
+		[PMC__SCHED_CROWDED] = "one CPU shared with a busy process",
+	};
+
+	return s < PMC__SCHEDULES ? names[s] : "?";
+}
+
+/*
+ * In the case's child, before the case or valgrind starts: its threads on
+ * the CPU it runs on, and for PMC__SCHED_CROWDED a process beside it there
+ * that never sleeps, so that the kernel time-slices the case's threads
+ * against it, as on a machine running other jobs.  The spinner is in the
+ * case's process group (killed with its leftovers) and dies with the
+ * child.  Failures leave the schedule as it is: calibration still runs.
+ */
+static void apply_schedule(void)
+{
+	cpu_set_t one;
+	int cpu = sched_getcpu();
+
+	if (pmc__schedule < PMC__SCHED_ONE_CPU || cpu < 0)
+		return;
+	CPU_ZERO(&one);
+	CPU_SET(cpu, &one);
+	if (sched_setaffinity(0, sizeof(one), &one) != 0)
+		return;
+	if (pmc__schedule == PMC__SCHED_CROWDED) {
+		pid_t parent = getpid(), spinner = fork();
+
+		if (spinner == 0) {
+			prctl(PR_SET_PDEATHSIG, SIGKILL);
+			if (getppid() != parent)
+				_exit(0);
+			for (int fd = 0; fd < 1024; fd++)
+				close(fd);
+			for (volatile unsigned long spin = 0;; spin++)
+				;
+		}
+	}
+}
 
 static pid_t current_child;
 
@@ -208,6 +258,7 @@ void pmc__run_forked(struct runner *r, const struct pmc_test_def *d,
 		dup2(outfd, STDOUT_FILENO);
 		dup2(outfd, STDERR_FILENO);
 		setvbuf(stdout, NULL, _IOLBF, 0);
+		apply_schedule();
 		if (r->backend == PMC_BACKEND_SIM && !pmc_sim_active()) {
 			rc = pmc__exec_sim_case(r, d, resfd);
 			fflush(NULL);

@@ -60,6 +60,37 @@ static void functions_from_callgrind(struct runner *r, const struct pmc_test_def
 	pmc__result_release(&cg);
 }
 
+/*
+ * The thread schedules --calibrate's runs of case d take in turn.  A case
+ * that counts other threads and children (.inherit) goes through every
+ * one: on an idle machine one order of its threads can repeat in every run
+ * (a region that created and joined a thread calibrated exact from five
+ * quiet runs, and pthread_join took another path in every run under
+ * `ctest -j2`).  Other cases alternate valgrind's two schedulers on sim, as
+ * before.  *said names them, for the budget's comment.
+ */
+static void schedules_of(const struct runner *r, const struct pmc_test_def *d,
+			 enum pmc__schedule *sched, size_t *n, char *said, size_t size)
+{
+	bool sim = r->backend == PMC_BACKEND_SIM;
+
+	*n = 0;
+	sched[(*n)++] = PMC__SCHED_QUIET;
+	if (sim)
+		sched[(*n)++] = PMC__SCHED_FAIR;
+	if (d->opt.inherit) {
+		sched[(*n)++] = PMC__SCHED_ONE_CPU;
+		sched[(*n)++] = PMC__SCHED_CROWDED;
+	}
+	snprintf(said, size, "%zu thread schedules", *n);
+	if (!d->opt.inherit)
+		return;
+	printf("  .inherit: its other threads and children count, so its runs take %zu thread schedules in turn:", *n);
+	for (size_t i = 0; i < *n; i++)
+		printf("%s %s", i ? "," : "", pmc__schedule_name(sched[i]));
+	printf("\n");
+}
+
 /* --calibrate: N runs per selected case, then budgets into the first hwdb dir. */
 int pmc__run_calibrate(struct runner *r, size_t total)
 {
@@ -92,6 +123,9 @@ int pmc__run_calibrate(struct runner *r, size_t total)
 		const struct pmc_test_def *d = pmc__case(i);
 		struct pmc__result *runs;
 		char name[256];
+		enum pmc__schedule sched[PMC__SCHEDULES];
+		char said[256];
+		size_t nsched;
 		unsigned k;
 		int n;
 
@@ -103,19 +137,20 @@ int pmc__run_calibrate(struct runner *r, size_t total)
 		runs = calloc(r->calibrate, sizeof(*runs));
 		if (!runs)
 			return PMC_EXIT_ERROR;
+		schedules_of(r, d, sched, &nsched, said, sizeof(said));
 		for (k = 0; k < r->calibrate; k++) {
 			double secs;
 
 			/* 0, 448, 896, ...: distinct cache-set offsets for 64 runs. */
 			pmc__sim_layout_shift = (k * 448) % 4096;
-			pmc__sim_other_schedule = k % 2 == 1;
+			pmc__schedule = sched[k % nsched];
 			pmc__run_one(r, d, &secs, &runs[k]);
 			/* A case that cannot run here will not in the next runs. */
 			if (k == 0 && (runs[k].verdict == PMC_SKIP || runs[k].verdict == PMC_ERROR))
 				break;
 		}
 		pmc__sim_layout_shift = 0;
-		pmc__sim_other_schedule = false;
+		pmc__schedule = PMC__SCHED_QUIET;
 		if (k == r->calibrate)
 			functions_from_callgrind(r, d, &runs[0]);
 		size_t before = missed;
@@ -125,7 +160,8 @@ int pmc__run_calibrate(struct runner *r, size_t total)
 					&(struct pmc__calibration){ r->hwdb[0], key,
 								    r->calibrate_key && *r->calibrate_key,
 								    r->margin, r->cal_tolerance,
-								    r->backend == PMC_BACKEND_SIM, &missed },
+								    r->backend == PMC_BACKEND_SIM, &missed,
+								    nsched > 1 && d->opt.inherit ? said : NULL },
 					stdout);
 		if (n < 0)
 			status = PMC_EXIT_ERROR, missed++;

@@ -88,10 +88,24 @@ int pmc__exec_sim_case(struct runner *r, const struct pmc_test_def *d, int resfd
 bool pmc__functions_wanted(const struct runner *r, const struct pmc_test_def *d);
 extern bool pmc__functions_forced;
 /* sim_case.c: the offset, in bytes, by which the next sim case's stack is
- * moved (calibration runs give each run its own cache-set layout), and
- * valgrind's other thread scheduler for the next run. */
+ * moved (calibration runs give each run its own cache-set layout). */
 extern size_t pmc__sim_layout_shift;
-extern bool pmc__sim_other_schedule;
+/*
+ * process.c: how the next case's threads are scheduled.  --calibrate runs
+ * a case whose region counts other threads and children (.inherit) under
+ * each in turn, so that a count that depends on how threads interleave
+ * varies between its runs instead of being recorded exact from quiet ones.
+ */
+enum pmc__schedule {
+	PMC__SCHED_QUIET,    /* as a gate run: the machine's CPUs, valgrind's default lock */
+	PMC__SCHED_FAIR,     /* sim: valgrind's ticket lock (--fair-sched=yes) */
+	PMC__SCHED_ONE_CPU,  /* every thread of the case on one CPU */
+	PMC__SCHED_CROWDED,  /* on one CPU shared with a process that never sleeps */
+	PMC__SCHEDULES
+};
+extern enum pmc__schedule pmc__schedule;
+/* The words for schedule s, for calibration's lines. */
+const char *pmc__schedule_name(enum pmc__schedule s);
 /* sim_case.c: --backend=sim from outside the simulator: can cases start
  * under it?  0, or the exit status to end with. */
 int pmc__sim_unavailable(struct runner *r);

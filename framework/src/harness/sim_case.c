@@ -79,9 +79,6 @@ oom:
  * and a noisy budget covers what other layouts do.  Gate runs use 0.
  */
 size_t pmc__sim_layout_shift;
-/* --calibrate's runs alternate valgrind's thread schedulers, so that a
- * count that depends on how threads interleave varies between them. */
-bool pmc__sim_other_schedule;
 #define SIM_PAD_UNIT 65536
 
 static void pad_environment(char *const *args)
@@ -252,7 +249,7 @@ int pmc__exec_sim_case(struct runner *r, const struct pmc_test_def *d, int resfd
 	rc = r->sim_full ? pmc_sim_exec(args, r->verbose, &err)
 			 : pmc_sim_exec_for(args, r->verbose,
 					    (unsigned)columns |
-						    (pmc__sim_other_schedule ? PMC_SIM_OTHER_SCHEDULE : 0) |
+						    (pmc__schedule == PMC__SCHED_FAIR ? PMC_SIM_OTHER_SCHEDULE : 0) |
 						    (pmc__functions_wanted(r, d) ? PMC_SIM_FUNCTIONS : 0),
 					    &err);
 	if (rc < 0) {

@@ -259,6 +259,33 @@ PMC_TEST(selfbudget, unbudgeted, .events = "calls:selftest_fn")
 	PMC_EXPECT_BUDGET(t, "ten", "calls:selftest_fn");
 }
 
+/* A thread whose work follows the CPUs it may run on: its count differs
+ * between --calibrate's thread schedules (every CPU, then one), so the
+ * budget must come out a range that says so, never exact (issue 58). */
+static void *per_cpu_work(void *arg)
+{
+	cpu_set_t set;
+
+	if (sched_getaffinity(0, sizeof(set), &set) == 0)
+		call_n(10 * CPU_COUNT(&set));
+	*(int *)arg = 1;
+	return NULL;
+}
+
+PMC_TEST(selfsched, per_cpu, .events = "instructions:u", .backends = PMC_BACKEND_SIM, .reps = 1,
+	 .inherit = 1)
+{
+	pthread_t th;
+	int ran = 0;
+
+	PMC_REGION(t, "r") {
+		PMC_CHECK(t, pthread_create(&th, NULL, per_cpu_work, &ran) == 0);
+		pthread_join(th, NULL);
+	}
+	PMC_CHECK(t, ran == 1);
+	PMC_EXPECT_BUDGET(t, "r", "instructions:u");
+}
+
 /* A budget on the sim backend (the missing-budget message names the build). */
 PMC_TEST(selfsim, budgeted, .events = "instructions:u", .backends = PMC_BACKEND_SIM, .reps = 1)
 {

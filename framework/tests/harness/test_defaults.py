@@ -168,6 +168,28 @@ def sim_leftovers(before, started):
             (not procs, f"no process of the suite left: {procs}")]
 
 
+def schedules_range(d):
+    """The thread schedules are named, taken (the case's count follows
+    its CPUs: a range on a machine with two or more), and no spinner
+    outlives the calibration."""
+    def expect(p, doc, root):
+        ini = glob.glob(os.path.join(d, "budgets", "*", "selfsched.ini"))
+        text = open(ini[0]).read() if ini else ""
+        cpus = len(os.sched_getaffinity(0))
+        line = re.search(r"^r = instructions:u (.*)$", text, re.M)
+        got = line.group(1) if line else ""
+        left = subprocess.run(["pgrep", "-f", SIM_EXE], capture_output=True, text=True).stdout.split()
+        return [
+            (p.returncode == 0, f"calibrated: exit 0: {p.returncode} {p.stdout[-800:]} {p.stderr[-400:]}"),
+            ("4 thread schedules in turn: as a gate run, valgrind's fair scheduler, one CPU, "
+             "one CPU shared with a busy process" in p.stdout, f"the schedules named: {p.stdout[-1200:]}"),
+            (re.match(r"\d+\.\.\d+ ; calibrated: varied over 4 runs under 4 thread schedules", got)
+             if cpus > 1 else got.startswith("= "), f"{cpus} CPUs: the budget is a range: {got!r}"),
+            (not left, f"no process of the suite left behind (the crowded schedule's spinner): {left}"),
+        ]
+    return expect
+
+
 def rows():
     d = tempfile.mkdtemp(prefix="pmcheck-defaults-")
     other = os.path.join(d, "other")
@@ -223,6 +245,11 @@ def rows():
              ["--backend=sim", f"--filter={UNB}"],
              sim_header("PATH, HOME, PMC_DEFAULTS_SET (PMCHECK_SIM_ENV)",
                         warns=("separates names with ',': the separator is ':'",), quiet=("not set",))),
+            # Item 7: a case that counts its threads is calibrated under
+            # every thread schedule; what varies between them is a range.
+            ("--calibrate .inherit: four thread schedules", {},
+             ["--backend=sim", "--filter=selfsched.per_cpu", "--calibrate=4", f"--hwdb={d}/sched"],
+             schedules_range(f"{d}/sched")),
             # Item 4: a sim case past its timeout, gone with all it made.
             ("sim timeout", {}, ["--backend=sim", "--filter=error.timeout"], sim_timeout("error.timeout")),
             ("sim timeout, SIGTERM ignored", {}, ["--backend=sim", "--filter=error.timeout_ignoring_term"],

@@ -53,6 +53,7 @@ EXPECTED = {
     "selfsim.budgeted": ("SKIP", 77),
     "selfsim.fails_in_warmup": ("SKIP", 77),
     "selfsim.sim_env_kept": ("SKIP", 77),
+    "selfsched.per_cpu": ("SKIP", 77),
     "threads.inherit_sum": ("PASS", 0),
     "threads.own_only": ("INCONCLUSIVE", 4),
     "threads.own_only_lower_bound": ("PASS", 0),
