@@ -112,6 +112,18 @@ bool pmc__event_deterministic(const struct pmc__result *r, const struct pmc__eve
 	       (model && ev && ev->name && pmc_hwdb_model_deterministic(model, ev->name));
 }
 
+bool pmc__calibration_noisy(const struct pmc__result *run)
+{
+	for (size_t i = 0; i < run->nchecks; i++) {
+		const struct pmc__check_rec *c = &run->checks[i];
+
+		if (c->kind == PMC_EXPECT_KIND_BUDGET &&
+		    !pmc__event_deterministic(run, pmc__result_event(run, c->event), c->event, NULL))
+			return true;
+	}
+	return false;
+}
+
 /*
  * Counts that do not depend on the CPU model: function calls (uprobes),
  * breakpoint hits, page faults.  Their budgets are filed under "any" unless
@@ -314,6 +326,25 @@ static void bound_figure(char *buf, size_t size, double total, uint64_t iteratio
 		snprintf(buf, size, "%.0f", total);
 }
 
+/* ceil(2 * sqrt(x)) for a count x >= 0, without libm (util/arith.h): the
+ * least s with s * s >= 4x, found by bisection over whole numbers. */
+static double twice_root(double x)
+{
+	uint64_t lo = 0, hi = 1, four = x > 0 && x < 1e18 ? (uint64_t)pmc__ceil(x) * 4 : 0;
+
+	while (hi * hi < four)
+		hi *= 2;
+	while (lo < hi) {
+		uint64_t mid = lo + (hi - lo) / 2;
+
+		if (mid * mid >= four)
+			hi = mid;
+		else
+			lo = mid + 1;
+	}
+	return (double)lo;
+}
+
 int pmc__calibrate_case(const struct pmc__result *runs, size_t nruns,
 			const struct pmc__calibration *cal, FILE *out)
 {
@@ -349,6 +380,7 @@ int pmc__calibrate_case(const struct pmc__result *runs, size_t nruns,
 		const struct pmc__event_rec *ev = pmc__result_event(first, event);
 		const char *key = cal->key;
 		double lo = INFINITY, hi = -INFINITY, tol = cal->tolerance_pct;
+		size_t used;
 		bool det, usable = true;
 		char bound[256], old[1024];
 		struct pmc_error err;
@@ -360,12 +392,14 @@ int pmc__calibrate_case(const struct pmc__result *runs, size_t nruns,
 
 		if (chk->kind != PMC_EXPECT_KIND_BUDGET)
 			continue;
+		det = pmc__event_deterministic(first, ev, event, have_model ? &model : NULL);
+		used = det && cal->exact_runs && cal->exact_runs < nruns ? cal->exact_runs : nruns;
 		/* A figure per iteration holds for that many iterations: fixed
 		 * costs are spread over them (said, so a build that runs another
 		 * count knows why its figures moved). */
 		if (iters > 1)
 			snprintf(of, sizeof(of), " of %" PRIu64 " iterations", iters);
-		for (r = 0; r < nruns; r++) {
+		for (r = 0; r < used; r++) {
 			const struct pmc__check_rec *c =
 				pmc__result_check(&runs[r], PMC_EXPECT_KIND_BUDGET, region, event);
 
@@ -393,7 +427,6 @@ int pmc__calibrate_case(const struct pmc__result *runs, size_t nruns,
 		}
 		if (!usable)
 			continue;
-		det = pmc__event_deterministic(first, ev, event, have_model ? &model : NULL);
 		/* Calls, breakpoint hits and page faults are the program's:
 		 * one budget for every CPU and for the simulator (which counts
 		 * calls the same way). */
@@ -402,12 +435,12 @@ int pmc__calibrate_case(const struct pmc__result *runs, size_t nruns,
 		if (det && lo == hi && tol > 0) {
 			bound_figure(f1, sizeof(f1), lo, iters, 0);
 			snprintf(bound, sizeof(bound), "%s +-%g%%%s ; calibrated: %zu equal runs%s%s%s, tolerance %g%%",
-				 f1, tol, per, nruns, of, cal->schedules ? " under " : "",
+				 f1, tol, per, used, of, cal->schedules ? " under " : "",
 				 cal->schedules ? cal->schedules : "", tol);
 		} else if (det && lo == hi) {
 			bound_figure(f1, sizeof(f1), lo, iters, 0);
 			snprintf(bound, sizeof(bound), "= %s%s ; calibrated: %zu equal runs%s%s%s, exact", f1, per,
-				 nruns, of, cal->schedules ? " under " : "", cal->schedules ? cal->schedules : "");
+				 used, of, cal->schedules ? " under " : "", cal->schedules ? cal->schedules : "");
 		} else if (det) {
 			/* The runs saw part of the range only (the sim runs
 			 * alternate thread schedulers to bring it out): a count
@@ -419,25 +452,42 @@ int pmc__calibrate_case(const struct pmc__result *runs, size_t nruns,
 				     iters, -1);
 			bound_figure(f2, sizeof(f2), pmc__ceil((hi + spread) * (1.0 + tol / 100.0)), iters, 1);
 			snprintf(bound, sizeof(bound), "%s..%s%s ; calibrated: varied over %zu runs%s%s (%.0f..%.0f), widened by twice the spread%s",
-				 f1, f2, per, nruns,
+				 f1, f2, per, used,
 				 cal->schedules ? " under " : cal->layouts ? " under two thread schedulers" : "",
 				 cal->schedules ? cal->schedules : "", lo, hi,
 				 tol > 0 ? " and the tolerance" : "");
 			fprintf(out, "  warning: %s %s %s should repeat exactly but varied over %zu runs (%.0f..%.0f, %.0f apart): the code under test did different work in different runs (a random seed, the time, getrandom(2), addresses or thread timing); recorded the range seen, widened by twice its spread%s. Make the work repeatable (for example pin the seed, or keep threads out of the region) and calibrate again for an exact budget.\n",
-				first->name, region, event, nruns, lo, hi, hi - lo,
+				first->name, region, event, used, lo, hi, hi - lo,
 				tol > 0 ? " widened by the tolerance" : "");
 		} else {
 			/* The margin, twice the spread seen, or 2 counts,
 			 * whichever is widest: a few runs show only part of a
 			 * noisy count's range, and runs that agreed on a small
-			 * count (0 branch misses five times) say nothing of it. */
+			 * count (0 branch misses five times) say nothing of it.
+			 * On sim the runs' layouts are what moves a count, so
+			 * the spread over them is the bound's measure and no
+			 * flat margin is added unless one was asked for: a
+			 * count the layouts moved by 0.4% is not given 10%. */
 			double slack = pmc__fmax(pmc__fmax(hi * cal->margin_pct / 100.0, 2.0 * (hi - lo)),
 					    PMC__NOISY_MIN_SLACK);
 
+			/* Code alignment is the one layout no run varies (a
+			 * rebuild moves the program's code against its
+			 * libraries'): at least twice the square root of the
+			 * count, the spread of so many independent events. */
+			if (cal->layouts && cal->margin_pct == 0)
+				slack = pmc__fmax(slack, twice_root(hi));
+
 			bound_figure(f1, sizeof(f1), pmc__ceil(hi + slack), iters, 1);
-			snprintf(bound, sizeof(bound), "<= %s%s ; calibrated: noisy, %zu runs %.0f..%.0f%s, max + %.0f (margin %g%%, twice the spread, or 2)",
-				 f1, per, nruns, lo, hi, cal->layouts ? " over as many memory layouts" : "",
-				 pmc__ceil(slack), cal->margin_pct);
+			if (cal->layouts && cal->margin_pct == 0)
+				snprintf(bound, sizeof(bound), "<= %s%s ; calibrated: noisy, %zu runs %.0f..%.0f over as many memory layouts%s, max + %.0f (twice the spread, or twice its square root)",
+					 f1, per, nruns, lo, hi,
+					 cal->exact_runs ? " (stack, environment and heap)" : "",
+					 pmc__ceil(slack));
+			else
+				snprintf(bound, sizeof(bound), "<= %s%s ; calibrated: noisy, %zu runs %.0f..%.0f%s, max + %.0f (margin %g%%, twice the spread, or 2)",
+					 f1, per, nruns, lo, hi, cal->layouts ? " over as many memory layouts" : "",
+					 pmc__ceil(slack), cal->margin_pct);
 		}
 		if (pmc_hwdb_write_budget(cal->dir, key, first->suite, first->test, region, event,
 					  bound, old, sizeof(old), &err) != 0) {

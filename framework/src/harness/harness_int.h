@@ -353,11 +353,17 @@ struct pmc__calibration {
 	bool layouts;         /* sim: every run had another memory layout */
 	size_t *missed;       /* NULL, or counts each budget expectation (or whole
 			       * case: skipped, in error) not calibrated */
+	size_t exact_runs;     /* sim: deterministic counts come from the first
+				* exact_runs runs only; the rest moved the heap,
+				* which moves what allocating code executes (0: all) */
 	const char *schedules; /* NULL, or the thread schedules the runs went
 				* through, in words ("4 thread schedules: ...") */
 };
 int pmc__calibrate_case(const struct pmc__result *runs, size_t nruns,
 			const struct pmc__calibration *cal, FILE *out);
+/* gate.c: has run (the first of a calibration) a budget of a noisy count
+ * (on sim: cache or branch misses)? */
+bool pmc__calibration_noisy(const struct pmc__result *run);
 /* gate.c: does the event of result r (spelled as its check spells it)
  * repeat exactly: on sim, executed-work columns; on perf, breakpoint and
  * uprobe counts and the model's deterministic list (model may be NULL). */

@@ -310,7 +310,7 @@ static int parse_args(struct runner *r, int argc, char **argv)
 				return -1;
 			}
 			if (c == O_MARGIN)
-				r->margin = v, margin_set = true;
+				r->margin = v, margin_set = r->margin_set = true;
 			else
 				r->cal_tolerance = v, cal_tolerance_set = true;
 			break;

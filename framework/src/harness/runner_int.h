@@ -30,6 +30,7 @@ struct runner {
 	size_t nhwdb;
 	unsigned calibrate;
 	double margin, cal_tolerance;
+	bool margin_set; /* --calibrate-margin given (sim: else the layouts' spread alone) */
 	struct pmc__tolerance tolerance;
 	bool allow_missing;
 	bool no_sampling;      /* --no-sampling: no attribution re-run on perf */
@@ -90,6 +91,10 @@ extern bool pmc__functions_forced;
 /* sim_case.c: the offset, in bytes, by which the next sim case's stack is
  * moved (calibration runs give each run its own cache-set layout). */
 extern size_t pmc__sim_layout_shift;
+/* sim_case.c: bytes the next sim case allocates and keeps before it runs,
+ * so that the heap it allocates from starts elsewhere (calibration of
+ * cache and branch misses); 0 in gate runs. */
+extern size_t pmc__sim_heap_shift;
 /*
  * process.c: how the next case's threads are scheduled.  --calibrate runs
  * a case whose region counts other threads and children (.inherit) under

@@ -79,6 +79,9 @@ oom:
  * and a noisy budget covers what other layouts do.  Gate runs use 0.
  */
 size_t pmc__sim_layout_shift;
+size_t pmc__sim_heap_shift;
+/* In the case's process: the heap shift its request asked for. */
+static size_t heap_shift;
 #define SIM_PAD_UNIT 65536
 
 static void pad_environment(char *const *args)
@@ -227,6 +230,8 @@ int pmc__exec_sim_case(struct runner *r, const struct pmc_test_def *d, int resfd
 		dprintf(req, "exact-layout\n");
 	if (pmc__functions_rerun)
 		dprintf(req, "functions-rerun\n");
+	if (pmc__sim_heap_shift)
+		dprintf(req, "heap-shift %zu\n", pmc__sim_heap_shift);
 	for (i = 0; i < r->nhwdb; i++)
 		dprintf(req, "hwdb %s\n", r->hwdb[i]);
 	lseek(req, 0, SEEK_SET);
@@ -404,6 +409,8 @@ static int read_request(struct runner *r)
 			pmc__layout_per_call = 0;
 		else if (!strcmp(line, "functions-rerun"))
 			pmc__functions_rerun = true;
+		else if (!strncmp(line, "heap-shift ", 11))
+			heap_shift = (size_t)strtoul(line + 11, NULL, 10) % 65536;
 		else if (!strncmp(line, "hwdb ", 5) && r->nhwdb < PMC_HWDB_MAX_DIRS)
 			r->hwdb[r->nhwdb++] = line + 5;
 	}
@@ -440,6 +447,13 @@ int pmc__run_inner_case(struct runner *r)
 	pmc__program = r->prog;
 	pmc__hwdb_setup(r->hwdb, r->nhwdb, true, &err);
 	pmc__effective_options(d, r->repeat, r->timeout, &o);
+	/* Calibration of misses: what the case allocates lies elsewhere in
+	 * the heap (kept until exit; a gate run allocates nothing here). */
+	if (heap_shift) {
+		void *volatile moved = malloc(heap_shift);
+
+		(void)moved;
+	}
 	rc = pmc__run_case(d, &o, PMC_BACKEND_SIM, r->strict, &res) || pmc__case_write_result(r->result_fd, &res);
 	pmc__result_release(&res);
 	pmc__hwdb_teardown();

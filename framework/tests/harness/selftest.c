@@ -286,6 +286,26 @@ PMC_TEST(selfsched, per_cpu, .events = "instructions:u", .backends = PMC_BACKEND
 	PMC_EXPECT_BUDGET(t, "r", "instructions:u");
 }
 
+/* Misses that follow the work: one load a cache line over SELFTEST_WALK_KIB
+ * KiB (256 by default), eight times the simulated L1.  Its miss budget
+ * comes from the calibration layouts' spread, so 10% more fails. */
+PMC_TEST(selfmiss, walk, .events = "L1-dcache-load-misses", .backends = PMC_BACKEND_SIM, .reps = 3)
+{
+	const char *env = getenv("SELFTEST_WALK_KIB");
+	size_t n = (size_t)(env ? atoi(env) : 256) * 1024;
+	volatile unsigned char *bytes = calloc(n ? n : 1, 1);
+	unsigned sum = 0;
+
+	PMC_CHECK(t, bytes != NULL);
+	PMC_REGION(t, "walk") {
+		for (size_t i = 0; i < n; i += 64)
+			sum += bytes[i];
+	}
+	PMC_DO_NOT_OPTIMIZE(sum);
+	free((void *)bytes);
+	PMC_EXPECT_BUDGET(t, "walk", "L1-dcache-load-misses");
+}
+
 /* A budget on the sim backend (the missing-budget message names the build). */
 PMC_TEST(selfsim, budgeted, .events = "instructions:u", .backends = PMC_BACKEND_SIM, .reps = 1)
 {

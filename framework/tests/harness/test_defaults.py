@@ -20,6 +20,7 @@ usage: test_defaults.py SELFTEST CMAKE CTEST DISCOVER_SCRIPT
 (exit 0 pass, 1 fail)"""
 import glob
 import json
+import math
 import os
 import re
 import shutil
@@ -190,6 +191,36 @@ def schedules_range(d):
     return expect
 
 
+def miss_bound(d):
+    """Five more runs move the heap; the bound is the largest count plus
+    twice the spread or twice its square root, well under 10%; the same
+    work passes against it and 10% more (282 KiB for 256) fails on it."""
+    def expect(p, doc, root):
+        ini = glob.glob(os.path.join(d, "budgets", "*", "selfmiss.ini"))
+        text = open(ini[0]).read() if ini else ""
+        m = re.search(r"^walk = L1-dcache-load-misses <= (\d+) ; calibrated: noisy, 10 runs (\d+)\.\.(\d+) "
+                      r"over as many memory layouts \(stack, environment and heap\), max \+ (\d+) "
+                      r"\(twice the spread, or twice its square root\)$", text, re.M)
+        out = [(p.returncode == 0 and "5 more runs with the heap moved too" in p.stdout,
+                f"calibrated with the heap moved: {p.returncode} {p.stdout[-1500:]}"),
+               (m is not None, f"the bound's line: {text!r}")]
+        if not m:
+            return out
+        bound, lo, hi, slack = (int(g) for g in m.groups())
+        want = max(2 * (hi - lo), math.ceil(2 * math.sqrt(hi)), 2)
+        out += [(slack == want and bound == hi + slack, f"max + max(twice the spread, 2 sqrt): {m.group(0)}"),
+                (slack < hi * 0.10, f"tighter than a flat 10%: {slack} of {hi}")]
+        same = run(["--backend=sim", "--filter=selfmiss.walk", f"--hwdb={d}"])
+        more = run(["--backend=sim", "--filter=selfmiss.walk", f"--hwdb={d}"],
+                   {"SELFTEST_WALK_KIB": "282", "PMCHECK_SIM_ENV": "SELFTEST_WALK_KIB"})
+        out += [(same.returncode == 0, f"the same work passes: {same.returncode} {same.stdout[-600:]}"),
+                (more.returncode == 1 and re.search(r"fail .*L1-dcache-load-misses: measured \d+ .*expected <= "
+                                                     + str(bound), more.stdout) is not None,
+                 f"10% more work fails on the miss budget: {more.returncode} {more.stdout[-900:]}")]
+        return out
+    return expect
+
+
 def rows():
     d = tempfile.mkdtemp(prefix="pmcheck-defaults-")
     other = os.path.join(d, "other")
@@ -250,6 +281,10 @@ def rows():
             ("--calibrate .inherit: four thread schedules", {},
              ["--backend=sim", "--filter=selfsched.per_cpu", "--calibrate=4", f"--hwdb={d}/sched"],
              schedules_range(f"{d}/sched")),
+            # Item 2: a miss budget as tight as the layouts allow.
+            ("--calibrate misses: the layouts' spread, no flat 10%", {},
+             ["--backend=sim", "--filter=selfmiss.walk", "--calibrate", f"--hwdb={d}/miss"],
+             miss_bound(f"{d}/miss")),
             # Item 4: a sim case past its timeout, gone with all it made.
             ("sim timeout", {}, ["--backend=sim", "--filter=error.timeout"], sim_timeout("error.timeout")),
             ("sim timeout, SIGTERM ignored", {}, ["--backend=sim", "--filter=error.timeout_ignoring_term"],

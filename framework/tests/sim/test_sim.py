@@ -126,9 +126,10 @@ def t_calibrate_round_trip():
             text = open(os.path.join(d, "budgets", keys[0], "gate.ini")).read()
             check(re.search(r"checksum = instructions:u = \d+ ; calibrated: 3 equal runs, exact\n", text) is not None,
                   f"exact budget for instructions on sim: {text}")
-            m = re.search(r"checksum = L1-dcache-load-misses <= (\d+) ; calibrated: noisy, 3 runs (\d+)\.\.(\d+) over as many memory layouts, max \+ \d+ \(margin 10%, twice the spread, or 2\)\n", text)
-            check(m is not None and int(m.group(1)) == math.ceil(int(m.group(3)) + max(int(m.group(3)) * 0.1, 2 * (int(m.group(3)) - int(m.group(2))), 2)),
-                  f"margin budget for a layout-dependent miss count: {text}")
+            # Three more runs move the heap; no flat margin on sim.
+            m = re.search(r"checksum = L1-dcache-load-misses <= (\d+) ; calibrated: noisy, 6 runs (\d+)\.\.(\d+) over as many memory layouts \(stack, environment and heap\), max \+ \d+ \(twice the spread, or twice its square root\)\n", text)
+            check(m is not None and int(m.group(1)) == int(m.group(3)) + max(2 * (int(m.group(3)) - int(m.group(2))), math.ceil(2 * math.sqrt(int(m.group(3)))), 2),
+                  f"layout-spread budget for a layout-dependent miss count: {text}")
         p = run(KERNELS, "--backend=sim", "--filter=gate.checksum", "--strict", "--hwdb=" + d)
         check(p.returncode == 0, f"re-run passes: {p.stdout}")
         p = run(KERNELS, "--backend=sim", "--filter=gate.checksum", "--strict", "--hwdb=" + d,
