@@ -34,43 +34,62 @@ const char *pmc__schedule_name(enum pmc__schedule s)
 		[PMC__SCHED_FAIR] = "valgrind's fair scheduler",
 		[PMC__SCHED_ONE_CPU] = "one CPU",
 		[PMC__SCHED_CROWDED] = "one CPU shared with a busy process",
+		[PMC__SCHED_BUSY] = "every CPU busy",
 	};
 
 	return s < PMC__SCHEDULES ? names[s] : "?";
 }
 
+/* A process beside the case on CPU cpu that never sleeps: in the case's
+ * process group (killed with its leftovers), and gone with the child. */
+static void spinner_on(int cpu)
+{
+	pid_t parent = getpid();
+	cpu_set_t one;
+
+	if (fork() != 0)
+		return;
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	if (getppid() != parent)
+		_exit(0);
+	for (int fd = 0; fd < 1024; fd++)
+		close(fd);
+	CPU_ZERO(&one);
+	CPU_SET(cpu, &one);
+	sched_setaffinity(0, sizeof(one), &one);
+	for (volatile unsigned long spin = 0;; spin++)
+		;
+}
+
 /*
  * In the case's child, before the case or valgrind starts: its threads on
- * the CPU it runs on, and for PMC__SCHED_CROWDED a process beside it there
- * that never sleeps, so that the kernel time-slices the case's threads
- * against it, as on a machine running other jobs.  The spinner is in the
- * case's process group (killed with its leftovers) and dies with the
- * child.  Failures leave the schedule as it is: calibration still runs.
+ * the CPU it runs on, alone (PMC__SCHED_ONE_CPU) or beside a spinner that
+ * the kernel time-slices them against (PMC__SCHED_CROWDED); or on every
+ * CPU it may use, each with a spinner (PMC__SCHED_BUSY), as on a machine
+ * running other jobs (`ctest -j2` beside a build).  Failures leave the
+ * schedule as it is: calibration still runs.
  */
 static void apply_schedule(void)
 {
-	cpu_set_t one;
+	cpu_set_t set;
 	int cpu = sched_getcpu();
 
 	if (pmc__schedule < PMC__SCHED_ONE_CPU || cpu < 0)
 		return;
-	CPU_ZERO(&one);
-	CPU_SET(cpu, &one);
-	if (sched_setaffinity(0, sizeof(one), &one) != 0)
+	if (pmc__schedule == PMC__SCHED_BUSY) {
+		if (sched_getaffinity(0, sizeof(set), &set) != 0)
+			return;
+		for (int c = 0; c < CPU_SETSIZE; c++)
+			if (CPU_ISSET(c, &set))
+				spinner_on(c);
 		return;
-	if (pmc__schedule == PMC__SCHED_CROWDED) {
-		pid_t parent = getpid(), spinner = fork();
-
-		if (spinner == 0) {
-			prctl(PR_SET_PDEATHSIG, SIGKILL);
-			if (getppid() != parent)
-				_exit(0);
-			for (int fd = 0; fd < 1024; fd++)
-				close(fd);
-			for (volatile unsigned long spin = 0;; spin++)
-				;
-		}
 	}
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	if (sched_setaffinity(0, sizeof(set), &set) != 0)
+		return;
+	if (pmc__schedule == PMC__SCHED_CROWDED)
+		spinner_on(cpu);
 }
 
 static pid_t current_child;

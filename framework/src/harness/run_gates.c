@@ -81,6 +81,7 @@ static void schedules_of(const struct runner *r, const struct pmc_test_def *d,
 	if (d->opt.inherit) {
 		sched[(*n)++] = PMC__SCHED_ONE_CPU;
 		sched[(*n)++] = PMC__SCHED_CROWDED;
+		sched[(*n)++] = PMC__SCHED_BUSY;
 	}
 	snprintf(said, size, "%zu thread schedules", *n);
 	if (!d->opt.inherit)

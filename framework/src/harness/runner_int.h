@@ -106,6 +106,7 @@ enum pmc__schedule {
 	PMC__SCHED_FAIR,     /* sim: valgrind's ticket lock (--fair-sched=yes) */
 	PMC__SCHED_ONE_CPU,  /* every thread of the case on one CPU */
 	PMC__SCHED_CROWDED,  /* on one CPU shared with a process that never sleeps */
+	PMC__SCHED_BUSY,     /* every CPU it may use busy with such a process */
 	PMC__SCHEDULES
 };
 extern enum pmc__schedule pmc__schedule;

@@ -182,9 +182,9 @@ def schedules_range(d):
         left = subprocess.run(["pgrep", "-f", SIM_EXE], capture_output=True, text=True).stdout.split()
         return [
             (p.returncode == 0, f"calibrated: exit 0: {p.returncode} {p.stdout[-800:]} {p.stderr[-400:]}"),
-            ("4 thread schedules in turn: as a gate run, valgrind's fair scheduler, one CPU, "
-             "one CPU shared with a busy process" in p.stdout, f"the schedules named: {p.stdout[-1200:]}"),
-            (re.match(r"\d+\.\.\d+ ; calibrated: varied over 4 runs under 4 thread schedules", got)
+            ("5 thread schedules in turn: as a gate run, valgrind's fair scheduler, one CPU, "
+             "one CPU shared with a busy process, every CPU busy" in p.stdout, f"the schedules named: {p.stdout[-1200:]}"),
+            (re.match(r"\d+\.\.\d+ ; calibrated: varied over 5 runs under 5 thread schedules", got)
              if cpus > 1 else got.startswith("= "), f"{cpus} CPUs: the budget is a range: {got!r}"),
             (not left, f"no process of the suite left behind (the crowded schedule's spinner): {left}"),
         ]
@@ -278,8 +278,8 @@ def rows():
                         warns=("separates names with ',': the separator is ':'",), quiet=("not set",))),
             # Item 7: a case that counts its threads is calibrated under
             # every thread schedule; what varies between them is a range.
-            ("--calibrate .inherit: four thread schedules", {},
-             ["--backend=sim", "--filter=selfsched.per_cpu", "--calibrate=4", f"--hwdb={d}/sched"],
+            ("--calibrate .inherit: five thread schedules", {},
+             ["--backend=sim", "--filter=selfsched.per_cpu", "--calibrate=5", f"--hwdb={d}/sched"],
              schedules_range(f"{d}/sched")),
             # Item 2: a miss budget as tight as the layouts allow.
             ("--calibrate misses: the layouts' spread, no flat 10%", {},
