@@ -207,9 +207,6 @@ int pmc__results_parse(const char *text, size_t len, const char *shown, struct p
 /* registry.c: does a case's full name (suite.name) match --filter's
  * comma-separated globs (a leading '-' excludes)?  NULL or "" matches all. */
 bool pmc__filter_match(const char *filter, const char *full_name);
-/* The same from a parsed document (path only names it in messages). */
-int pmc__results_from_json(json_t *doc, const char *path, struct pmc__results *rs, char *why,
-			   size_t size);
 const char *pmc__results_signature(const struct pmc__results *rs);
 const char *pmc__results_backend(const struct pmc__results *rs);
 const struct pmc__result *pmc__results_find(const struct pmc__results *rs, const char *name);
