@@ -728,12 +728,18 @@ static void too_large(const char *shown, unsigned long long bytes, bool grew, ch
 		      size_t size)
 {
 	snprintf(why, size,
-		 "%s: %s%llu bytes, above the limit of %llu bytes (%d MiB) for a results file: a run's results are far smaller; give the file pmcheck wrote, or split the run (--results-dir)",
-		 shown, grew ? "grew while read to over " : "", bytes,
+		 "%s: %s%llu bytes%s, above the limit of %llu bytes (%d MiB) for a results file: a run's results are far smaller; give the file pmcheck wrote, or split the run (--results-dir)",
+		 shown, grew ? "grew while read to " : "", bytes, grew ? " or more" : "",
 		 (unsigned long long)PMC__RESULTS_MAX_BYTES, (int)(PMC__RESULTS_MAX_BYTES >> 20));
 }
 
 int pmc__results_load(const char *path, struct pmc__results *rs, char *why, size_t size)
+{
+	return pmc__results_load_text(path, rs, NULL, NULL, why, size);
+}
+
+int pmc__results_load_text(const char *path, struct pmc__results *rs, char **bytes, size_t *nbytes,
+			   char *why, size_t size)
 {
 	char shown[PATH_MAX + 64];
 	struct stat sb = { 0 };
@@ -772,7 +778,9 @@ int pmc__results_load(const char *path, struct pmc__results *rs, char *why, size
 		ssize_t n;
 
 		if (used == cap) {
-			size_t grown = cap * 2 > PMC__RESULTS_MAX_BYTES + 1 ? PMC__RESULTS_MAX_BYTES + 1 : cap * 2;
+			/* Past the limit by a page, not a byte: a file read
+			 * in units (/proc/self/pagemap: 8 bytes) reads on. */
+			size_t grown = cap * 2 > PMC__RESULTS_MAX_BYTES + 4096 ? PMC__RESULTS_MAX_BYTES + 4096 : cap * 2;
 			char *p = grown > cap ? realloc(text, grown) : NULL;
 
 			if (!p) {
@@ -801,7 +809,12 @@ int pmc__results_load(const char *path, struct pmc__results *rs, char *why, size
 		snprintf(why, size, "cannot read %s: %s", shown, strerror(-rc));
 	else
 		rc = pmc__results_parse(text, used, shown, rs, why, size);
-	free(text);
+	if (rc == 0 && bytes) {
+		*bytes = text;
+		*nbytes = used;
+	} else {
+		free(text);
+	}
 	return rc;
 }
 

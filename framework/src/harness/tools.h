@@ -196,6 +196,10 @@ int pmc__result_from_json(json_t *o, struct pmc__result *r, const char *where, c
 /* Read a results file and check every case; -EINVAL with "FILE: FIELD: what
  * is wrong" in why. */
 int pmc__results_load(const char *path, struct pmc__results *rs, char *why, size_t size);
+/* The same, and the bytes it read (malloc'd, *nbytes long, not terminated)
+ * handed to the caller on success: what is digested is what was read. */
+int pmc__results_load_text(const char *path, struct pmc__results *rs, char **bytes, size_t *nbytes,
+			   char *why, size_t size);
 /* The largest results file read: 256 MiB, far above any run's (a case's
  * record is a few kilobytes); a larger one is refused unread. */
 #define PMC__RESULTS_MAX_BYTES ((size_t)256 << 20)
