@@ -30,6 +30,8 @@ struct pmc__jnode {
 	uint32_t skip; /* nodes in this subtree, itself included */
 	uint32_t key;  /* a member's key: offset in strs (0 is "") */
 	uint32_t at;   /* byte offset in the text (a member: its key's) */
+	uint16_t khash; /* a member's key hashed (pmc__jdoc_hash): most keys
+			 * compared unequal without reading them */
 	uint8_t type;  /* json_type */
 };
 
