@@ -2,13 +2,15 @@
 /*
  * A strict JSON reader over a buffer, for results files (jdoc.c): the
  * whole text becomes one flat array of nodes in document order, strings
- * unescaped into one arena, with no allocation per value.  It is what
- * jansson's json_loadb(JSON_REJECT_DUPLICATES) accepts, and refuses the
- * same: a key given twice in one object, invalid UTF-8, "\u0000", a lone
- * surrogate, an integer past 64 bits, a real past a double, nesting past
- * 2048, anything after the top object or array.  jansson builds a hash
- * table and a heap object per value and reads byte by byte through a
- * callback; a results file of 16 MB took it 0.5 s, this reader 0.05 s.
+ * unescaped into one arena, with no allocation per value.  It accepts
+ * what jansson's json_loadb(JSON_REJECT_DUPLICATES) accepts (fuzz_results
+ * holds the two against each other), and refuses the same: a key given
+ * twice in one object, invalid UTF-8, "\u0000", a lone surrogate, an
+ * integer past 64 bits, a real past a double, nesting past 2048, anything
+ * after the top object or array; and a NUL byte after a number, which
+ * jansson drops.  jansson builds a hash table and a heap object per value
+ * and reads byte by byte through a callback: 16 MB of results took
+ * `pmcheck results` 1.0 s of CPU with it, 0.12 s with this reader.
  */
 #ifndef PMC_JDOC_INT_H
 #define PMC_JDOC_INT_H

@@ -31,6 +31,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		pmc__jdoc_release(&d);
 		return 0;
 	}
+	/* jansson drops a NUL byte that follows a number ({"a":0<NUL>} reads
+	 * as {"a":0}); jdoc refuses every NUL outside a string, and inside. */
+	if (theirs && mine != 0 && memchr(data, '\0', size)) {
+		json_decref(theirs);
+		theirs = NULL;
+	}
 	if ((mine == 0) != (theirs != NULL))
 		abort(); /* one JSON reader took what the other refused */
 	if (mine != 0 && !why[0])
