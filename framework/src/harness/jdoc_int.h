@@ -10,7 +10,7 @@
  * after the top object or array; and a NUL byte after a number, which
  * jansson drops.  jansson builds a hash table and a heap object per value
  * and reads byte by byte through a callback: 16 MB of results took
- * `pmcheck results` 1.0 s of CPU with it, 0.12 s with this reader.
+ * `pmcheck results` 0.84 s of CPU with it, 0.11 s with this reader.
  */
 #ifndef PMC_JDOC_INT_H
 #define PMC_JDOC_INT_H
