@@ -82,8 +82,9 @@ static void fail(struct reader *rd, const char *fmt, ...)
 
 /* The field, if of the wanted kind; NULL (and rd failed unless optional) if
  * not.  A JSON null counts as absent for optional fields. */
-static const struct pmc__jnode *field(struct reader *rd, const struct pmc__jnode *o, const char *path, const char *key,
-		     json_type type, bool optional)
+static const struct pmc__jnode *field(struct reader *rd, const struct pmc__jnode *o,
+				      const char *path, const char *key, json_type type,
+				      bool optional)
 {
 	static const char *const names[] = { "an object", "an array", "a string",
 					     "an integer", "a number", "a boolean" };
@@ -105,8 +106,8 @@ static const struct pmc__jnode *field(struct reader *rd, const struct pmc__jnode
 	return v;
 }
 
-static char *dup_str(struct reader *rd, const struct pmc__jnode *o, const char *path, const char *key,
-		     bool optional)
+static char *dup_str(struct reader *rd, const struct pmc__jnode *o, const char *path,
+		     const char *key, bool optional)
 {
 	const struct pmc__jnode *v = field(rd, o, path, key, JSON_STRING, optional);
 	char *s;
@@ -119,23 +120,24 @@ static char *dup_str(struct reader *rd, const struct pmc__jnode *o, const char *
 	return s;
 }
 
-static uint64_t count(struct reader *rd, const struct pmc__jnode *o, const char *path, const char *key,
-		      bool optional)
+static uint64_t count(struct reader *rd, const struct pmc__jnode *o, const char *path,
+		      const char *key, bool optional)
 {
 	const struct pmc__jnode *v = field(rd, o, path, key, JSON_INTEGER, optional);
 
-	if (v && (v)->v.i < 0) {
+	if (v && v->v.i < 0) {
 		fail(rd, "%s.%s: expected a count, found %" JSON_INTEGER_FORMAT, path, key,
-		     (v)->v.i);
+		     v->v.i);
 		return 0;
 	}
-	return v ? (uint64_t)(v)->v.i : 0;
+	return v ? (uint64_t)v->v.i : 0;
 }
 
 /* A count the record keeps in an int or an unsigned (a line, repetitions):
  * larger than INT_MAX is refused, not cut to another number on the way in
  * (the fuzzer's line 3333333333333333333 came back out as a negative one). */
-static int small_count(struct reader *rd, const struct pmc__jnode *o, const char *path, const char *key, bool optional)
+static int small_count(struct reader *rd, const struct pmc__jnode *o, const char *path,
+		       const char *key, bool optional)
 {
 	uint64_t v = count(rd, o, path, key, optional);
 
@@ -146,7 +148,8 @@ static int small_count(struct reader *rd, const struct pmc__jnode *o, const char
 	return (int)v;
 }
 
-static double number(struct reader *rd, const struct pmc__jnode *o, const char *path, const char *key)
+static double number(struct reader *rd, const struct pmc__jnode *o, const char *path,
+		     const char *key)
 {
 	const struct pmc__jnode *v = field(rd, o, path, key, JSON_REAL, true);
 
@@ -187,7 +190,8 @@ static void check_extremes(struct reader *rd, const char *path, const struct pmc
 		     path, s->mean, s->min, s->max);
 }
 
-static void read_stats(struct reader *rd, const struct pmc__jnode *st, const char *path, struct pmc__stat_rec *s)
+static void read_stats(struct reader *rd, const struct pmc__jnode *st, const char *path,
+		       struct pmc__stat_rec *s)
 {
 	const struct pmc__jnode *vals, *v;
 	size_t k;
@@ -233,11 +237,11 @@ static void read_stats(struct reader *rd, const struct pmc__jnode *st, const cha
 		return;
 	}
 	pmc__jdoc_foreach(vals, k, v) {
-		if (!is_int(v) || (v)->v.i < 0) {
+		if (!is_int(v) || v->v.i < 0) {
 			fail(rd, "%s.values[%zu]: expected a count, found %s", path, k, type_name(v));
 			return;
 		}
-		s->values[s->nvalues++] = (uint64_t)(v)->v.i;
+		s->values[s->nvalues++] = (uint64_t)v->v.i;
 	}
 	if (s->nvalues + s->summarised != s->n)
 		fail(rd, "%s.n: %zu, but values has %zu sample(s)%s (expected n to count them)", path,
