@@ -711,11 +711,19 @@ int pmc__results_parse(const char *text, size_t len, const char *shown, struct p
 int pmc__result_from_json(json_t *o, struct pmc__result *r, const char *where, char *why,
 			  size_t size)
 {
-	char *text = json_dumps(o, JSON_COMPACT | JSON_ENCODE_ANY);
+	char *text;
 	struct pmc__jdoc d;
 	int rc;
 
 	memset(r, 0, sizeof(*r));
+	if (!json_is_object(o)) {
+		snprintf(why, size, "%s: expected an object, found %s", where,
+			 json_is_array(o) ? "an array" : json_is_string(o) ? "a string" :
+			 json_is_integer(o) ? "an integer" : json_is_real(o) ? "a fraction" :
+			 json_is_boolean(o) ? "a boolean" : "null");
+		return -EINVAL;
+	}
+	text = json_dumps(o, JSON_COMPACT);
 	if (!text) {
 		snprintf(why, size, "%s: out of memory", where);
 		return -ENOMEM;
