@@ -347,6 +347,23 @@ def results_variants(good):
     high = json.loads(compact)
     high["cases"][0]["regions"][0]["events"][ev]["max"] = max(st[ev]["values"]) + 1000
     out.append(("a max above every value", json.dumps(high), [".max:", "largest"]))
+    # The JSON itself (jdoc.c, the reader beneath): each refusal names the
+    # file, its line and byte, and what is wrong.
+    env = json.dumps(doc["environment"])
+    out.append(("a key twice in an object of many (environment)",
+                compact.replace(env, env[:-1] + ', "date": "2026-01-01T00:00:00Z"}', 1), ['"date"', "twice", "byte"]))
+    out.append(("a file cut short", compact[:len(compact) // 2], ["not JSON", ", byte "]))
+    out.append(("bytes that are not UTF-8", compact.replace('"PASS"', '"PA\udcffSS"', 1).encode("utf-8", "surrogateescape"),
+                ["not valid UTF-8", "0xff", ", byte "]))
+    out.append(("a lone surrogate", compact.replace('"PASS"', '"PA\\ud800SS"', 1), ["surrogate", ", byte "]))
+    out.append(("an integer past 64 bits", compact.replace('"warmup": 1', '"warmup": 99999999999999999999', 1),
+                ["past 64 bits", ", byte "]))
+    out.append(("a NUL byte after a number", compact.replace('"warmup": 1', '"warmup": 1\0', 1),
+                ["byte 0x00", ", byte "]))
+    out.append(("nesting past 2048", compact[:-1] + ', "deep": ' + "[" * 3000 + "]" * 3000 + "}",
+                ["nested deeper than 2048"]))
+    for what, text, _ in out:
+        check(text != compact and text != compact.encode(), f"the variant {what!r} differs from the good file")
     return out
 
 
@@ -362,12 +379,21 @@ def results_rows(d, good):
     files = []
     for i, (what, text, words) in enumerate(results_variants(good)):
         f = os.path.join(work, f"v{i}.json")
-        open(f, "w").write(text)
+        open(f, "wb" if isinstance(text, bytes) else "w").write(text)
         files.append((what, f, words))
     big = os.path.join(work, "big.json")
     with open(big, "wb") as h:
         h.truncate(500 << 20)  # sparse: 500 MB of NUL bytes, none on disk
-    files.append(("a 500 MB file", big, ["524288000 bytes", "256 MiB"]))
+    files.append(("a 500 MB file", big, ["524288000 bytes", "268435456 bytes", "256 MiB", "--results-dir"]))
+    # A file that grows past the limit while it is read: /proc/self/pagemap
+    # is a regular file whose size says 0 while it reads as hundreds of
+    # GiB (8 bytes per page of the reader's address space), as a file
+    # written to after the reader took its size; the cap while reading
+    # stops it at the limit, deterministically.
+    if os.path.isfile("/proc/self/pagemap") and os.stat("/proc/self/pagemap").st_size == 0:
+        files.append(("a file that grows past the limit while read", "/proc/self/pagemap",
+                      ["grew while read to 268439552 bytes or more", "268435456 bytes", "256 MiB",
+                       "--results-dir"]))
     n = ok = 0
     for what, f, words in files:
         for door, argv in doors:
@@ -375,7 +401,7 @@ def results_rows(d, good):
             t0 = time.monotonic()
             p = subprocess.run(argv(f), cwd=work, capture_output=True, timeout=60, text=True)
             took = time.monotonic() - t0
-            good_row = (p.returncode == 2 and os.path.basename(f) in p.stderr and
+            good_row = (p.returncode == 2 and f in p.stderr and
                         all(w in p.stderr for w in words) and snapshot(work) == before and
                         (f != big or took < 1.0))
             n += 1

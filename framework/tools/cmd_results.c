@@ -480,7 +480,7 @@ int cmd_results(int argc, char **argv)
 	bool require_measured = false, clear = false, by_suite = false;
 	unsigned top = 0;
 	struct pmc__results rs = { 0 };
-	json_t *summary, *doc;
+	json_t *summary, *doc = NULL;
 	size_t files = 0;
 	int i, c, rc = 0, status = 0;
 
@@ -598,7 +598,9 @@ int cmd_results(int argc, char **argv)
 	json_decref(summary);
 	if (!rs.environment)
 		rs.environment = json_object();
-	{
+	/* The merged document only for --json: made for every case, it
+	 * costs more than reading them did. */
+	if (json_path) {
 		char *args[] = { (char *)"pmcheck", (char *)"results" };
 		struct pmc__run_info info = { "pmcheck results", "", 2, args, 0.0 };
 

@@ -20,19 +20,39 @@
 #include <unistd.h>
 
 #include "harness_int.h"
+#include "jdoc_int.h"
+
+#define GET(o, key) pmc__jdoc_get(rd->d, (o), (key))
+#define STR(v) pmc__jdoc_str(rd->d, (v))
 
 /* ---- from JSON ----------------------------------------------------------------------------- */
 
 struct reader {
+	const struct pmc__jdoc *d;
 	const char *where; /* "FILE: cases[3]" */
 	char *why;
 	size_t size;
 	bool failed;
 };
 
-static const char *type_name(json_t *v)
+static bool is_type(const struct pmc__jnode *v, json_type t)
 {
-	switch (json_typeof(v)) {
+	return v && v->type == t;
+}
+#define is_object(v) is_type((v), JSON_OBJECT)
+#define is_array(v) is_type((v), JSON_ARRAY)
+#define is_string(v) is_type((v), JSON_STRING)
+#define is_int(v) is_type((v), JSON_INTEGER)
+#define is_true(v) is_type((v), JSON_TRUE)
+
+static bool is_number(const struct pmc__jnode *v)
+{
+	return is_int(v) || is_type(v, JSON_REAL);
+}
+
+static const char *type_name(const struct pmc__jnode *v)
+{
+	switch (v->type) {
 	case JSON_OBJECT: return "an object";
 	case JSON_ARRAY: return "an array";
 	case JSON_STRING: return "a string";
@@ -62,21 +82,22 @@ static void fail(struct reader *rd, const char *fmt, ...)
 
 /* The field, if of the wanted kind; NULL (and rd failed unless optional) if
  * not.  A JSON null counts as absent for optional fields. */
-static json_t *field(struct reader *rd, json_t *o, const char *path, const char *key,
-		     json_type type, bool optional)
+static const struct pmc__jnode *field(struct reader *rd, const struct pmc__jnode *o,
+				      const char *path, const char *key, json_type type,
+				      bool optional)
 {
 	static const char *const names[] = { "an object", "an array", "a string",
 					     "an integer", "a number", "a boolean" };
-	json_t *v = json_object_get(o, key);
+	const struct pmc__jnode *v = GET(o, key);
 	bool ok;
 
-	if (!v || (optional && json_is_null(v))) {
+	if (!v || (optional && v->type == JSON_NULL)) {
 		if (!optional)
 			fail(rd, "%s.%s: missing", path, key);
 		return NULL;
 	}
-	ok = json_typeof(v) == type || (type == JSON_REAL && json_is_number(v)) ||
-	     (type == JSON_TRUE && json_is_boolean(v));
+	ok = v->type == type || (type == JSON_REAL && is_number(v)) ||
+	     (type == JSON_TRUE && (v->type == JSON_TRUE || v->type == JSON_FALSE));
 	if (!ok) {
 		fail(rd, "%s.%s: expected %s, found %s", path, key,
 		     names[type == JSON_REAL ? 4 : type == JSON_TRUE ? 5 : type], type_name(v));
@@ -85,37 +106,38 @@ static json_t *field(struct reader *rd, json_t *o, const char *path, const char 
 	return v;
 }
 
-static char *dup_str(struct reader *rd, json_t *o, const char *path, const char *key,
-		     bool optional)
+static char *dup_str(struct reader *rd, const struct pmc__jnode *o, const char *path,
+		     const char *key, bool optional)
 {
-	json_t *v = field(rd, o, path, key, JSON_STRING, optional);
+	const struct pmc__jnode *v = field(rd, o, path, key, JSON_STRING, optional);
 	char *s;
 
 	if (!v)
 		return NULL;
-	s = strdup(json_string_value(v));
+	s = strdup(STR(v));
 	if (!s)
 		fail(rd, "%s.%s: out of memory", path, key);
 	return s;
 }
 
-static uint64_t count(struct reader *rd, json_t *o, const char *path, const char *key,
-		      bool optional)
+static uint64_t count(struct reader *rd, const struct pmc__jnode *o, const char *path,
+		      const char *key, bool optional)
 {
-	json_t *v = field(rd, o, path, key, JSON_INTEGER, optional);
+	const struct pmc__jnode *v = field(rd, o, path, key, JSON_INTEGER, optional);
 
-	if (v && json_integer_value(v) < 0) {
+	if (v && v->v.i < 0) {
 		fail(rd, "%s.%s: expected a count, found %" JSON_INTEGER_FORMAT, path, key,
-		     json_integer_value(v));
+		     v->v.i);
 		return 0;
 	}
-	return v ? (uint64_t)json_integer_value(v) : 0;
+	return v ? (uint64_t)v->v.i : 0;
 }
 
 /* A count the record keeps in an int or an unsigned (a line, repetitions):
  * larger than INT_MAX is refused, not cut to another number on the way in
  * (the fuzzer's line 3333333333333333333 came back out as a negative one). */
-static int small_count(struct reader *rd, json_t *o, const char *path, const char *key, bool optional)
+static int small_count(struct reader *rd, const struct pmc__jnode *o, const char *path,
+		       const char *key, bool optional)
 {
 	uint64_t v = count(rd, o, path, key, optional);
 
@@ -126,11 +148,12 @@ static int small_count(struct reader *rd, json_t *o, const char *path, const cha
 	return (int)v;
 }
 
-static double number(struct reader *rd, json_t *o, const char *path, const char *key)
+static double number(struct reader *rd, const struct pmc__jnode *o, const char *path,
+		     const char *key)
 {
-	json_t *v = field(rd, o, path, key, JSON_REAL, true);
+	const struct pmc__jnode *v = field(rd, o, path, key, JSON_REAL, true);
 
-	return v ? json_number_value(v) : NAN;
+	return v ? pmc__jdoc_number(v) : NAN;
 }
 
 static int stat_of(const char *s)
@@ -167,12 +190,13 @@ static void check_extremes(struct reader *rd, const char *path, const struct pmc
 		     path, s->mean, s->min, s->max);
 }
 
-static void read_stats(struct reader *rd, json_t *st, const char *path, struct pmc__stat_rec *s)
+static void read_stats(struct reader *rd, const struct pmc__jnode *st, const char *path,
+		       struct pmc__stat_rec *s)
 {
-	json_t *vals, *v;
+	const struct pmc__jnode *vals, *v;
 	size_t k;
 
-	if (!json_is_object(st)) {
+	if (!is_object(st)) {
 		fail(rd, "%s: expected an object, found %s", path, type_name(st));
 		return;
 	}
@@ -187,13 +211,13 @@ static void read_stats(struct reader *rd, json_t *st, const char *path, struct p
 	for (size_t i = 0; s->n > 0 && i < 2; i++) {
 		static const char *const need[] = { "median", "mean" };
 
-		if (!json_object_get(st, need[i]))
+		if (!GET(st, need[i]))
 			fail(rd, "%s.%s: missing (statistics of %zu samples have a median and a mean)",
 			     path, need[i], s->n);
 	}
-	if (json_object_get(st, "summarised"))
+	if (GET(st, "summarised"))
 		s->summarised = count(rd, st, path, "summarised", false);
-	if (json_object_get(st, "median_error"))
+	if (GET(st, "median_error"))
 		s->median_error = number(rd, st, path, "median_error");
 	/* What the gates and the history compare must be one consistent set. */
 	if (!rd->failed && s->n > 0 && s->min > s->max)
@@ -207,17 +231,17 @@ static void read_stats(struct reader *rd, json_t *st, const char *path, struct p
 	vals = field(rd, st, path, "values", JSON_ARRAY, false);
 	if (!vals || rd->failed)
 		return;
-	s->values = calloc(json_array_size(vals) + 1, sizeof(*s->values));
+	s->values = calloc(vals->n + 1, sizeof(*s->values));
 	if (!s->values) {
 		fail(rd, "%s.values: out of memory", path);
 		return;
 	}
-	json_array_foreach(vals, k, v) {
-		if (!json_is_integer(v) || json_integer_value(v) < 0) {
+	pmc__jdoc_foreach(vals, k, v) {
+		if (!is_int(v) || v->v.i < 0) {
 			fail(rd, "%s.values[%zu]: expected a count, found %s", path, k, type_name(v));
 			return;
 		}
-		s->values[s->nvalues++] = (uint64_t)json_integer_value(v);
+		s->values[s->nvalues++] = (uint64_t)v->v.i;
 	}
 	if (s->nvalues + s->summarised != s->n)
 		fail(rd, "%s.n: %zu, but values has %zu sample(s)%s (expected n to count them)", path,
@@ -227,23 +251,23 @@ static void read_stats(struct reader *rd, json_t *st, const char *path, struct p
 }
 
 /* The events a region was sampled on (optional, perf attribution). */
-static void read_sampling(struct reader *rd, json_t *region, const char *path,
+static void read_sampling(struct reader *rd, const struct pmc__jnode *region, const char *path,
 			  struct pmc__region_rec *g)
 {
-	json_t *arr = field(rd, region, path, "sampling", JSON_ARRAY, true), *v;
+	const struct pmc__jnode *arr = field(rd, region, path, "sampling", JSON_ARRAY, true), *v;
 	size_t i;
 
 	if (!arr || rd->failed)
 		return;
-	g->sampled = calloc(json_array_size(arr) + 1, sizeof(*g->sampled));
-	json_array_foreach(arr, i, v) {
+	g->sampled = calloc(arr->n + 1, sizeof(*g->sampled));
+	pmc__jdoc_foreach(arr, i, v) {
 		struct pmc__sampled_rec *s = &g->sampled[g->nsampled];
 		char spath[1100];
 
 		if (!g->sampled || rd->failed)
 			break;
 		snprintf(spath, sizeof(spath), "%s.sampling[%zu]", path, i);
-		if (!json_is_object(v)) {
+		if (!is_object(v)) {
 			fail(rd, "%s: expected an object, found %s", spath, type_name(v));
 			break;
 		}
@@ -259,24 +283,24 @@ static void read_sampling(struct reader *rd, json_t *region, const char *path,
 /* A region's attribution rows (optional): each function's cost per event,
  * in the order of the region's events (an event a row leaves out costs 0
  * on sim; on a sampled region it was not sampled, NAN). */
-static void read_functions(struct reader *rd, json_t *region, const char *path,
+static void read_functions(struct reader *rd, const struct pmc__jnode *region, const char *path,
 			   struct pmc__region_rec *g)
 {
-	json_t *arr = field(rd, region, path, "functions", JSON_ARRAY, true), *v;
+	const struct pmc__jnode *arr = field(rd, region, path, "functions", JSON_ARRAY, true), *v;
 	size_t i;
 
 	if (!arr || rd->failed)
 		return;
-	g->fns = calloc(json_array_size(arr) + 1, sizeof(*g->fns));
-	json_array_foreach(arr, i, v) {
+	g->fns = calloc(arr->n + 1, sizeof(*g->fns));
+	pmc__jdoc_foreach(arr, i, v) {
 		struct pmc__fn_rec *f = &g->fns[g->nfns];
 		char fpath[1100];
-		json_t *costs, *samples;
+		const struct pmc__jnode *costs, *samples;
 
 		if (!g->fns || rd->failed)
 			break;
 		snprintf(fpath, sizeof(fpath), "%s.functions[%zu]", path, i);
-		if (!json_is_object(v)) {
+		if (!is_object(v)) {
 			fail(rd, "%s: expected an object, found %s", fpath, type_name(v));
 			break;
 		}
@@ -290,237 +314,268 @@ static void read_functions(struct reader *rd, json_t *region, const char *path,
 			break;
 		}
 		for (size_t j = 0; costs && j < g->nev; j++) {
-			json_t *c = json_object_get(costs, g->ev[j].label);
+			const struct pmc__jnode *c = GET(costs, g->ev[j].label);
 
-			if (c && !json_is_number(c))
+			if (c && !is_number(c))
 				fail(rd, "%s.costs[\"%s\"]: expected a number, found %s", fpath,
 				     g->ev[j].label, type_name(c));
 			else if (c)
-				f->cost[j] = json_number_value(c);
+				f->cost[j] = pmc__jdoc_number(c);
 			else if (g->nsampled)
 				f->cost[j] = NAN;
 		}
 		{
-			json_t *calls = json_object_get(v, "calls");
+			const struct pmc__jnode *calls = GET(v, "calls");
 
 			f->calls = NAN;
-			if (calls && (!json_is_number(calls) || json_number_value(calls) < 0))
+			if (calls && (!is_number(calls) || pmc__jdoc_number(calls) < 0))
 				fail(rd, "%s.calls: expected a count, found %s", fpath, type_name(calls));
 			else if (calls)
-				f->calls = json_number_value(calls);
+				f->calls = pmc__jdoc_number(calls);
 		}
 		samples = field(rd, v, fpath, "samples", JSON_OBJECT, true);
 		if (samples && !rd->failed) {
 			f->samples = calloc(g->nev + 1, sizeof(*f->samples));
 			for (size_t j = 0; f->samples && j < g->nev; j++) {
-				json_t *c = json_object_get(samples, g->ev[j].label);
+				const struct pmc__jnode *c = GET(samples, g->ev[j].label);
 
-				if (c && !json_is_integer(c))
+				if (c && !is_int(c))
 					fail(rd, "%s.samples[\"%s\"]: expected an integer, found %s",
 					     fpath, g->ev[j].label, type_name(c));
 				else if (c)
-					f->samples[j] = (uint64_t)json_integer_value(c);
+					f->samples[j] = (uint64_t)(c)->v.i;
 			}
 		}
 	}
 }
 
-int pmc__result_from_json(json_t *o, struct pmc__result *r, const char *where, char *why,
-			  size_t size)
+/* As pmc__objects_from_json (provenance.c) reads a jansson array. */
+static int objects_of(const struct pmc__jdoc *d, const struct pmc__jnode *arr,
+		      struct pmc_object **out, size_t *n, char *why, size_t size)
 {
-	struct reader rd = { where, why, size, false };
-	json_t *arr, *v, *overhead;
+	const struct pmc__jnode *v;
+	size_t i;
+
+	*out = calloc(arr->n + 1, sizeof(**out));
+	*n = 0;
+	if (!*out)
+		return -ENOMEM;
+	pmc__jdoc_foreach(arr, i, v) {
+		const char *p = pmc__jdoc_str(d, pmc__jdoc_get(d, v, "path"));
+		const char *id = pmc__jdoc_str(d, pmc__jdoc_get(d, v, "id"));
+
+		if (!p || !id) {
+			snprintf(why, size, "objects[%zu]: expected {\"path\": string, \"id\": string}", i);
+			return -EINVAL;
+		}
+		(*out)[*n].path = strdup(p);
+		(*out)[*n].id = strdup(id);
+		if (!(*out)[*n].path || !(*out)[*n].id) {
+			free((*out)[*n].path);
+			free((*out)[*n].id);
+			return -ENOMEM;
+		}
+		(*n)++;
+	}
+	return 0;
+}
+
+static int read_case(const struct pmc__jdoc *d, const struct pmc__jnode *o, struct pmc__result *r,
+		     const char *where, char *why, size_t size)
+{
+	struct reader rd_ = { d, where, why, size, false }, *rd = &rd_;
+	const struct pmc__jnode *arr, *v, *overhead;
 	char path[1024];
-	size_t i, j;
+	size_t i, j, k;
 	int x;
 
 	memset(r, 0, sizeof(*r));
-	if (!json_is_object(o)) {
-		fail(&rd, ": expected an object, found %s", type_name(o));
+	if (!is_object(o)) {
+		fail(rd, ": expected an object, found %s", type_name(o));
 		return -EINVAL;
 	}
-	r->name = dup_str(&rd, o, "", "name", false);
-	r->suite = dup_str(&rd, o, "", "suite", true);
-	r->test = dup_str(&rd, o, "", "test", true);
-	r->file = dup_str(&rd, o, "", "file", true);
-	r->line = small_count(&rd, o, "", "line", true);
-	v = field(&rd, o, "", "verdict", JSON_STRING, false);
-	if (v && (x = pmc__verdict_from_name(json_string_value(v))) < 0)
-		fail(&rd, ".verdict: unknown verdict \"%s\"", json_string_value(v));
+	r->name = dup_str(rd, o, "", "name", false);
+	r->suite = dup_str(rd, o, "", "suite", true);
+	r->test = dup_str(rd, o, "", "test", true);
+	r->file = dup_str(rd, o, "", "file", true);
+	r->line = small_count(rd, o, "", "line", true);
+	v = field(rd, o, "", "verdict", JSON_STRING, false);
+	if (v && (x = pmc__verdict_from_name(STR(v))) < 0)
+		fail(rd, ".verdict: unknown verdict \"%s\"", STR(v));
 	else if (v)
 		r->verdict = (enum pmc_verdict)x;
-	r->reason = dup_str(&rd, o, "", "reason", true);
-	r->known_issue = dup_str(&rd, o, "", "known_issue", true);
+	r->reason = dup_str(rd, o, "", "reason", true);
+	r->known_issue = dup_str(rd, o, "", "known_issue", true);
 	r->backend = NULL;
-	v = field(&rd, o, "", "backend", JSON_STRING, true);
+	v = field(rd, o, "", "backend", JSON_STRING, true);
 	if (v)
-		r->backend = !strcmp(json_string_value(v), "sim") ? "sim" : "perf";
-	if (json_object_get(o, "reps")) {
+		r->backend = !strcmp(STR(v), "sim") ? "sim" : "perf";
+	if (GET(o, "reps")) {
 		r->has_options = true;
-		r->reps = (unsigned)small_count(&rd, o, "", "reps", false);
-		r->warmup = (unsigned)small_count(&rd, o, "", "warmup", true);
-		v = field(&rd, o, "", "stat", JSON_STRING, true);
-		r->stat = v && stat_of(json_string_value(v)) > 0 ? (enum pmc_stat)stat_of(json_string_value(v))
+		r->reps = (unsigned)small_count(rd, o, "", "reps", false);
+		r->warmup = (unsigned)small_count(rd, o, "", "warmup", true);
+		v = field(rd, o, "", "stat", JSON_STRING, true);
+		r->stat = v && stat_of(STR(v)) > 0 ? (enum pmc_stat)stat_of(STR(v))
 								: PMC_STAT_MIN;
 	}
-	v = field(&rd, o, "", "measuring", JSON_TRUE, true);
+	v = field(rd, o, "", "measuring", JSON_TRUE, true);
 	/* Results without the flag (crashes, older files) count as measuring. */
-	r->measuring = !v || json_is_true(v);
-	v = field(&rd, o, "", "timeout", JSON_TRUE, true);
-	r->timeout = v && json_is_true(v);
-	r->grouping = dup_str(&rd, o, "", "grouping", true);
-	r->read_path = dup_str(&rd, o, "", "read_path", true);
-	r->sim_profile = dup_str(&rd, o, "", "sim_profile", true);
-	r->simulated_cpu = dup_str(&rd, o, "", "simulated_cpu", true);
-	r->sim_engine = dup_str(&rd, o, "", "sim_engine", true);
-	r->output = dup_str(&rd, o, "", "output", true);
-	r->output_truncated = count(&rd, o, "", "output_truncated_bytes", true);
-	if (json_object_get(o, "duration_s")) {
+	r->measuring = !v || is_true(v);
+	v = field(rd, o, "", "timeout", JSON_TRUE, true);
+	r->timeout = v && is_true(v);
+	r->grouping = dup_str(rd, o, "", "grouping", true);
+	r->read_path = dup_str(rd, o, "", "read_path", true);
+	r->sim_profile = dup_str(rd, o, "", "sim_profile", true);
+	r->simulated_cpu = dup_str(rd, o, "", "simulated_cpu", true);
+	r->sim_engine = dup_str(rd, o, "", "sim_engine", true);
+	r->output = dup_str(rd, o, "", "output", true);
+	r->output_truncated = count(rd, o, "", "output_truncated_bytes", true);
+	if (GET(o, "duration_s")) {
 		r->has_duration = true;
-		r->duration_s = number(&rd, o, "", "duration_s");
-		if (json_object_get(o, "timeout_s"))
-			r->timeout_s = number(&rd, o, "", "timeout_s");
+		r->duration_s = number(rd, o, "", "duration_s");
+		if (GET(o, "timeout_s"))
+			r->timeout_s = number(rd, o, "", "timeout_s");
 	}
 
-	overhead = field(&rd, o, "", "overhead", JSON_OBJECT, true);
-	arr = field(&rd, o, "", "events", JSON_ARRAY, true);
-	if (arr && !rd.failed) {
-		r->events = calloc(json_array_size(arr) + 1, sizeof(*r->events));
-		json_array_foreach(arr, i, v) {
+	overhead = field(rd, o, "", "overhead", JSON_OBJECT, true);
+	arr = field(rd, o, "", "events", JSON_ARRAY, true);
+	if (arr && !rd->failed) {
+		r->events = calloc(arr->n + 1, sizeof(*r->events));
+		pmc__jdoc_foreach(arr, i, v) {
 			struct pmc__event_rec *e = &r->events[r->nevents];
 
-			if (!r->events || rd.failed)
+			if (!r->events || rd->failed)
 				break;
 			snprintf(path, sizeof(path), ".events[%zu]", i);
-			if (!json_is_object(v)) {
-				fail(&rd, "%s: expected an object, found %s", path, type_name(v));
+			if (!is_object(v)) {
+				fail(rd, "%s: expected an object, found %s", path, type_name(v));
 				break;
 			}
 			r->nevents++;
-			e->label = dup_str(&rd, v, path, "label", false);
-			e->name = dup_str(&rd, v, path, "name", false);
-			e->kind = dup_str(&rd, v, path, "kind", true);
-			e->sim_columns = dup_str(&rd, v, path, "sim_columns", true);
-			e->sim_engine = dup_str(&rd, v, path, "sim_engine", true);
-			e->group = json_is_integer(json_object_get(v, "group"))
-					   ? (int)json_integer_value(json_object_get(v, "group")) : -1;
-			e->hardware = json_is_true(json_object_get(v, "hardware"));
-			if (e->label && overhead && json_is_integer(json_object_get(overhead, e->label))) {
+			e->label = dup_str(rd, v, path, "label", false);
+			e->name = dup_str(rd, v, path, "name", false);
+			e->kind = dup_str(rd, v, path, "kind", true);
+			e->sim_columns = dup_str(rd, v, path, "sim_columns", true);
+			e->sim_engine = dup_str(rd, v, path, "sim_engine", true);
+			e->group = is_int(GET(v, "group"))
+					   ? (int)(GET(v, "group"))->v.i : -1;
+			e->hardware = is_true(GET(v, "hardware"));
+			if (e->label && overhead && is_int(GET(overhead, e->label))) {
 				e->has_overhead = true;
-				e->overhead = (uint64_t)json_integer_value(json_object_get(overhead, e->label));
+				e->overhead = (uint64_t)(GET(overhead, e->label))->v.i;
 			}
 		}
 	}
 
-	arr = field(&rd, o, "", "regions", JSON_ARRAY, false);
-	if (arr && !rd.failed) {
-		r->regions = calloc(json_array_size(arr) + 1, sizeof(*r->regions));
-		json_array_foreach(arr, i, v) {
+	arr = field(rd, o, "", "regions", JSON_ARRAY, false);
+	if (arr && !rd->failed) {
+		r->regions = calloc(arr->n + 1, sizeof(*r->regions));
+		pmc__jdoc_foreach(arr, i, v) {
 			struct pmc__region_rec *g = &r->regions[r->nregions];
-			const char *label;
-			json_t *evs, *st;
+			const struct pmc__jnode *evs, *st;
 
-			if (!r->regions || rd.failed)
+			if (!r->regions || rd->failed)
 				break;
 			snprintf(path, sizeof(path), ".regions[%zu]", i);
-			if (!json_is_object(v)) {
-				fail(&rd, "%s: expected an object, found %s", path, type_name(v));
+			if (!is_object(v)) {
+				fail(rd, "%s: expected an object, found %s", path, type_name(v));
 				break;
 			}
 			r->nregions++;
-			g->name = dup_str(&rd, v, path, "name", false);
-			g->iterations = count(&rd, v, path, "iterations", true);
+			g->name = dup_str(rd, v, path, "name", false);
+			g->iterations = count(rd, v, path, "iterations", true);
 			if (g->iterations == 0)
 				g->iterations = 1;
-			g->samples = count(&rd, v, path, "samples", false);
-			evs = field(&rd, v, path, "events", JSON_OBJECT, false);
+			g->samples = count(rd, v, path, "samples", false);
+			evs = field(rd, v, path, "events", JSON_OBJECT, false);
 			if (!evs)
 				break;
-			g->ev = calloc(json_object_size(evs) + 1, sizeof(*g->ev));
-			json_object_foreach(evs, label, st) {
+			g->ev = calloc(evs->n + 1, sizeof(*g->ev));
+			pmc__jdoc_foreach(evs, k, st) {
+				const char *label = pmc__jdoc_key(d, st);
 				char epath[1200];
 
-				if (!g->ev || rd.failed)
+				if (!g->ev || rd->failed)
 					break;
 				snprintf(epath, sizeof(epath), "%s.events[\"%s\"]", path, label);
 				g->ev[g->nev].label = strdup(label);
-				read_stats(&rd, st, epath, &g->ev[g->nev]);
+				read_stats(rd, st, epath, &g->ev[g->nev]);
 				g->nev++;
 			}
-			read_sampling(&rd, v, path, g);
-			read_functions(&rd, v, path, g);
+			read_sampling(rd, v, path, g);
+			read_functions(rd, v, path, g);
 		}
 	}
 
-	arr = field(&rd, o, "", "checks", JSON_ARRAY, false);
-	if (arr && !rd.failed) {
-		r->checks = calloc(json_array_size(arr) + 1, sizeof(*r->checks));
-		json_array_foreach(arr, i, v) {
+	arr = field(rd, o, "", "checks", JSON_ARRAY, false);
+	if (arr && !rd->failed) {
+		r->checks = calloc(arr->n + 1, sizeof(*r->checks));
+		pmc__jdoc_foreach(arr, i, v) {
 			struct pmc__check_rec *c = &r->checks[r->nchecks];
-			json_t *s;
+			const struct pmc__jnode *s;
 
-			if (!r->checks || rd.failed)
+			if (!r->checks || rd->failed)
 				break;
 			snprintf(path, sizeof(path), ".checks[%zu]", i);
-			if (!json_is_object(v)) {
-				fail(&rd, "%s: expected an object, found %s", path, type_name(v));
+			if (!is_object(v)) {
+				fail(rd, "%s: expected an object, found %s", path, type_name(v));
 				break;
 			}
 			r->nchecks++;
-			s = field(&rd, v, path, "kind", JSON_STRING, false);
-			if (s && (x = pmc__check_kind_of(json_string_value(s))) < 0)
-				fail(&rd, "%s.kind: unknown kind \"%s\"", path, json_string_value(s));
+			s = field(rd, v, path, "kind", JSON_STRING, false);
+			if (s && (x = pmc__check_kind_of(STR(s))) < 0)
+				fail(rd, "%s.kind: unknown kind \"%s\"", path, STR(s));
 			else if (s)
 				c->kind = (enum pmc_expect_kind)x;
-			s = field(&rd, v, path, "status", JSON_STRING, false);
-			if (s && (x = pmc__check_status_of(json_string_value(s))) < 0)
-				fail(&rd, "%s.status: unknown status \"%s\"", path, json_string_value(s));
+			s = field(rd, v, path, "status", JSON_STRING, false);
+			if (s && (x = pmc__check_status_of(STR(s))) < 0)
+				fail(rd, "%s.status: unknown status \"%s\"", path, STR(s));
 			else if (s)
 				c->status = (enum pmc__check_status)x;
-			c->region = dup_str(&rd, v, path, "region", false);
-			c->event = dup_str(&rd, v, path, "event", false);
-			c->per = dup_str(&rd, v, path, "per", true);
-			c->file = dup_str(&rd, v, path, "file", true);
-			c->line = small_count(&rd, v, path, "line", true);
-			c->message = dup_str(&rd, v, path, "message", false);
-			c->measured = number(&rd, v, path, "measured");
-			c->lo = number(&rd, v, path, "lo");
-			c->hi = number(&rd, v, path, "hi");
-			s = field(&rd, v, path, "statistic", JSON_STRING, true);
-			if (s && stat_of(json_string_value(s)) >= 0) {
+			c->region = dup_str(rd, v, path, "region", false);
+			c->event = dup_str(rd, v, path, "event", false);
+			c->per = dup_str(rd, v, path, "per", true);
+			c->file = dup_str(rd, v, path, "file", true);
+			c->line = small_count(rd, v, path, "line", true);
+			c->message = dup_str(rd, v, path, "message", false);
+			c->measured = number(rd, v, path, "measured");
+			c->lo = number(rd, v, path, "lo");
+			c->hi = number(rd, v, path, "hi");
+			s = field(rd, v, path, "statistic", JSON_STRING, true);
+			if (s && stat_of(STR(s)) >= 0) {
 				c->has_statistic = true;
-				c->statistic = (enum pmc_stat)stat_of(json_string_value(s));
+				c->statistic = (enum pmc_stat)stat_of(STR(s));
 			}
-			c->samples = count(&rd, v, path, "samples", true);
-			c->budget_source = dup_str(&rd, v, path, "budget_source", true);
-			c->layout = dup_str(&rd, v, path, "layout", true);
-			s = field(&rd, v, path, "gate", JSON_TRUE, true);
-			c->gate = s && json_is_true(s);
-			s = field(&rd, v, path, "per_iteration", JSON_TRUE, true);
-			c->per_iteration = s && json_is_true(s);
+			c->samples = count(rd, v, path, "samples", true);
+			c->budget_source = dup_str(rd, v, path, "budget_source", true);
+			c->layout = dup_str(rd, v, path, "layout", true);
+			s = field(rd, v, path, "gate", JSON_TRUE, true);
+			c->gate = s && is_true(s);
+			s = field(rd, v, path, "per_iteration", JSON_TRUE, true);
+			c->per_iteration = s && is_true(s);
 		}
 	}
 
-	arr = field(&rd, o, "", "objects", JSON_ARRAY, true);
-	if (arr && !rd.failed) {
+	arr = field(rd, o, "", "objects", JSON_ARRAY, true);
+	if (arr && !rd->failed) {
 		char owhy[200] = "";
 
-		if (pmc__objects_from_json(arr, &r->objects, &r->nobjects, owhy, sizeof(owhy)))
-			fail(&rd, ".%s", owhy[0] ? owhy : "objects: out of memory");
+		if (objects_of(d, arr, &r->objects, &r->nobjects, owhy, sizeof(owhy)))
+			fail(rd, ".%s", owhy[0] ? owhy : "objects: out of memory");
 	}
-	arr = field(&rd, o, "", "notes", JSON_ARRAY, true);
-	if (arr && !rd.failed) {
-		r->notes = calloc(json_array_size(arr) + 1, sizeof(*r->notes));
-		json_array_foreach(arr, j, v) {
-			if (!r->notes || !json_is_string(v)) {
+	arr = field(rd, o, "", "notes", JSON_ARRAY, true);
+	if (arr && !rd->failed) {
+		r->notes = calloc(arr->n + 1, sizeof(*r->notes));
+		pmc__jdoc_foreach(arr, j, v) {
+			if (!r->notes || !is_string(v)) {
 				if (r->notes)
-					fail(&rd, ".notes[%zu]: expected a string, found %s", j, type_name(v));
+					fail(rd, ".notes[%zu]: expected a string, found %s", j, type_name(v));
 				break;
 			}
-			r->notes[r->nnotes++] = strdup(json_string_value(v));
+			r->notes[r->nnotes++] = strdup(STR(v));
 		}
 	}
-	if (!rd.failed && (!r->suite || !r->test) && r->name) {
+	if (!rd->failed && (!r->suite || !r->test) && r->name) {
 		/* "suite.test" is the name; older error results lack the parts. */
 		const char *dot = strchr(r->name, '.');
 
@@ -529,7 +584,7 @@ int pmc__result_from_json(json_t *o, struct pmc__result *r, const char *where, c
 		r->suite = dot ? strndup(r->name, (size_t)(dot - r->name)) : strdup(r->name);
 		r->test = strdup(dot ? dot + 1 : "");
 	}
-	if (rd.failed) {
+	if (rd->failed) {
 		pmc__result_release(r);
 		return -EINVAL;
 	}
@@ -574,25 +629,26 @@ bool pmc__commit_ok(const char *s)
 }
 
 /* A string of the environment, present and well formed, or the reason. */
-static int env_field(json_t *o, const char *path, const char *key, bool nullable,
-		     bool (*ok)(const char *), const char *expected, char *why, size_t size)
+static int env_field(const struct pmc__jdoc *d, const struct pmc__jnode *o, const char *path,
+		     const char *key, bool nullable, bool (*ok)(const char *), const char *expected,
+		     char *why, size_t size)
 {
-	json_t *v = json_object_get(o, key);
+	const struct pmc__jnode *v = pmc__jdoc_get(d, o, key);
 
-	if (nullable && (!v || json_is_null(v)))
+	if (nullable && (!v || v->type == JSON_NULL))
 		return 0;
 	if (!v) {
 		snprintf(why, size, "%s.%s: missing (expected %s)", path, key, expected);
 		return -EINVAL;
 	}
-	if (!json_is_string(v)) {
+	if (!is_string(v)) {
 		snprintf(why, size, "%s.%s: expected %s, found %s", path, key, expected, type_name(v));
 		return -EINVAL;
 	}
-	if (!ok(json_string_value(v))) {
+	if (!ok(pmc__jdoc_str(d, v))) {
 		char shown[96];
 
-		pmc__escape_ctl(shown, sizeof(shown), json_string_value(v));
+		pmc__escape_ctl(shown, sizeof(shown), pmc__jdoc_str(d, v));
 		snprintf(why, size, "%s.%s: \"%s\" is not %s", path, key, shown, expected);
 		return -EINVAL;
 	}
@@ -610,64 +666,73 @@ static bool signature_ok(const char *s)
 }
 
 /* The fields the gates and the history key their figures by. */
-static int check_environment(json_t *env, const char *path, char *why, size_t size)
+static int check_environment(const struct pmc__jdoc *d, const struct pmc__jnode *env,
+			     const char *path, char *why, size_t size)
 {
 	char where[PATH_MAX + 32];
-	json_t *cpu = json_object_get(env, "cpu");
+	const struct pmc__jnode *cpu = pmc__jdoc_get(d, env, "cpu");
 
 	snprintf(where, sizeof(where), "%s: environment", path);
-	if (!json_is_object(cpu)) {
+	if (!is_object(cpu)) {
 		snprintf(why, size, "%s.cpu: %s%s (it names the CPU signature the budgets and history are kept by)",
 			 where, cpu ? "expected an object, found " : "missing", cpu ? type_name(cpu) : "");
 		return -EINVAL;
 	}
-	if (env_field(env, where, "date", false, rfc3339,
+	if (env_field(d, env, where, "date", false, rfc3339,
 		      "an RFC 3339 date-time such as \"2026-01-31T12:00:00Z\"", why, size) ||
-	    env_field(env, where, "git_commit", true, pmc__commit_ok,
+	    env_field(d, env, where, "git_commit", true, pmc__commit_ok,
 		      "a commit: 4 to 64 hexadecimal digits, or null", why, size))
 		return -EINVAL;
 	snprintf(where, sizeof(where), "%s: environment.cpu", path);
-	return env_field(cpu, where, "signature", false, signature_ok,
+	return env_field(d, cpu, where, "signature", false, signature_ok,
 			 "a CPU signature such as \"GenuineIntel-6-55-7\" (no blanks, control characters or '/')",
 			 why, size);
 }
 
-/* A key given twice in one object: jansson's message names it ("duplicate
- * object key near '"verdict"'"); which of the two is meant is unknown. */
-static void not_json(const char *shown, const json_error_t *jerr, char *why, size_t size)
-{
-	char text[sizeof(jerr->text) * 4];
-
-	pmc__escape_ctl(text, sizeof(text), jerr->text);
-	if (jerr->line < 1)
-		snprintf(why, size, "cannot read %s: %s", shown, text);
-	else if (!strncmp(text, "duplicate object key near '", 27) && strlen(text) > 28)
-		snprintf(why, size,
-			 "%s:%d: key %.*s is given twice in one object: a results file names each field once, and which of the two is meant is unknown; remove one",
-			 shown, jerr->line, (int)strlen(text) - 28, text + 27);
-	else if (!strncmp(text, "duplicate object key", 20))
-		snprintf(why, size,
-			 "%s:%d: a key is given twice in one object (%s): a results file names each field once, and which of the two is meant is unknown; remove one",
-			 shown, jerr->line, text);
-	else
-		snprintf(why, size, "%s:%d: not JSON: %s", shown, jerr->line, text);
-}
+static int results_of(const struct pmc__jdoc *d, const char *path, struct pmc__results *rs,
+		      char *why, size_t size);
 
 int pmc__results_parse(const char *text, size_t len, const char *shown, struct pmc__results *rs,
 		       char *why, size_t size)
 {
-	json_error_t jerr;
-	json_t *doc;
+	struct pmc__jdoc d;
 	int rc;
 
 	memset(rs, 0, sizeof(*rs));
-	doc = json_loadb(text, len, JSON_REJECT_DUPLICATES, &jerr);
-	if (!doc) {
-		not_json(shown, &jerr, why, size);
+	rc = pmc__jdoc_parse(&d, text, len, shown, why, size);
+	if (rc == 0)
+		rc = results_of(&d, shown, rs, why, size);
+	pmc__jdoc_release(&d);
+	return rc;
+}
+
+/* One case from jansson (a case's result through its pipe, a record read
+ * back): written as compact text and read by the same reader as a file. */
+int pmc__result_from_json(json_t *o, struct pmc__result *r, const char *where, char *why,
+			  size_t size)
+{
+	char *text;
+	struct pmc__jdoc d;
+	int rc;
+
+	memset(r, 0, sizeof(*r));
+	if (!json_is_object(o)) {
+		snprintf(why, size, "%s: expected an object, found %s", where,
+			 json_is_array(o) ? "an array" : json_is_string(o) ? "a string" :
+			 json_is_integer(o) ? "an integer" : json_is_real(o) ? "a fraction" :
+			 json_is_boolean(o) ? "a boolean" : "null");
 		return -EINVAL;
 	}
-	rc = pmc__results_from_json(doc, shown, rs, why, size);
-	json_decref(doc);
+	text = json_dumps(o, JSON_COMPACT);
+	if (!text) {
+		snprintf(why, size, "%s: out of memory", where);
+		return -ENOMEM;
+	}
+	rc = pmc__jdoc_parse(&d, text, strlen(text), where, why, size);
+	if (rc == 0)
+		rc = read_case(&d, d.nodes, r, where, why, size);
+	pmc__jdoc_release(&d);
+	free(text);
 	return rc;
 }
 
@@ -675,12 +740,18 @@ static void too_large(const char *shown, unsigned long long bytes, bool grew, ch
 		      size_t size)
 {
 	snprintf(why, size,
-		 "%s: %s%llu bytes, above the limit of %llu bytes (%d MiB) for a results file: a run's results are far smaller; give the file pmcheck wrote, or split the run (--results-dir)",
-		 shown, grew ? "grew while read to over " : "", bytes,
+		 "%s: %s%llu bytes%s, above the limit of %llu bytes (%d MiB) for a results file: a run's results are far smaller; give the file pmcheck wrote, or split the run (--results-dir)",
+		 shown, grew ? "grew while read to " : "", bytes, grew ? " or more" : "",
 		 (unsigned long long)PMC__RESULTS_MAX_BYTES, (int)(PMC__RESULTS_MAX_BYTES >> 20));
 }
 
 int pmc__results_load(const char *path, struct pmc__results *rs, char *why, size_t size)
+{
+	return pmc__results_load_text(path, rs, NULL, NULL, why, size);
+}
+
+int pmc__results_load_text(const char *path, struct pmc__results *rs, char **bytes, size_t *nbytes,
+			   char *why, size_t size)
 {
 	char shown[PATH_MAX + 64];
 	struct stat sb = { 0 };
@@ -719,7 +790,9 @@ int pmc__results_load(const char *path, struct pmc__results *rs, char *why, size
 		ssize_t n;
 
 		if (used == cap) {
-			size_t grown = cap * 2 > PMC__RESULTS_MAX_BYTES + 1 ? PMC__RESULTS_MAX_BYTES + 1 : cap * 2;
+			/* Past the limit by a page, not a byte: a file read
+			 * in units (/proc/self/pagemap: 8 bytes) reads on. */
+			size_t grown = cap * 2 > PMC__RESULTS_MAX_BYTES + 4096 ? PMC__RESULTS_MAX_BYTES + 4096 : cap * 2;
 			char *p = grown > cap ? realloc(text, grown) : NULL;
 
 			if (!p) {
@@ -748,7 +821,12 @@ int pmc__results_load(const char *path, struct pmc__results *rs, char *why, size
 		snprintf(why, size, "cannot read %s: %s", shown, strerror(-rc));
 	else
 		rc = pmc__results_parse(text, used, shown, rs, why, size);
-	free(text);
+	if (rc == 0 && bytes) {
+		*bytes = text;
+		*nbytes = used;
+	} else {
+		free(text);
+	}
 	return rc;
 }
 
@@ -792,46 +870,51 @@ static int unique_cases(const struct pmc__results *rs, const char *path, char *w
 	return rc;
 }
 
-int pmc__results_from_json(json_t *doc, const char *path, struct pmc__results *rs, char *why,
-			   size_t size)
+static int results_of(const struct pmc__jdoc *d, const char *path, struct pmc__results *rs,
+		      char *why, size_t size)
 {
-	json_t *cases, *c, *env;
+	const struct pmc__jnode *doc = d->nodes, *cases, *c, *env, *objects;
 	const char *schema;
 	size_t i;
 	int rc = -EINVAL;
 
 	memset(rs, 0, sizeof(*rs));
-	schema = json_string_value(json_object_get(doc, "schema"));
-	if (!json_is_object(doc) || !schema || strcmp(schema, PMC__RESULTS_SCHEMA)) {
+	schema = pmc__jdoc_str(d, pmc__jdoc_get(d, doc, "schema"));
+	if (!is_object(doc) || !schema || strcmp(schema, PMC__RESULTS_SCHEMA)) {
 		snprintf(why, size, "%s: not a pmcheck results file (schema \"%s\", expected \"%s\")",
 			 path, schema ? schema : "(none)", PMC__RESULTS_SCHEMA);
 		goto out;
 	}
-	cases = json_object_get(doc, "cases");
-	env = json_object_get(doc, "environment");
-	if (!json_is_array(cases)) {
+	cases = pmc__jdoc_get(d, doc, "cases");
+	env = pmc__jdoc_get(d, doc, "environment");
+	if (!is_array(cases)) {
 		snprintf(why, size, "%s: cases: %s%s", path, cases ? "expected an array, found " : "missing",
 			 cases ? type_name(cases) : "");
 		goto out;
 	}
-	if (!json_is_object(env)) {
+	if (!is_object(env)) {
 		snprintf(why, size, "%s: environment: %s%s", path,
 			 env ? "expected an object, found " : "missing", env ? type_name(env) : "");
 		goto out;
 	}
-	if (check_environment(env, path, why, size))
+	if (check_environment(d, env, path, why, size))
 		goto out;
-	rs->environment = json_incref(env);
-	json_array_foreach(cases, i, c) {
+	rs->environment = pmc__jdoc_json(d, env);
+	if (!rs->environment) {
+		snprintf(why, size, "%s: out of memory", path);
+		rc = -ENOMEM;
+		goto out;
+	}
+	objects = pmc__jdoc_get(d, env, "objects");
+	pmc__jdoc_foreach(cases, i, c) {
 		struct pmc__result r;
 		char where[PATH_MAX + 32];
 
 		snprintf(where, sizeof(where), "%s: cases[%zu]", path, i);
-		if (pmc__result_from_json(c, &r, where, why, size) ||
+		if (read_case(d, c, &r, where, why, size) ||
 		    /* a case without its own list loaded what the run's says */
-		    (!json_object_get(c, "objects") && json_is_array(json_object_get(env, "objects")) &&
-		     pmc__objects_from_json(json_object_get(env, "objects"), &r.objects, &r.nobjects,
-					    why, size)) ||
+		    (!pmc__jdoc_get(d, c, "objects") && is_array(objects) &&
+		     objects_of(d, objects, &r.objects, &r.nobjects, why, size)) ||
 		    pmc__results_add(rs, &r)) {
 			pmc__result_release(&r);
 			pmc__results_release(rs);

@@ -196,6 +196,10 @@ int pmc__result_from_json(json_t *o, struct pmc__result *r, const char *where, c
 /* Read a results file and check every case; -EINVAL with "FILE: FIELD: what
  * is wrong" in why. */
 int pmc__results_load(const char *path, struct pmc__results *rs, char *why, size_t size);
+/* The same, and the bytes it read (malloc'd, *nbytes long, not terminated)
+ * handed to the caller on success: what is digested is what was read. */
+int pmc__results_load_text(const char *path, struct pmc__results *rs, char **bytes, size_t *nbytes,
+			   char *why, size_t size);
 /* The largest results file read: 256 MiB, far above any run's (a case's
  * record is a few kilobytes); a larger one is refused unread. */
 #define PMC__RESULTS_MAX_BYTES ((size_t)256 << 20)
@@ -207,9 +211,6 @@ int pmc__results_parse(const char *text, size_t len, const char *shown, struct p
 /* registry.c: does a case's full name (suite.name) match --filter's
  * comma-separated globs (a leading '-' excludes)?  NULL or "" matches all. */
 bool pmc__filter_match(const char *filter, const char *full_name);
-/* The same from a parsed document (path only names it in messages). */
-int pmc__results_from_json(json_t *doc, const char *path, struct pmc__results *rs, char *why,
-			   size_t size);
 const char *pmc__results_signature(const struct pmc__results *rs);
 const char *pmc__results_backend(const struct pmc__results *rs);
 const struct pmc__result *pmc__results_find(const struct pmc__results *rs, const char *name);

@@ -188,16 +188,11 @@ static int read_results(const char *path, char *digest, size_t size, struct pmc_
 {
 	char *text = NULL, why[1024];
 	size_t len = 0;
-	int rc;
 
-	/* pmc__results_load refuses anything but a regular file, unopened. */
-	if (pmc__results_load(path, rs, why, sizeof(why))) {
+	/* pmc__results_load refuses anything but a regular file, unopened;
+	 * the digest is of the bytes it read (read once, not again). */
+	if (pmc__results_load_text(path, rs, &text, &len, why, sizeof(why))) {
 		fprintf(stderr, "pmcheck history: %s\n", why);
-		return PMC_EXIT_ERROR;
-	}
-	if ((rc = pmc__read_file(path, &text, &len)) != 0) {
-		fprintf(stderr, "pmcheck history: %s: %s\n", path, strerror(-rc));
-		pmc__results_release(rs);
 		return PMC_EXIT_ERROR;
 	}
 	history_digest(text, len, digest, size);
