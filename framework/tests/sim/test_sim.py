@@ -112,7 +112,12 @@ def t_gate():
     check(m is not None, f"readable report: {p.stdout}")
     if m:
         check(int(m.group(2)) > int(m.group(3)), "measured above budget")
-        check("budgets/sim-" in m.group(5), f"budget from the sim profile key: {m.group(5)}")
+        check("budgets/<key>/" in m.group(5), f"budget from the sim profile key, written <key>: {m.group(5)}")
+    # The key once per run, in the header, and in no case's line.
+    head = re.findall(r'^sim: key (sim-\S+) \(written "<key>" below\)$', p.stdout, re.M)
+    check(len(head) == 1 and p.stdout.count(head[0]) == 1 and doc and
+          all(c.get("sim_profile") == head[0] for c in doc["cases"]),
+          f"the header names the cases' sim key once: {head} {p.stdout}")
 
 
 def t_calibrate_round_trip():
@@ -135,7 +140,8 @@ def t_calibrate_round_trip():
                 extra={"PMCHECK_GATE_SLOWER": "1"})
         check(p.returncode == 1 and "over by" in p.stdout, f"changed code fails: {p.stdout}")
         # The user's directory comes before the built-in hwdb.
-        check(f"budget from {d}/budgets/sim-" in p.stdout, f"the recorded budget judged: {p.stdout}")
+        check(f"budget from {d}/budgets/<key>/gate.ini" in p.stdout and f"sim: key {keys[0]} " in p.stdout,
+              f"the recorded budget judged: {p.stdout}")
 
 
 def t_no_valgrind():
