@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
 """pmcheck history report, end to end: a small project whose one source
-file changes over 22 commits, built and run on the sim backend at each
+file changes over 28 commits, built and run on the sim backend at each
 commit (real runs: the commit comes from the project's git), its results
 filed for three machines of two CPU models (hwdb's map: zen4 twice,
 cascadelake-x), added to a history, rendered as a page, and
