@@ -479,6 +479,19 @@ static void case_text(FILE *f, const struct pmc__result *res, const char *s, con
 	pmc__term_text(f, s, indent);
 }
 
+void pmc__put_keyed(FILE *f, const char *text, const char *key)
+{
+	size_t klen = key ? strlen(key) : 0;
+	const char *at;
+
+	while (klen && (at = strstr(text, key)) != NULL) {
+		fwrite(text, 1, (size_t)(at - text), f);
+		fputs("<key>", f);
+		text = at + klen;
+	}
+	fputs(text, f);
+}
+
 void pmc__print_case_line(FILE *f, const struct pmc__result *res, size_t idx, size_t total,
 			  bool color, const char *run_key)
 {

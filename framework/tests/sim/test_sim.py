@@ -127,6 +127,9 @@ def t_calibrate_round_trip():
         check(p.returncode == 0, f"calibrate: exit {p.returncode}: {p.stdout}{p.stderr}")
         keys = os.listdir(os.path.join(d, "budgets")) if os.path.isdir(os.path.join(d, "budgets")) else []
         check(len(keys) == 1 and keys[0].startswith("sim-"), f"one sim profile key: {keys}")
+        # The key once, in the run's header; each file written names it <key>.
+        check(keys and p.stdout.count(keys[0]) == 1 and f"  {d}/budgets/<key>/gate.ini [" in p.stdout,
+              f"calibration names the sim key once: {p.stdout}")
         if keys:
             text = open(os.path.join(d, "budgets", keys[0], "gate.ini")).read()
             check(re.search(r"checksum = instructions:u = \d+ ; calibrated: 3 equal runs, exact\n", text) is not None,
