@@ -238,7 +238,6 @@ with tempfile.TemporaryDirectory() as d:
     # the browser laid out into the DOM.
     commits = subprocess.run(["git", "rev-list", "--reverse", "HEAD"], cwd=proj, capture_output=True,
                              text=True, check=True).stdout.split()
-    measure = os.path.join(html_dir, "measure.html")
     probe = """<script>(function(){
 function box(e){var r=e.getBoundingClientRect();return [r.left,r.top,r.right,r.bottom];}
 var out={inner:window.innerWidth,scroll:document.documentElement.scrollWidth,plots:[]};
@@ -251,13 +250,19 @@ document.querySelectorAll('svg.plot').forEach(function(s){
  out.plots.push(p);});
 var pre=document.createElement('pre');pre.id='measured';pre.textContent=JSON.stringify(out);document.body.appendChild(pre);
 })();</script>"""
-    with open(measure, "w") as f:
-        f.write(text.replace("</body>", probe + "</body>"))
-    p = subprocess.run([browser, "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
-                        "--window-size=1400,1000", "--dump-dom", "file://" + measure],
-                       capture_output=True, text=True, timeout=120)
-    m = re.search(r'<pre id="measured">(.*?)</pre>', p.stdout, re.S)
-    got = json.loads(html.unescape(m.group(1))) if m else None
+
+    def measured(page_text, name):
+        """The page laid out at 1,400 pixels, as the probe saw it."""
+        path = os.path.join(html_dir, name)
+        with open(path, "w") as f:
+            f.write(page_text.replace("</body>", probe + "</body>"))
+        p = subprocess.run([browser, "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
+                            "--window-size=1400,1000", "--dump-dom", "file://" + path],
+                           capture_output=True, text=True, timeout=120)
+        m = re.search(r'<pre id="measured">(.*?)</pre>', p.stdout, re.S)
+        return p, json.loads(html.unescape(m.group(1))) if m else None
+
+    p, got = measured(text, "measure.html")
     check(got is not None, f"the page measured at 1,400 pixels: {p.returncode} {p.stderr[-300:]}")
     if got:
         print(f"at {got['inner']} px: page {got['scroll']} px wide, table {got['table'] and got['table']['scroll']}, "
@@ -286,6 +291,16 @@ var pre=document.createElement('pre');pre.id='measured';pre.textContent=JSON.str
             check(names == short and not out,
                   f"the x axis names every commit, in order, inside the plot: {names} (outside: {out}), "
                   f"expected {short}")
+        # A label wider than the plot (a long CPU model's name, say) is
+        # narrowed to fit, whole: the page's data with its label 12 times over.
+        label = "<key> pmcheck \u00b7 sim"
+        long_label = " ".join([label] * 12)
+        data = json.dumps(label, ensure_ascii=False)[1:-1]
+        _, got = measured(text.replace('"label":"%s"' % data, '"label":"%s"' % json.dumps(long_label, ensure_ascii=False)[1:-1]),
+                          "long.html")
+        legends = [(lg["text"], lg["box"], q["box"]) for q in (got or {"plots": []})["plots"] for lg in q["legends"]]
+        check(len(legends) == 3 and all(t == long_label and inside(b, o) for t, b, o in legends),
+              f"a legend wider than its plot narrowed to fit, whole: {[(len(t), b, o) for t, b, o in legends]}")
     if SHOT:
         subprocess.run([browser, "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
                         "--window-size=1400,1000", f"--screenshot={SHOT}", "file://" + page],

@@ -35,7 +35,8 @@ static const char report_js[] =
 	"var W=Math.max(480,Math.floor(root.clientWidth));\n"
 	"root.textContent='';\n"
 	"data.cases.forEach(function(c){\n"
-	" var sec=document.createElement('section');sec.className='case'+(c.failing?' failing':'');\n"
+	/* In the page before its plots: a label's width is measured there. */
+	" var sec=document.createElement('section');sec.className='case'+(c.failing?' failing':'');root.appendChild(sec);\n"
 	" var h=document.createElement('h2');h.textContent=c.name+(c.failing?' \\u2014 failing':'');sec.appendChild(h);\n"
 	" c.plots.forEach(function(p){\n"
 	"  var h3=document.createElement('h3');h3.textContent=p.region+' / '+p.event;sec.appendChild(h3);\n"
@@ -72,7 +73,6 @@ static const char report_js[] =
 	"   var room=W-L-24-4;if(lg.getComputedTextLength&&lg.getComputedTextLength()>room){lg.setAttribute('textLength',room);lg.setAttribute('lengthAdjust','spacingAndGlyphs');}\n"
 	"  });\n"
 	" });\n"
-	" root.appendChild(sec);\n"
 	"});\n"
 	"}\n"
 	"draw();\n"
