@@ -254,11 +254,16 @@ enum pmc_verdict pmc__verdict_from_checks(const struct pmc__check *c, size_t n,
 /* Run exit status from verdict counts (index enum pmc_verdict). */
 int pmc__exit_status(const size_t counts[PMC__NVERDICTS]);
 
-/* One console line for a case result (no newline). */
+/* Text our own code wrote (calibration's lines), with every copy of key
+ * written "<key>" (key NULL or empty: as it is). */
+void pmc__put_keyed(FILE *f, const char *text, const char *key);
+/* One console line for a case result.  run_key: the sim key the run's
+ * header named (NULL: none), written "<key>" in a case of that key. */
 void pmc__print_case_line(FILE *f, const struct pmc__result *r, size_t idx, size_t total,
-			  bool color);
-/* Details of a non-passing (or verbose) case: checks, notes, output. */
-void pmc__print_case_details(FILE *f, const struct pmc__result *r, bool verbose);
+			  bool color, const char *run_key);
+/* Details of a non-passing (or verbose) case: checks, notes, output;
+ * run_key as for pmc__print_case_line. */
+void pmc__print_case_details(FILE *f, const struct pmc__result *r, bool verbose, const char *run_key);
 /* Summary block. */
 void pmc__print_summary(FILE *f, json_t *summary, double seconds);
 /* TAP line(s) for a case. */

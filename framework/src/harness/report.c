@@ -452,8 +452,48 @@ static bool reason_is_a_check(const struct pmc__result *res)
 	return false;
 }
 
+/*
+ * A case's text with the run's sim key written "<key>": the run's header
+ * names the key (about 90 characters) once, so a line that quotes a
+ * budget's path keeps its verdict in view.  Only a case of that very key:
+ * another's is printed whole.
+ */
+static void case_text(FILE *f, const struct pmc__result *res, const char *s, const char *indent,
+		      const char *run_key)
+{
+	size_t klen = run_key ? strlen(run_key) : 0;
+	const char *at;
+
+	if (!klen || !s || !res->sim_profile || strcmp(res->sim_profile, run_key)) {
+		pmc__term_text(f, s, indent);
+		return;
+	}
+	while ((at = strstr(s, run_key)) != NULL) {
+		char *head = strndup(s, (size_t)(at - s));
+
+		pmc__term_text(f, head ? head : "", indent);
+		free(head);
+		fputs("<key>", f);
+		s = at + klen;
+	}
+	pmc__term_text(f, s, indent);
+}
+
+void pmc__put_keyed(FILE *f, const char *text, const char *key)
+{
+	size_t klen = key ? strlen(key) : 0;
+	const char *at;
+
+	while (klen && (at = strstr(text, key)) != NULL) {
+		fwrite(text, 1, (size_t)(at - text), f);
+		fputs("<key>", f);
+		text = at + klen;
+	}
+	fputs(text, f);
+}
+
 void pmc__print_case_line(FILE *f, const struct pmc__result *res, size_t idx, size_t total,
-			  bool color)
+			  bool color, const char *run_key)
 {
 	enum pmc_verdict v = res->verdict;
 	char counts[512];
@@ -467,12 +507,12 @@ void pmc__print_case_line(FILE *f, const struct pmc__result *res, size_t idx, si
 	if (v != PMC_PASS && res->reason && *res->reason &&
 	    (v == PMC_KNOWN_ISSUE || !reason_is_a_check(res))) {
 		fputs(counts[0] ? "\n        " : "", f);
-		pmc__term_text(f, res->reason, "        ");
+		case_text(f, res, res->reason, "        ", run_key);
 	}
 	fputc('\n', f);
 }
 
-void pmc__print_case_details(FILE *f, const struct pmc__result *res, bool verbose)
+void pmc__print_case_details(FILE *f, const struct pmc__result *res, bool verbose, const char *run_key)
 {
 	enum pmc_verdict v = res->verdict;
 	bool bad = v == PMC_FAIL || v == PMC_ERROR || v == PMC_INCONCLUSIVE;
@@ -481,12 +521,12 @@ void pmc__print_case_details(FILE *f, const struct pmc__result *res, bool verbos
 	for (i = 0; i < res->nchecks; i++)
 		if (verbose || res->checks[i].status != PMC__CHECK_PASS) {
 			fprintf(f, "        %-12s ", pmc__check_status_name(res->checks[i].status));
-			pmc__term_text(f, res->checks[i].message, "                     ");
+			case_text(f, res, res->checks[i].message, "                     ", run_key);
 			fputc('\n', f);
 		}
 	for (i = 0; i < res->nnotes; i++) {
 		fputs("        note: ", f);
-		pmc__term_text(f, res->notes[i], "              ");
+		case_text(f, res, res->notes[i], "              ", run_key);
 		fputc('\n', f);
 	}
 	if (verbose) {

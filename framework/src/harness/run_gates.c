@@ -115,7 +115,7 @@ int pmc__run_calibrate(struct runner *r, size_t total)
 		return PMC_EXIT_USAGE;
 	}
 	printf("calibrating %zu case(s), %u runs each, into %s/budgets/%s/%s (deterministic counts: %s; noisy ones: margin %.3g%% over the largest)\n",
-	       total, r->calibrate, r->hwdb[0], key,
+	       total, r->calibrate, r->hwdb[0], r->backend == PMC_BACKEND_SIM ? "<key>" : key,
 	       r->calibrate_key && *r->calibrate_key ? "" : " and, for calls, breakpoint hits and page faults, budgets/any/ (or this release's os-* key where the suite keeps them)",
 	       r->cal_tolerance > 0 ? "within the tolerance" : "exact", r->margin);
 	if (r->cal_tolerance > 0)
@@ -182,15 +182,28 @@ int pmc__run_calibrate(struct runner *r, size_t total)
 		size_t before = missed;
 		bool skip = runs[0].verdict == PMC_SKIP;
 
-		n = pmc__calibrate_case(runs, k < r->calibrate ? 1 : nruns,
-					&(struct pmc__calibration){ r->hwdb[0], key,
-								    r->calibrate_key && *r->calibrate_key,
-								    r->backend == PMC_BACKEND_SIM && !r->margin_set ? 0 : r->margin,
-								    r->cal_tolerance,
-								    r->backend == PMC_BACKEND_SIM, &missed,
-								    nruns > k ? k : 0,
-								    nsched > 1 && d->opt.inherit ? said : NULL },
-					stdout);
+		{
+			/* On sim, the case's lines write the key the run's
+			 * header named "<key>", as a run's failures do. */
+			char *keyed = NULL;
+			size_t keyedlen = 0;
+			FILE *m = r->backend == PMC_BACKEND_SIM ? open_memstream(&keyed, &keyedlen) : NULL;
+
+			n = pmc__calibrate_case(runs, k < r->calibrate ? 1 : nruns,
+						&(struct pmc__calibration){ r->hwdb[0], key,
+									    r->calibrate_key && *r->calibrate_key,
+									    r->backend == PMC_BACKEND_SIM && !r->margin_set ? 0 : r->margin,
+									    r->cal_tolerance,
+									    r->backend == PMC_BACKEND_SIM, &missed,
+									    nruns > k ? k : 0,
+									    nsched > 1 && d->opt.inherit ? said : NULL },
+						m ? m : stdout);
+			if (m) {
+				fclose(m);
+				pmc__put_keyed(stdout, keyed ? keyed : "", key);
+				free(keyed);
+			}
+		}
 		if (n < 0)
 			status = PMC_EXIT_ERROR, missed++;
 		else

@@ -512,16 +512,27 @@ static void file_stem(char *out, size_t size, const char *name)
 
 /* The run's header: what a reader needs before the first case to read the
  * verdicts (under TAP, as diagnostics). */
-static void print_header(const struct runner *r)
+static void print_header(const struct runner *r, char *key, size_t size)
 {
 	const char *prefix = r->tap ? "# " : "";
 	char ci[128];
 
+	key[0] = '\0';
 	if (r->strict_from_ci)
 		printf("%sstrict: CI=%s: an expectation without a budget fails (as with --strict)\n",
 		       prefix, pmc__escape_ctl(ci, sizeof(ci), getenv("CI")));
-	if (r->backend == PMC_BACKEND_SIM)
+	if (r->backend == PMC_BACKEND_SIM) {
 		pmc__sim_env_header(stdout, prefix);
+		/* The key once per run; a case's lines write it "<key>".  Under
+		 * TAP a failure's lines go to stderr, read apart from this
+		 * header, so they keep the key whole. */
+		if (pmc__ncases() > 0) {
+			pmc__sim_profile_key(pmc__case(0), key, size);
+			printf("%ssim: key %s%s\n", prefix, key, r->tap ? "" : " (written \"<key>\" below)");
+			if (r->tap)
+				key[0] = '\0';
+		}
+	}
 }
 
 static int write_results_dir(struct runner *r, json_t *doc, const struct pmc__results *rs)
@@ -560,6 +571,7 @@ int pmc_main(int argc, char **argv)
 	bool keeps;
 	double t0 = pmc__child_now();
 	int rc, status = PMC_EXIT_PASS;
+	char run_key[PMC_HWDB_KEY_MAX];
 
 	pmc__program_path = argc > 0 ? argv[0] : NULL;
 	rc = parse_args(&r, argc, argv);
@@ -610,7 +622,7 @@ int pmc_main(int argc, char **argv)
 	pmc__runner_forward_signals();
 	if (r.tap && !r.calibrate)
 		printf("TAP version 13\n1..%zu\n", total);
-	print_header(&r);
+	print_header(&r, run_key, sizeof(run_key));
 	fflush(stdout);
 	if (r.calibrate) {
 		status = pmc__run_calibrate(&r, total);
@@ -640,14 +652,14 @@ int pmc_main(int argc, char **argv)
 			 * not its YAML: what did not pass, in the console's words. */
 			if (res.verdict == PMC_FAIL || res.verdict == PMC_ERROR ||
 			    res.verdict == PMC_INCONCLUSIVE || res.verdict == PMC_UNBUDGETED) {
-				pmc__print_case_line(stderr, &res, idx, total, false);
-				pmc__print_case_details(stderr, &res, r.verbose);
+				pmc__print_case_line(stderr, &res, idx, total, false, NULL);
+				pmc__print_case_details(stderr, &res, r.verbose, NULL);
 			}
 		} else {
 			if (isatty(STDOUT_FILENO) && !r.verbose)
 				printf("\033[K");
-			pmc__print_case_line(stdout, &res, idx, total, r.color);
-			pmc__print_case_details(stdout, &res, r.verbose);
+			pmc__print_case_line(stdout, &res, idx, total, r.color, run_key);
+			pmc__print_case_details(stdout, &res, r.verbose, run_key);
 		}
 		if (r.ctest)
 			pmc__print_ctest_measurements(stdout, &res);

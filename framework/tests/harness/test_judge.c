@@ -376,8 +376,8 @@ T_CASE(terminal_shows_control_characters)
 	FILE *f = open_memstream(&buf, &size);
 
 	T_CHECK(f, "a memory stream");
-	pmc__print_case_line(f, &in, 1, 1, false);
-	pmc__print_case_details(f, &in, true);
+	pmc__print_case_line(f, &in, 1, 1, false, NULL);
+	pmc__print_case_details(f, &in, true, NULL);
 	fclose(f);
 	for (size_t i = 0; i < size; i++)
 		T_CHECK(buf[i] == '\n' || buf[i] == '\t' || ((unsigned char)buf[i] >= 0x20 && buf[i] != 0x7f),
@@ -388,6 +388,45 @@ T_CASE(terminal_shows_control_characters)
 	T_CHECK(strstr(buf, "note: clear \\x1b[2J then\n              second line"),
 		"the note, its second line under the indent: %s", buf);
 	free(buf);
+}
+
+/* The run's header names the sim key once; a case of that key writes it
+ * "<key>" in its lines, and a case of another key keeps its own whole. */
+T_CASE(case_lines_write_the_run_key_short)
+{
+	static const char key[] = "sim-x86_64-valgrind-3.19.0-I1-32k-8w-D1-32k-8w-LL-8M-16w-64B-gcc-12.2.0-O";
+	char msg[512], *notes[1];
+	struct pmc__check_rec chk = { .kind = PMC_EXPECT_KIND_BUDGET, .status = PMC__CHECK_FAIL,
+				      .region = (char *)"loop", .event = (char *)"instructions:u",
+				      .message = msg, .samples = 1 };
+	struct pmc__result in = { .name = (char *)"s.t", .suite = (char *)"s", .test = (char *)"t",
+				  .verdict = PMC_FAIL, .reason = msg, .nchecks = 1, .checks = &chk,
+				  .nnotes = 1, .notes = notes, .sim_profile = (char *)key };
+	const char *other[] = { key, "sim-x86_64-valgrind-3.25.0-other" };
+
+	snprintf(msg, sizeof(msg), "over by 900; budget from hw/budgets/%s/s.ini:2", key);
+	notes[0] = msg;
+	for (size_t k = 0; k < 2; k++) {
+		char *buf = NULL;
+		size_t size = 0;
+		FILE *f = open_memstream(&buf, &size);
+		const char *at;
+		size_t seen = 0;
+
+		T_CHECK(f, "a memory stream");
+		pmc__print_case_line(f, &in, 1, 1, false, other[k]);
+		pmc__print_case_details(f, &in, false, other[k]);
+		fclose(f);
+		for (at = buf; (at = strstr(at, key)) != NULL; at++)
+			seen++;
+		if (k == 0)
+			T_CHECK(seen == 0 && strstr(buf, "budget from hw/budgets/<key>/s.ini:2"),
+				"the run's key written <key> (%zu whole): %s", seen, buf);
+		else
+			T_CHECK(seen == 2 && !strstr(buf, "<key>"),
+				"a case of another key than the run's keeps its own (%zu of 2): %s", seen, buf);
+		free(buf);
+	}
 }
 
 T_CASE(result_text_reads_back)

@@ -1,13 +1,18 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
 """pmcheck history report, end to end: a small project whose one source
-file changes over 22 commits, built and run on the sim backend at each
+file changes over 28 commits, built and run on the sim backend at each
 commit (real runs: the commit comes from the project's git), its results
 filed for three machines of two CPU models (hwdb's map: zen4 twice,
 cascadelake-x), added to a history, rendered as a page, and
 the page opened in headless Chromium: the plots its script draws are
 counted in the DOM (series paths, points, marked changes, failing runs,
-budget lines), and the failing case comes first."""
+budget lines), and the failing case comes first.  At a window 1,400 pixels
+wide a script the test adds to a copy of the page measures what a reviewer
+sees: no horizontal scroll, the change table inside the page, plots the
+page's width, every legend inside its plot, the x axis naming the commits;
+and the ~90-character sim key is printed once."""
+import html
 import json
 import os
 import re
@@ -63,8 +68,12 @@ PMC_TEST(trend, loop, .events = "instructions:u", .reps = 1)
 	PMC_REGION(t, "loop") {
 		s += spin(%d);
 	}
+	PMC_REGION(t, "setup") {
+		s += spin(300);
+	}
 	PMC_DO_NOT_OPTIMIZE(s);
 	PMC_EXPECT_LE(t, "loop", "instructions:u", %d);
+	PMC_EXPECT_LE(t, "setup", "instructions:u", %d);
 }
 
 PMC_TEST(trend, steady, .events = "instructions:u", .reps = 1)
@@ -96,7 +105,7 @@ with tempfile.TemporaryDirectory() as d:
     profiles = set()
     for i, n in enumerate(SIZES):
         with open(os.path.join(proj, "work.c"), "w") as f:
-            f.write(SOURCE % (i, n, BOUND))
+            f.write(SOURCE % (i, n, BOUND, BOUND))
         git("add", "work.c", cwd=proj)
         git("commit", "-q", "-m", f"loop of {n}", cwd=proj)
         exe = os.path.join(proj, "work")
@@ -131,14 +140,14 @@ with tempfile.TemporaryDirectory() as d:
                 json.dump(doc, f)
     print("instructions per commit:", values)
 
-    db, html = os.path.join(d, "h.sqlite"), os.path.join(d, "report")
+    db, html_dir = os.path.join(d, "h.sqlite"), os.path.join(d, "report")
     p = subprocess.run([CLI, "history", f"--db={db}", "add", res], capture_output=True, text=True)
     nfiles = 2 * len(SIZES) + (len(SIZES) + 1) // 2
     check(p.returncode == 0 and f"{nfiles} results file(s) added" in p.stdout, p.stdout + p.stderr)
-    p = subprocess.run([CLI, "history", f"--db={db}", "report", f"--html={html}"], capture_output=True,
+    p = subprocess.run([CLI, "history", f"--db={db}", "report", f"--html={html_dir}"], capture_output=True,
                        text=True)
     check(p.returncode == 0, p.stdout + p.stderr)
-    page = os.path.join(html, "index.html")
+    page = os.path.join(html_dir, "index.html")
     with open(page) as f:
         text = f.read()
     check("http://" not in text.replace("http://www.w3.org/2000/svg", "") and "https://" not in text
@@ -181,16 +190,23 @@ with tempfile.TemporaryDirectory() as d:
     n_budget = len(re.findall(r'<line[^>]*class="budget"', dom))
     print(f"DOM: {n_plots} plots, {n_series} series, {n_points} points, {n_up} regressions, "
           f"{n_down} improvements, {n_fail} failing, {n_budget} budget lines")
-    check(n_plots == 2, f"a plot per case and event: {n_plots}")
-    n_lines = sum(len(e) for e in engines.values())
+    # trend.loop has two regions, each judged: "setup" passes at every
+    # commit, "loop" fails at the last three.
+    check(n_plots == 3, f"a plot per case, region and event: {n_plots}")
+    n_lines = 2 * len(engines["trend.loop"]) + len(engines["trend.steady"])  # loop's two regions
     check(n_series == n_lines, f"a line per sim engine in each plot, the machines pooled: {n_series}, expected {n_lines}")
-    legends = sorted(set(re.findall(r'class="legend"[^>]*>([^<]+)<', dom)))
-    expected = [f"{profile} pmcheck \u00b7 sim"]
+    legends = sorted(set(html.unescape(t) for t in re.findall(r'class="legend"[^>]*>([^<]+)<', dom)))
+    expected = ["<key> pmcheck \u00b7 sim"]
     check(legends == expected, f"lines named by sim profile and engine, no CPU model: {legends}, expected {expected}")
-    check(n_points == 2 * len(SIZES), f"a point per plot and commit, on one line: {n_points}")
+    # The key whole once, in the page's header (not in each label, row or
+    # the page's data), and the name the labels give it said there.
+    check(dom.count(profile) == 1 and re.search(r'Sim key, written &lt;key&gt; below: <code>' + re.escape(profile)
+                                                 + '</code>', dom) is not None,
+          f"the sim key printed once, in the header: {dom.count(profile)} times")
+    check(n_points == 3 * len(SIZES), f"a point per plot and commit, on one line: {n_points}")
     medians = re.findall(r"\(median of (\d+) runs\)", dom)
     even = (len(SIZES) + 1) // 2
-    check(sorted(medians) == sorted(["3"] * 2 * even + ["2"] * 2 * (len(SIZES) - even)),
+    check(sorted(medians) == sorted(["3"] * 3 * even + ["2"] * 3 * (len(SIZES) - even)),
           f"a point is the median of every machine's runs (3 at even commits, 2 at odd): "
           f"{len(medians)} {sorted(set(medians))}")
     # Both machines' runs of one commit share an x position.
@@ -204,19 +220,90 @@ with tempfile.TemporaryDirectory() as d:
     check(len(rows) == changes and len({c for _, c in rows}) == changes,
           f"the change points listed first, one row per line and commit: {len(rows)}, expected {changes}")
     check(f"Change points ({changes})" in dom, "the list's heading counts them")
-    check(n_fail == fails, f"a line's point at a failing commit ringed: {n_fail}, expected {fails}")
+    # A figure's own verdict: at a failing commit "loop" is ringed and
+    # "setup", which passed in the same failing case, is not.
+    check(n_fail == fails, f"a line's point at a failing commit ringed, that figure's only: {n_fail}, expected {fails}")
     # The ring is a circle of its own: a failed regression keeps its red stroke.
     n_ring = len(re.findall(r'<circle[^>]*class="ring"', dom))
     check(n_ring == n_fail and ".point.fail{" not in page_css(dom),
           f"each failing point has its own ring ({n_ring} of {n_fail}), no rule restrokes the point")
-    check(n_budget == len(engines["trend.loop"]),
-          f"the bound drawn once per series of the bounded case: {n_budget}, expected {len(engines['trend.loop'])}")
+    check(n_budget == 2 * len(engines["trend.loop"]),
+          f"the bound drawn once per series of each bounded region: {n_budget}, expected {2 * len(engines['trend.loop'])}")
     h2 = re.findall(r"<h2>([^<]*)</h2>", dom)
     check(h2 and h2[0].startswith("trend.loop") and "failing" in h2[0] and len(h2) == 2,
           f"the failing case first: {h2}")
+
+    # What a reviewer sees at 1,400 pixels: a copy of the page with a
+    # script of the test's, run after the page's own, which writes what
+    # the browser laid out into the DOM.
+    commits = subprocess.run(["git", "rev-list", "--reverse", "HEAD"], cwd=proj, capture_output=True,
+                             text=True, check=True).stdout.split()
+    probe = """<script>(function(){
+function box(e){var r=e.getBoundingClientRect();return [r.left,r.top,r.right,r.bottom];}
+var out={inner:window.innerWidth,scroll:document.documentElement.scrollWidth,plots:[]};
+var t=document.querySelector('table.changes');out.table=t?{scroll:t.scrollWidth,box:box(t)}:null;
+out.container=document.getElementById('plots').clientWidth;
+document.querySelectorAll('svg.plot').forEach(function(s){
+ var p={box:box(s),legends:[],xticks:[]};
+ s.querySelectorAll('text.legend').forEach(function(e){p.legends.push({text:e.textContent,box:box(e)});});
+ s.querySelectorAll('text.xtick').forEach(function(e){p.xticks.push({text:e.textContent,box:box(e)});});
+ out.plots.push(p);});
+var pre=document.createElement('pre');pre.id='measured';pre.textContent=JSON.stringify(out);document.body.appendChild(pre);
+})();</script>"""
+
+    def measured(page_text, name):
+        """The page laid out at 1,400 pixels, as the probe saw it."""
+        path = os.path.join(html_dir, name)
+        with open(path, "w") as f:
+            f.write(page_text.replace("</body>", probe + "</body>"))
+        p = subprocess.run([browser, "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
+                            "--window-size=1400,1000", "--dump-dom", "file://" + path],
+                           capture_output=True, text=True, timeout=120)
+        m = re.search(r'<pre id="measured">(.*?)</pre>', p.stdout, re.S)
+        return p, json.loads(html.unescape(m.group(1))) if m else None
+
+    p, got = measured(text, "measure.html")
+    check(got is not None, f"the page measured at 1,400 pixels: {p.returncode} {p.stderr[-300:]}")
+    if got:
+        print(f"at {got['inner']} px: page {got['scroll']} px wide, table {got['table'] and got['table']['scroll']}, "
+              f"plots {sorted({round(q['box'][2] - q['box'][0]) for q in got['plots']})} of {got['container']}")
+        check(got["inner"] == 1400, f"the window is 1,400 pixels wide: {got['inner']}")
+        check(got["scroll"] <= 1400, f"nothing scrolls sideways: the page is {got['scroll']} pixels wide")
+        check(got["table"] and got["table"]["scroll"] <= 1400 and got["table"]["box"][2] <= 1400,
+              f"the change table fits 1,400 pixels: {got['table']}")
+        check(len(got["plots"]) == 3 and all(q["box"][2] - q["box"][0] >= got["container"] - 1
+                                             and q["box"][2] <= 1400 for q in got["plots"])
+              and got["container"] >= 1400 - 2 * 24 - 20,
+              f"the plots take the page's width ({got['container']} px): "
+              f"{[round(q['box'][2] - q['box'][0]) for q in got['plots']]}")
+
+        def inside(b, o):
+            return b[0] >= o[0] - 0.5 and b[1] >= o[1] - 0.5 and b[2] <= o[2] + 0.5 and b[3] <= o[3] + 0.5
+
+        clipped = [(lg["text"], lg["box"], q["box"]) for q in got["plots"] for lg in q["legends"]
+                   if not inside(lg["box"], q["box"])]
+        check(all(q["legends"] for q in got["plots"]) and not clipped,
+              f"every legend whole, inside its plot: {clipped}")
+        short = [c[:7] for c in commits]
+        for q in got["plots"]:
+            names = [x["text"] for x in q["xticks"]]
+            out = [x["text"] for x in q["xticks"] if not inside(x["box"], q["box"])]
+            check(names == short and not out,
+                  f"the x axis names every commit, in order, inside the plot: {names} (outside: {out}), "
+                  f"expected {short}")
+        # A label wider than the plot (a long CPU model's name, say) is
+        # narrowed to fit, whole: the page's data with its label 12 times over.
+        label = "<key> pmcheck \u00b7 sim"
+        long_label = " ".join([label] * 12)
+        data = json.dumps(label, ensure_ascii=False)[1:-1]
+        _, got = measured(text.replace('"label":"%s"' % data, '"label":"%s"' % json.dumps(long_label, ensure_ascii=False)[1:-1]),
+                          "long.html")
+        legends = [(lg["text"], lg["box"], q["box"]) for q in (got or {"plots": []})["plots"] for lg in q["legends"]]
+        check(len(legends) == 3 and all(t == long_label and inside(b, o) for t, b, o in legends),
+              f"a legend wider than its plot narrowed to fit, whole: {[(len(t), b, o) for t, b, o in legends]}")
     if SHOT:
         subprocess.run([browser, "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
-                        "--window-size=960,720", f"--screenshot={SHOT}", "file://" + page],
+                        "--window-size=1400,1000", f"--screenshot={SHOT}", "file://" + page],
                        capture_output=True, timeout=120)
 
 finish("report")

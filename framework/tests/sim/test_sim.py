@@ -112,7 +112,12 @@ def t_gate():
     check(m is not None, f"readable report: {p.stdout}")
     if m:
         check(int(m.group(2)) > int(m.group(3)), "measured above budget")
-        check("budgets/sim-" in m.group(5), f"budget from the sim profile key: {m.group(5)}")
+        check("budgets/<key>/" in m.group(5), f"budget from the sim profile key, written <key>: {m.group(5)}")
+    # The key once per run, in the header, and in no case's line.
+    head = re.findall(r'^sim: key (sim-\S+) \(written "<key>" below\)$', p.stdout, re.M)
+    check(len(head) == 1 and p.stdout.count(head[0]) == 1 and doc and
+          all(c.get("sim_profile") == head[0] for c in doc["cases"]),
+          f"the header names the cases' sim key once: {head} {p.stdout}")
 
 
 def t_calibrate_round_trip():
@@ -122,6 +127,9 @@ def t_calibrate_round_trip():
         check(p.returncode == 0, f"calibrate: exit {p.returncode}: {p.stdout}{p.stderr}")
         keys = os.listdir(os.path.join(d, "budgets")) if os.path.isdir(os.path.join(d, "budgets")) else []
         check(len(keys) == 1 and keys[0].startswith("sim-"), f"one sim profile key: {keys}")
+        # The key once, in the run's header; each file written names it <key>.
+        check(keys and p.stdout.count(keys[0]) == 1 and f"  {d}/budgets/<key>/gate.ini [" in p.stdout,
+              f"calibration names the sim key once: {p.stdout}")
         if keys:
             text = open(os.path.join(d, "budgets", keys[0], "gate.ini")).read()
             check(re.search(r"checksum = instructions:u = \d+ ; calibrated: 3 equal runs, exact\n", text) is not None,
@@ -136,7 +144,8 @@ def t_calibrate_round_trip():
                 extra={"PMCHECK_GATE_SLOWER": "1"})
         check(p.returncode == 1 and "over by" in p.stdout, f"changed code fails: {p.stdout}")
         # The user's directory comes before the built-in hwdb.
-        check(f"budget from {d}/budgets/sim-" in p.stdout, f"the recorded budget judged: {p.stdout}")
+        check(f"budget from {d}/budgets/<key>/gate.ini" in p.stdout and f"sim: key {keys[0]} " in p.stdout,
+              f"the recorded budget judged: {p.stdout}")
 
 
 def t_no_valgrind():

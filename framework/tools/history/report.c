@@ -20,14 +20,23 @@
 static const char report_js[] =
 	"(function(){\n"
 	"var data=JSON.parse(document.getElementById('pmcheck-data').textContent);\n"
-	"var NS='http://www.w3.org/2000/svg',W=720,H=240,L=70,R=180,T=14,B=34;\n"
+	"var root=document.getElementById('plots');\n"
+	/* The plots take the page's width (the container's, drawn again when
+	 * it changes); the legend goes under the axis, a row per line, so a
+	 * long label is shown whole. */
+	"var NS='http://www.w3.org/2000/svg',H=260,L=70,R=16,T=14,B=58,LG=17;\n"
 	"var colors=['#1f77b4','#d62728','#2ca02c','#9467bd','#ff7f0e','#17becf','#8c564b','#e377c2'];\n"
 	"var MARKS=['','regression','improvement'];\n"
 	"function el(n,a,p){var e=document.createElementNS(NS,n);for(var k in a)e.setAttribute(k,a[k]);if(p)p.appendChild(e);return e;}\n"
 	"function fmt(v){return Math.abs(v)>=1e6?(v/1e6).toFixed(2)+'M':Math.abs(v)>=1e4?(v/1e3).toFixed(1)+'k':String(Math.round(v*10)/10);}\n"
-	"var root=document.getElementById('plots');\n"
+	/* A commit as the x axis names it: its short hash (a run of no commit: its date). */
+	"function short(i){var c=data.commits[i];return c[2]?c[1].slice(0,7):c[1].slice(0,16);}\n"
+	"function draw(){\n"
+	"var W=Math.max(480,Math.floor(root.clientWidth));\n"
+	"root.textContent='';\n"
 	"data.cases.forEach(function(c){\n"
-	" var sec=document.createElement('section');sec.className='case'+(c.failing?' failing':'');\n"
+	/* In the page before its plots: a label's width is measured there. */
+	" var sec=document.createElement('section');sec.className='case'+(c.failing?' failing':'');root.appendChild(sec);\n"
 	" var h=document.createElement('h2');h.textContent=c.name+(c.failing?' \\u2014 failing':'');sec.appendChild(h);\n"
 	" c.plots.forEach(function(p){\n"
 	"  var h3=document.createElement('h3');h3.textContent=p.region+' / '+p.event;sec.appendChild(h3);\n"
@@ -38,11 +47,15 @@ static const char report_js[] =
 	"  var y0=Math.min.apply(null,ys),y1=Math.max.apply(null,ys);if(y0===y1){y0-=1;y1+=1;}var pad=(y1-y0)*0.08;y0-=pad;y1+=pad;\n"
 	"  function X(x){return L+(xs.length>1?at[x]*(W-L-R)/(xs.length-1):(W-L-R)/2);}\n"
 	"  function Y(v){return T+(y1-v)*(H-T-B)/(y1-y0);}\n"
-	"  var svg=el('svg',{width:W,height:H,'class':'plot',viewBox:'0 0 '+W+' '+H});\n"
+	"  var HT=H+p.series.length*LG;\n"
+	"  var svg=el('svg',{width:W,height:HT,'class':'plot',viewBox:'0 0 '+W+' '+HT},sec);\n"
 	"  el('line',{x1:L,y1:H-B,x2:W-R,y2:H-B,'class':'axis'},svg);el('line',{x1:L,y1:T,x2:L,y2:H-B,'class':'axis'},svg);\n"
 	"  [y0+pad,(y0+y1)/2,y1-pad].forEach(function(v){var t=el('text',{x:L-6,y:Y(v)+4,'text-anchor':'end','class':'tick'},svg);t.textContent=fmt(v);});\n"
-	"  var t0=el('text',{x:L,y:H-12,'class':'tick'},svg);t0.textContent=data.commits[xs[0]][0].slice(0,10);\n"
-	"  var t1=el('text',{x:W-R,y:H-12,'text-anchor':'end','class':'tick'},svg);t1.textContent=data.commits[xs[xs.length-1]][0].slice(0,10)+' ('+xs.length+' commits or runs, in the order they first ran)';\n"
+	/* Commits on the x axis, turned, as many as fit 14 px apart. */
+	"  var every=Math.max(1,Math.ceil(14*xs.length/(W-L-R)));\n"
+	"  xs.forEach(function(x,i){if(i%every&&i!==xs.length-1)return;var px=X(x),py=H-B+6;\n"
+	"   el('line',{x1:px,y1:H-B,x2:px,y2:H-B+4,'class':'axis'},svg);\n"
+	"   var t=el('text',{x:px,y:py,'text-anchor':'end','class':'tick xtick',transform:'rotate(-60 '+px+' '+(py+3)+')'},svg);t.textContent=short(x);});\n"
 	"  p.series.forEach(function(s,i){\n"
 	"   var col=colors[i%colors.length];\n"
 	"   if(s.hi!==null)el('line',{x1:L,x2:W-R,y1:Y(s.hi),y2:Y(s.hi),stroke:col,'class':'budget'},svg);\n"
@@ -54,25 +67,34 @@ static const char report_js[] =
 	"    var pt=el('circle',{cx:X(q[0]),cy:Y(q[1]),r:mark||q[3]?5:3,fill:col,'class':cl},svg);\n"
 	"    var cm=data.commits[q[0]];\n"
 	"    var ti=el('title',{},pt);ti.textContent=cm[0]+' '+cm[1].slice(0,12)+' '+s.label+': '+q[1]+(q[2]>1?' (median of '+q[2]+' runs)':'')+(q[3]?' FAIL':'')+(mark?' ('+mark+')':'');});\n"
-	"   var lg=el('text',{x:W-R+8,y:T+14+i*16,fill:col,'class':'legend'},svg);lg.textContent=s.label;\n"
+	"   el('line',{x1:L,x2:L+18,y1:H+i*LG+5,y2:H+i*LG+5,stroke:col,'class':'series'},svg);\n"
+	"   var lg=el('text',{x:L+24,y:H+i*LG+9,fill:col,'class':'legend'},svg);lg.textContent=s.label;\n"
+	/* A label wider than the plot is narrowed to fit, never cut. */
+	"   var room=W-L-24-4;if(lg.getComputedTextLength&&lg.getComputedTextLength()>room){lg.setAttribute('textLength',room);lg.setAttribute('lengthAdjust','spacingAndGlyphs');}\n"
 	"  });\n"
-	"  sec.appendChild(svg);\n"
 	" });\n"
-	" root.appendChild(sec);\n"
 	"});\n"
+	"}\n"
+	"draw();\n"
+	"var drawnAt=root.clientWidth,again=null;\n"
+	"window.addEventListener('resize',function(){clearTimeout(again);again=setTimeout(function(){if(root.clientWidth!==drawnAt){drawnAt=root.clientWidth;draw();}},150);});\n"
 	"document.getElementById('status').textContent='Drawn '+new Date().toISOString()+'.';\n"
 	"})();\n";
 
 static const char report_css[] =
 	"body{font:14px system-ui,sans-serif;margin:24px;color:#222}"
 	"h2{margin:28px 0 4px}section.failing h2{color:#b00}h3{margin:10px 0 2px;font-weight:500}"
-	".axis{stroke:#888}.tick{font-size:11px;fill:#555}.legend{font-size:12px}"
+	".axis{stroke:#888}.tick{font-size:11px;fill:#555}.legend{font-size:12px}svg.plot{display:block}"
 	".series{fill:none;stroke-width:1.6}.budget{stroke-dasharray:5 4;stroke-width:1}"
 	".point.regression{stroke:#b00;stroke-width:2}.point.improvement{stroke:#080;stroke-width:2}"
 	/* A failed run's ring is a circle of its own around the point, so a
 	 * point both failed and a regression keeps its red stroke. */
 	".ring{fill:none;stroke:#000;stroke-width:1.5}"
-	"table.changes{border-collapse:collapse;margin:6px 0 18px}table.changes td,table.changes th{padding:2px 10px;text-align:left;white-space:nowrap}"
+	/* Figures on one line; a long name wraps, so the table fits the page. */
+	"table.changes{border-collapse:collapse;margin:6px 0 18px;max-width:100%}"
+	"table.changes td,table.changes th{padding:2px 10px;text-align:left;white-space:nowrap;vertical-align:top}"
+	"table.changes td.name{white-space:normal;overflow-wrap:anywhere}"
+	"p.keys code{overflow-wrap:anywhere}"
 	"tr.regression td:last-child{color:#b00}tr.improvement td:last-child{color:#080}";
 
 /* Write text with </ escaped, so embedded JSON cannot close the script. */
@@ -145,10 +167,105 @@ static int by_newest(const void *a, const void *b)
 	return y->regression - x->regression;
 }
 
+/*
+ * The sim keys of the page's lines (a sim line is "KEY ENGINE"), each
+ * printed whole once, in the page's header, and written "<key>" (or
+ * "<key 2>" where there are several) in every label and row: the key is
+ * about 90 characters, and in each row it pushed the figures off the page.
+ */
+struct sim_keys {
+	char **full;
+	size_t n;
+};
+
+/* The length of a sim line's key: its model up to the engine, or 0. */
+static size_t sim_key_len(const char *model, const char *backend)
+{
+	if (!model || !backend || strcmp(backend, "sim") || strncmp(model, "sim-", 4))
+		return 0;
+	return strcspn(model, " ");
+}
+
+static int sim_keys_collect(struct sim_keys *k, const struct history_data *d)
+{
+	for (size_t i = 0; i < d->nlines; i++) {
+		size_t len = sim_key_len(d->lines[i].model, d->lines[i].backend), j;
+		char **grown;
+
+		if (!len)
+			continue;
+		for (j = 0; j < k->n; j++)
+			if (strlen(k->full[j]) == len && !strncmp(k->full[j], d->lines[i].model, len))
+				break;
+		if (j < k->n)
+			continue;
+		grown = realloc(k->full, (k->n + 1) * sizeof(*grown));
+		if (!grown)
+			return -1;
+		k->full = grown;
+		if (!(k->full[k->n] = strndup(d->lines[i].model, len)))
+			return -1;
+		k->n++;
+	}
+	return 0;
+}
+
+static void sim_keys_release(struct sim_keys *k)
+{
+	for (size_t i = 0; i < k->n; i++)
+		free(k->full[i]);
+	free(k->full);
+}
+
+/* The short name of key i. */
+static void sim_key_short(const struct sim_keys *k, size_t i, char *buf, size_t size)
+{
+	if (k->n == 1)
+		snprintf(buf, size, "<key>");
+	else
+		snprintf(buf, size, "<key %zu>", i + 1);
+}
+
+/* A line's label, "MODEL · BACKEND", its sim key written short. */
+static void line_label(const struct sim_keys *k, const char *model, const char *backend, char *buf,
+		       size_t size)
+{
+	size_t len = sim_key_len(model, backend);
+
+	for (size_t i = 0; len && i < k->n; i++)
+		if (strlen(k->full[i]) == len && !strncmp(k->full[i], model, len)) {
+			char name[32];
+
+			sim_key_short(k, i, name, sizeof(name));
+			snprintf(buf, size, "%s%s \u00b7 %s", name, model + len, backend);
+			return;
+		}
+	snprintf(buf, size, "%s \u00b7 %s", model, backend);
+}
+
+/* The page's header line of the keys, each whole once. */
+static void put_sim_keys(FILE *f, const struct sim_keys *k)
+{
+	if (!k->n)
+		return;
+	fprintf(f, "<p class=\"keys\">Sim key%s, written ", k->n > 1 ? "s" : "");
+	for (size_t i = 0; i < k->n; i++) {
+		char name[32];
+
+		sim_key_short(k, i, name, sizeof(name));
+		fputs(i ? "; " : "", f);
+		put_html(f, name);
+		fputs(" below: <code>", f);
+		put_html(f, k->full[i]);
+		fputs("</code>", f);
+	}
+	fputs(".</p>\n", f);
+}
+
 /* The page lists the newest this many; `pmcheck history changes` has all. */
 #define REPORT_CHANGES 100
 
-static void put_changes(FILE *f, struct history_change *ch, size_t n)
+static void put_changes(FILE *f, struct history_change *ch, size_t n, const struct sim_keys *keys)
 {
 	if (n > 1) /* qsort's array may be NULL when empty */
 		qsort(ch, n, sizeof(*ch), by_newest);
@@ -164,19 +281,19 @@ static void put_changes(FILE *f, struct history_change *ch, size_t n)
 	      "<th>before</th><th>after</th><th>change</th><th>significance</th><th></th></tr>\n", f);
 	for (size_t i = 0; i < n && i < REPORT_CHANGES; i++) {
 		const struct history_change *c = &ch[i];
+		char label[512];
 
 		fprintf(f, "<tr class=\"%s\"><td><code title=\"", c->regression ? "regression" : "improvement");
 		put_html(f, c->commit);
-		fprintf(f, "\">%.12s</code></td><td>", c->commit);
+		fprintf(f, "\">%.12s</code></td><td class=\"name\">", c->commit);
 		put_html(f, c->case_name);
 		fputs(" / ", f);
 		put_html(f, c->region);
 		fputs(" / ", f);
 		put_html(f, c->event);
-		fputs("</td><td>", f);
-		put_html(f, c->model);
-		fputs(" \u00b7 ", f);
-		put_html(f, c->backend);
+		fputs("</td><td class=\"name\">", f);
+		line_label(keys, c->model, c->backend, label, sizeof(label));
+		put_html(f, label);
 		fprintf(f, "</td><td>%.0f</td><td>%.0f</td><td>%+.2f%%</td><td>", c->before, c->after,
 			100 * c->change);
 		if (c->exact)
@@ -253,6 +370,7 @@ int history_report(struct hdb *db, const char *dir)
 	struct history_filter all = { 0 };
 	struct history_data d;
 	struct history_change *changes = NULL;
+	struct sim_keys skeys = { 0 };
 	size_t nchanges = 0, nseries = 0, nruns = 0, npoints = 0, n;
 	char **keys;
 	json_t *cases = json_array(), *sorted = json_array(), *commits = json_array(), *doc;
@@ -264,14 +382,17 @@ int history_report(struct hdb *db, const char *dir)
 
 	if ((rc = history_load(db, &all, &d)) != 0)
 		return rc;
-	if (history_changes_of(&d, &copt, &changes, &nchanges, &nseries)) {
+	if (sim_keys_collect(&skeys, &d) ||
+	    history_changes_of(&d, &copt, &changes, &nchanges, &nseries)) {
+		sim_keys_release(&skeys);
 		history_data_release(&d);
 		fprintf(stderr, "pmcheck history report: out of memory\n");
 		return PMC_EXIT_ERROR;
 	}
 	keys = change_keys(changes, nchanges);
 	for (size_t i = 0; i < d.ncommits; i++)
-		json_array_append_new(commits, json_pack("[s, s]", d.commits[i].date, d.commits[i].name));
+		json_array_append_new(commits, json_pack("[s, s, b]", d.commits[i].date, d.commits[i].name,
+							 d.commits[i].has_commit));
 	for (size_t i = 0; i < d.nseries; i++) {
 		const struct history_series *s = &d.series[i];
 		const struct history_line *l = &d.lines[s->line];
@@ -289,7 +410,7 @@ int history_report(struct hdb *db, const char *dir)
 			plot = json_pack("{s:s, s:s, s:[]}", "region", s->region, "event", s->event, "series");
 			json_array_append_new(json_object_get(c, "plots"), plot);
 		}
-		snprintf(label, sizeof(label), "%s \u00b7 %s", l->model, l->backend);
+		line_label(&skeys, l->model, l->backend, label, sizeof(label));
 		for (size_t k = 0; k < s->npoints; k++) {
 			const struct history_point *p = &s->points[k];
 			char *key = point_key(s->case_name, s->region, s->event, l->model, l->backend, p->commit);
@@ -326,6 +447,7 @@ int history_report(struct hdb *db, const char *dir)
 	json_decref(doc);
 	if (!text || (rc = pmc__mkdir_p(dir)) != 0) {
 		free(text);
+		sim_keys_release(&skeys);
 		history_changes_free(changes, nchanges);
 		fprintf(stderr, "pmcheck history: cannot make %s\n", dir);
 		return PMC_EXIT_ERROR;
@@ -337,6 +459,7 @@ int history_report(struct hdb *db, const char *dir)
 		f = open_memstream(&page, &cap);
 		if (!f) {
 			free(text);
+			sim_keys_release(&skeys);
 			history_changes_free(changes, nchanges);
 			return PMC_EXIT_ERROR;
 		}
@@ -347,10 +470,12 @@ int history_report(struct hdb *db, const char *dir)
 		put_html(f, hdb_name(db));
 		fprintf(f, ": %zu cases, %zu runs' figures, %zu series, %zu change points marked "
 			   "(<span style=\"color:#b00\">regression</span>, <span style=\"color:#080\">improvement</span>; "
-			   "ringed: a run failed; dashed: the latest budget). A point is the median of a line's "
-			   "runs at one commit. Failing cases first. <span id=\"status\"></span></p>\n",
+			   "ringed: the figure failed in a run at that commit; dashed: the latest budget). A point "
+			   "is the median of a line's runs at one commit; the x axis names the commits. Failing "
+			   "cases first. <span id=\"status\"></span></p>\n",
 			n, nruns, nseries, nchanges);
-		put_changes(f, changes, nchanges);
+		put_sim_keys(f, &skeys);
+		put_changes(f, changes, nchanges, &skeys);
 		fputs("<noscript>The plots are drawn by the page's own script; enable JavaScript.</noscript>\n"
 		      "<div id=\"plots\"></div>\n<script type=\"application/json\" id=\"pmcheck-data\">", f);
 		put_json_inline(f, text);
@@ -360,6 +485,7 @@ int history_report(struct hdb *db, const char *dir)
 		snprintf(path, sizeof(path), "%s/index.html", dir);
 		rc = page ? pmc_write_file_atomic(path, page, strlen(page)) : -ENOMEM;
 		free(page);
+		sim_keys_release(&skeys);
 		history_changes_free(changes, nchanges);
 	}
 	if (rc) {
