@@ -10,7 +10,9 @@ hwdb target; no control character of the input on the terminal.
 Issue 59's rows: every output option (door) x what its path is (class):
 links planted at the temporary names the old writer used, a FIFO,
 /dev/full, a link to a character device, a directory, a link to
-/proc/self/fd/1, "-" (the standard output) and "-" on a full device; and
+/proc/self/fd/1, "-" (the standard output) and "-" on a full device, a
+name of 250 bytes, a directory that does not exist, /proc/self/comm; two
+outputs of one command naming one file; and
 the settings that were cut or ignored: PMCHECK_FAULT_CHECKS=junk,
 PMCHECK_SIM_ENV past 62 names, the loader's words in the valgrind version,
 PMC_REGION_N with 0 or a negative count.
@@ -189,6 +191,14 @@ def output_row(top, door, argv_of, cls, good):
     elif cls == "link to /proc/self/fd/1":
         out = os.path.join(d, "stdout")
         os.symlink("/proc/self/fd/1", out)
+    elif cls == "a name of 250 bytes":
+        # The old writer's temporary was the name and ".tmp.PID.RAND":
+        # past NAME_MAX, an error after the run.
+        out = os.path.join(d, "y" * 250)
+    elif cls == "in a directory that does not exist":
+        out = os.path.join(d, "nodir", "y.out")
+    elif cls == "/proc/self/comm":
+        out = "/proc/self/comm"  # a regular file in a directory no file can be made in
     elif cls in ("-", "- on /dev/full"):
         out = "-"
         if cls == "- on /dev/full":
@@ -207,7 +217,7 @@ def output_row(top, door, argv_of, cls, good):
     after = set(os.listdir(d))
     intact = open(secret).read() == "secret\n" and all(os.path.islink(x) for x in planted)
     why = ""
-    if cls in ("planted links", "new file"):
+    if cls in ("planted links", "new file", "a name of 250 bytes"):
         # Written, next to what was planted, through none of it, and no
         # temporary left behind.
         ok = (p.returncode == 0 and intact and os.path.isfile(out) and not os.path.islink(out) and
@@ -221,6 +231,12 @@ def output_row(top, door, argv_of, cls, good):
         # Written where asked; the full device is an error naming it.
         ok = p.returncode not in (0, 64) and "No space left" in err and ("-" in err)
         why = "a full standard output must fail"
+    elif cls in ("in a directory that does not exist", "/proc/self/comm"):
+        # Refused before any work (it was an error after the run), the
+        # path and the fix named, nothing made.
+        ok = (p.returncode == 64 and out in err and "no file can be made in its directory" in err and
+              not os.path.exists(marker) and after == set(before) and not os.path.exists(os.path.join(d, "nodir")))
+        why = f"work done: {os.path.exists(marker)}, new names: {sorted(after - set(before))[:4]}"
     else:
         # Refused before any work, the path and the fix named, nothing
         # replaced.
@@ -238,7 +254,46 @@ def output_row(top, door, argv_of, cls, good):
 
 
 OUTPUT_CLASSES = ["new file", "planted links", "FIFO", "/dev/full", "link to a character device", "directory",
-                  "link to /proc/self/fd/1", "-", "- on /dev/full"]
+                  "link to /proc/self/fd/1", "-", "- on /dev/full", "a name of 250 bytes",
+                  "in a directory that does not exist", "/proc/self/comm"]
+
+# Two outputs of one command naming one file: the second overwrote the
+# first (a run's --json lost under its --junit).  (door, argv for the two
+# names a and b, the two options, marker m that the door's work would make)
+SAME_OUTPUT_DOORS = [
+    ("runner --json --junit", lambda a, b, g, m: [RUNNER, "--filter=gate.baseline_only", "--json=" + a, "--junit=" + b],
+     ("--json", "--junit")),
+    ("runner --json --save-baseline", lambda a, b, g, m: [RUNNER, "--filter=gate.baseline_only", "--json=" + a,
+                                                          "--save-baseline=" + b], ("--json", "--save-baseline")),
+    ("results --json --markdown", lambda a, b, g, m: [CLI, "results", g, "--json=" + a, "--markdown=" + b],
+     ("--json", "--markdown")),
+    ("compare --json --moved-cases", lambda a, b, g, m: [CLI, "compare", g, g, "--json=" + a, "--moved-cases=" + b],
+     ("--json", "--moved-cases")),
+]
+
+
+def same_output_rows(top, good):
+    rows = passed = 0
+    for door, argv_of, options in SAME_OUTPUT_DOORS:
+        for what, a, b, existing in [("one name", "o.out", "o.out", False),
+                                     ("two spellings", "o.out", "./o.out", False),
+                                     ("a link to the other", "o.out", "l.out", True),
+                                     ("- twice", "-", "-", False)]:
+            d = tempfile.mkdtemp(dir=top)
+            if existing:
+                open(os.path.join(d, a), "w").write("x\n")
+                os.symlink(a, os.path.join(d, b))
+            before = snapshot(d)
+            p = subprocess.run(argv_of(a, b, good, os.path.join(d, "ran")), cwd=d, capture_output=True, timeout=60)
+            err = p.stderr.decode("utf-8", "replace")
+            ok = (p.returncode == 64 and all(o in err for o in options) and "overwrite" in err and
+                  snapshot(d) == before)
+            rows += 1
+            passed += ok
+            check(ok, f"{door} [{what}]: exit {p.returncode} (want 64), changed: {snapshot(d) != before}; "
+                      f"stderr: {err.strip()[:300]!r}")
+            shutil.rmtree(d, ignore_errors=True)
+    return rows, passed
 
 
 def output_rows(top, good):
@@ -566,6 +621,8 @@ with tempfile.TemporaryDirectory() as d:
         p = subprocess.run([RUNNER, "--backend=sim", flag, "--list"], cwd=d, capture_output=True, timeout=60)
         check(p.returncode == 0, f"{flag} with --backend=sim is taken: {p.returncode} {p.stderr[-300:]}")
     orows, opassed = output_rows(d, good)
+    drows, dpassed = same_output_rows(d, good)
+    orows, opassed = orows + drows, opassed + dpassed
     srows, spassed = settings_rows(d)
     rows += orows + srows
     passed += opassed + spassed

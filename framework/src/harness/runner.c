@@ -405,6 +405,17 @@ static int parse_args(struct runner *r, int argc, char **argv)
 					fprintf(stderr, "%s: %s: %s\n", r->prog, outputs[k].option, why);
 					return -1;
 				}
+			for (size_t k = 0; k < sizeof(outputs) / sizeof(outputs[0]); k++)
+				for (size_t m = k + 1; m < sizeof(outputs) / sizeof(outputs[0]); m++)
+					if (pmc__output_same(outputs[k].path, outputs[m].path)) {
+						char shown[512];
+
+						fprintf(stderr,
+							"%s: %s and %s both name \"%s\", and the second would overwrite the first: give each its own file\n",
+							r->prog, outputs[k].option, outputs[m].option,
+							pmc__escape_ctl(shown, sizeof(shown), outputs[m].path));
+						return -1;
+					}
 			if (pmc__fault_switch_check(why, sizeof(why))) {
 				fprintf(stderr, "%s: %s\n", r->prog, why);
 				return -1;
