@@ -528,6 +528,24 @@ def hwdb_rows_in(top):
         hw, f = tree(what.replace(" ", "-").replace("/", "_"), None)
         make(f)
         both(what, hw, [f, words[0]])
+    # The JSON files beside a budget: a FIFO held the run (and calibration)
+    # forever, and check said "hwdb OK"; a link to /dev/zero or a directory
+    # was passed over.
+    for what, suffix, make, words, runs in [
+            ("a .calibration.json that is a FIFO", ".calibration.json", os.mkfifo, ["a FIFO"], True),
+            ("a .calibration.json linked to /dev/zero", ".calibration.json", lambda p: os.symlink("/dev/zero", p),
+             ["character device"], True),
+            ("a .calibration.json that is a directory", ".calibration.json", os.mkdir, ["a directory"], True),
+            ("a .functions.json that is a FIFO", ".functions.json", os.mkfifo, ["a FIFO"], False)]:
+        hw, f = tree(what.replace(" ", "-").replace("/", "_"))
+        side = f[:-len(".ini")] + suffix
+        make(side)
+        if runs:
+            both(what, hw, [side, words[0]])
+            row(f"calibrate: {what}", [RUNNER, "--filter=gate.budgeted", "--calibrate=2", "--hwdb=" + hw],
+                [side, words[0], "not calibrated"])
+        else:
+            row(f"hwdb check: {what}", [CLI, "hwdb", "check", "--hwdb=" + hw], [side, words[0]])
     # Directories and files nobody may read, read as nobody.
     for what, rel, run_too in [("an hwdb directory of mode 000", "", True),
                                ("a budgets/ directory of mode 000", "budgets", True),
