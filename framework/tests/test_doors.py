@@ -604,6 +604,14 @@ def hwdb_rows_in(top):
     both("a bound line of 730 bytes", hw, [f + ":3", "trailing text"])
     hw, f = tree("long-name", GOOD_BUDGETS + "r" * 700 + " = calls:gate_step <= 20\n")
     both("a region name of 700 bytes", hw, [f + ":4", "(700 bytes)", "200 bytes or longer"])
+    # A map pattern over 512 bytes: the reason is not cut off (the pattern
+    # was quoted whole).
+    for what, lines, words in [
+            ("a map pattern of 600 bytes", ["^q\x07" + "y" * 598 + "$ = zen3"], ["(602 bytes)", "at most 255"])]:
+        hw, f = tree(what.replace(" ", "-"))
+        with open(os.path.join(hw, "map.ini"), "w") as h:
+            h.write("[map]\n" + "\n".join(lines) + "\n")
+        both(what, hw, [os.path.join(hw, "map.ini") + ":" + str(len(lines) + 1)] + words)
     print(f"{n} broken hwdb trees through the run and hwdb check, {ok} refused, {skipped} skipped")
 
 
