@@ -443,6 +443,38 @@ def results_rows(d, good):
     print(f"{n} self-contradicting or oversized results files through {len(doors)} readers, {ok} refused")
 
 
+# ---- issue 59, second campaign: names from a results file on the terminal --------------------
+# A case, region and event name with an escape sequence and a newline
+# (valid JSON: \u001b, \n) went raw into compare's table, Markdown and
+# list of moved cases: shown escaped, no line forged.
+
+def compare_names_rows(d, good):
+    doc = json.load(open(good))
+    c = doc["cases"][0]
+    c["name"] = "gate.base\u001b[2Jline\nforged line"
+    r = c["regions"][0]
+    r["name"] = "wo\u001b]0;titlerk"
+    hostile = os.path.join(d, "hostile-names.json")
+    json.dump(doc, open(hostile, "w"))
+    rows = [
+        ("compare GOOD HOSTILE", [CLI, "compare", good, hostile], 3),
+        ("compare HOSTILE HOSTILE --markdown=-", [CLI, "compare", hostile, hostile, "--markdown=-"], 0),
+        ("compare HOSTILE GOOD --moved-cases=-", [CLI, "compare", hostile, good, "--moved-cases=-"], 3),
+    ]
+    n = ok = 0
+    for what, argv, status in rows:
+        p = subprocess.run(argv, cwd=d, capture_output=True, timeout=60)
+        both = p.stdout + p.stderr
+        raw = b"\x1b" in both or b"\nforged line" in both
+        good_row = (p.returncode == status and not raw and b"gate.base\\x1b[2Jline\\nforged line" in both)
+        n += 1
+        ok += good_row
+        check(good_row, f"{what}: exit {p.returncode} (want {status}), an escape or forged line shown raw: "
+                        f"{raw}; output {both[-400:]!r}")
+    os.unlink(hostile)
+    print(f"{n} reports of a results file with hostile names, {ok} shown escaped")
+
+
 # ---- issue 59: hwdb files read in a run as strictly as by `hwdb check` -------------------------
 # Each broken hwdb goes through the run (the gate selftest's budgeted case)
 # and `pmcheck hwdb check`: both exit 2 naming the path and what is wrong,
@@ -655,5 +687,6 @@ with tempfile.TemporaryDirectory() as d:
     print(f"{rows} hostile inputs through {len(string_doors(b'')) + len(file_doors(b'')) + len(OUTPUT_DOORS)} "
           f"doors and {len(SETTINGS)} settings, {passed} refused or taken as they should be")
     results_rows(d, good)
+    compare_names_rows(d, good)
     hwdb_rows()
 finish()
