@@ -443,6 +443,51 @@ def results_rows(d, good):
     print(f"{n} self-contradicting or oversized results files through {len(doors)} readers, {ok} refused")
 
 
+# ---- issue 59, second campaign: numbers as strtod(3) reads them -------------------------------
+# Each number option took what strtod takes: "0x10" was 16, "0x1p3" 8,
+# "1e1" 10, " 5" 5: a mistake read as another number.  Decimal digits
+# only, as hwdb budgets and ci/compare-pr's --threshold take them.
+NUMBER_CLASSES = ["0x10", "0x1p3", "1e1", " 5"]
+
+
+def number_doors(good):
+    return [
+        ("runner --timeout", lambda v: [RUNNER, "--list", "--timeout=" + v], "--timeout"),
+        ("runner --calibrate-margin", lambda v: [RUNNER, "--list", "--calibrate", "--hwdb=out",
+                                                 "--calibrate-margin=" + v], "--calibrate-margin"),
+        ("runner --calibrate-tolerance", lambda v: [RUNNER, "--list", "--calibrate", "--hwdb=out",
+                                                    "--calibrate-tolerance=" + v], "--calibrate-tolerance"),
+        ("runner --tolerance", lambda v: [RUNNER, "--list", "--baseline=" + good, "--tolerance=" + v], "--tolerance"),
+        ("compare --tolerance", lambda v: [CLI, "compare", good, good, "--tolerance=" + v], "--tolerance"),
+        ("hwdb merge --tolerance", lambda v: [CLI, "hwdb", "merge", "--hwdb=out", "--tolerance=" + v, good],
+         "--tolerance"),
+        ("history changes --min-change", lambda v: [CLI, "history", "--db=h.sqlite", "changes", "--min-change=" + v],
+         "--min-change"),
+        ("history changes --significance", lambda v: [CLI, "history", "--db=h.sqlite", "changes",
+                                                      "--significance=" + {"0x10": "0x0.8", "0x1p3": "0x1p-1", "1e1": "5e-1",
+                                                                         " 5": " 0.5"}[v]],
+         "--significance"),
+    ]
+
+
+def number_rows(d, good):
+    n = ok = 0
+    for door, argv, option in number_doors(good):
+        for v in NUMBER_CLASSES:
+            before = snapshot(d)
+            p = subprocess.run(argv(v), cwd=d, capture_output=True, timeout=60, text=True)
+            good_row = p.returncode == 64 and option in p.stderr and snapshot(d) == before
+            n += 1
+            ok += good_row
+            check(good_row, f"{door} {v!r}: exit {p.returncode} (want 64); stderr {p.stderr.strip()[:300]!r}")
+    # A count is whole: --permutations=2.5 ran 2.
+    p = subprocess.run([CLI, "history", "--db=h.sqlite", "changes", "--permutations=2.5"], cwd=d,
+                       capture_output=True, timeout=60, text=True)
+    check(p.returncode == 64 and "--permutations=2.5" in p.stderr and "whole" in p.stderr,
+          f"history changes --permutations=2.5: exit {p.returncode} (want 64); stderr {p.stderr.strip()[:300]!r}")
+    print(f"{n + 1} numbers strtod would have read otherwise, {ok + (p.returncode == 64)} refused")
+
+
 # ---- issue 59, second campaign: names from a results file on the terminal --------------------
 # A case, region and event name with an escape sequence and a newline
 # (valid JSON: \u001b, \n) went raw into compare's table, Markdown and
@@ -688,5 +733,6 @@ with tempfile.TemporaryDirectory() as d:
           f"doors and {len(SETTINGS)} settings, {passed} refused or taken as they should be")
     results_rows(d, good)
     compare_names_rows(d, good)
+    number_rows(d, good)
     hwdb_rows()
 finish()

@@ -25,10 +25,10 @@ int pmc__tolerance_add(struct pmc__tolerance *t, const char *spec, char *why, si
 {
 	const char *eq = strrchr(spec, '=');
 	const char *num = eq ? eq + 1 : spec;
-	char *end;
-	double v = strtod(num, &end);
+	char *end = (char *)num;
+	double v = 0;
 
-	if (*end == '%')
+	if (pmc__parse_decimal(num, &end, &v) == 0 && *end == '%')
 		end++;
 	if (end == num || *end || !(v >= 0) || v > 1000) {
 		snprintf(why, size, "--tolerance=%s: expected PCT or EVENT=PCT (e.g. 0.5, or instructions:u=0.5)", spec);

@@ -200,9 +200,10 @@ static int parse_args(struct runner *r, int argc, char **argv)
 			break;
 		}
 		case O_TIMEOUT:
-			r->timeout = strtod(optarg, &end);
-			if (*end || !(r->timeout > 0) || r->timeout > 86400) {
-				fprintf(stderr, "%s: --timeout=%s: expected seconds, more than 0\n", r->prog, quoted(optarg));
+			if (pmc__parse_decimal(optarg, &end, &r->timeout) || *end || !(r->timeout > 0) ||
+			    r->timeout > 86400) {
+				fprintf(stderr, "%s: --timeout=%s: expected seconds, more than 0 and at most 86400 (a day), in decimal digits, e.g. 30 or 0.5\n",
+					r->prog, quoted(optarg));
 				return -1;
 			}
 			break;
@@ -294,12 +295,14 @@ static int parse_args(struct runner *r, int argc, char **argv)
 			break;
 		case O_MARGIN:
 		case O_CALTOL: {
-			double v = strtod(optarg, &end);
+			double v = 0;
 
-			if (*end == '%')
+			if (pmc__parse_decimal(optarg, &end, &v))
+				end = optarg;
+			else if (*end == '%')
 				end++;
-			if (*end || !(v >= 0) || v > 1000) {
-				fprintf(stderr, "%s: %s: expected a percentage (e.g. 10 or 10%%)\n", r->prog, quoted(argv[optind - 1]));
+			if (end == optarg || *end || !(v >= 0) || v > 1000) {
+				fprintf(stderr, "%s: %s: expected a percentage from 0 to 1000 in decimal digits (e.g. 10 or 10%%)\n", r->prog, quoted(argv[optind - 1]));
 				return -1;
 			}
 			/* A budget's tolerance above 100% is refused on reading

@@ -143,6 +143,24 @@ out:
 	return rc;
 }
 
+int pmc__parse_decimal(const char *s, char **end, double *out)
+{
+	size_t n = strspn(s, "0123456789");
+
+	if (n == 0)
+		return -EINVAL;
+	if (s[n] == '.') {
+		size_t f = strspn(s + n + 1, "0123456789");
+
+		if (f == 0)
+			return -EINVAL;
+		n += 1 + f;
+	}
+	*out = strtod(s, NULL); /* only digits and one '.': a plain decimal */
+	*end = (char *)s + n;
+	return 0;
+}
+
 int pmc__mkdir_p(const char *path)
 {
 	char buf[PATH_MAX];

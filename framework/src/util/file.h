@@ -41,6 +41,17 @@ PMC_API int pmc__output_check(const char *path, char *why, size_t size);
  * have the second overwrite the first: callers refuse them, naming both. */
 PMC_API bool pmc__output_same(const char *a, const char *b);
 
+/*
+ * A number as a person writes one on a command line: decimal digits, and
+ * a fraction after one '.' ("30", "0.5"), nothing else.  strtod(3) also
+ * takes leading spaces, a sign, exponents ("1e2"), hexadecimal ("0x10" is
+ * 16, "0x1p3" is 8), "inf" and "nan": as an option's value each is a
+ * mistake read as some other number.  0 with *out and *end after the
+ * number (the caller checks what follows: nothing, or '%'); -EINVAL when
+ * s does not begin with one.
+ */
+PMC_API int pmc__parse_decimal(const char *s, char **end, double *out);
+
 /* mkdir -p with mode 0755: 0 or -errno. */
 PMC_API int pmc__mkdir_p(const char *path);
 
