@@ -367,10 +367,24 @@ def region_row(case, shown):
     return run
 
 
+def sim_env_hostile_row(d):
+    """A name with an escape sequence in a long PMCHECK_SIM_ENV: the whole
+    value went to the terminal as it was."""
+    env = dict(os.environ, PMCHECK_SIM_ENV="HOME:A\x1b[2JB=C:" + "X" * 5000)
+    p = subprocess.run([RUNNER, "--backend=sim", "--filter=gate.baseline_only"], cwd=d, capture_output=True,
+                       env=env, timeout=120)
+    if p.returncode == 77:
+        return None
+    err = p.stderr.decode("utf-8", "replace")
+    return (p.returncode == 64 and "A\\x1b[2JB=C" in err and b"\x1b" not in p.stdout + p.stderr and len(err) < 1000,
+            f"exit {p.returncode} (want 64), {len(err)} bytes of stderr: {err.strip()[:300]!r}")
+
+
 SETTINGS = [
     ("PMCHECK_FAULT_CHECKS=junk (stat)", fault_switch_row([CLI, "stat", "--", "/bin/true"])),
     ("PMCHECK_FAULT_CHECKS=junk (runner)", fault_switch_row([RUNNER, "--filter=gate.baseline_only"])),
     ("PMCHECK_SIM_ENV with 101 names", sim_env_row),
+    ("PMCHECK_SIM_ENV with an escape sequence, 5000 bytes", sim_env_hostile_row),
     ("LD_PRELOAD=/nonexistent.so for a sim run", lambda d: sim_version_row(d, {"LD_PRELOAD": "/nonexistent.so"})),
     ("LD_DEBUG=statistics for a sim run", lambda d: sim_version_row(d, {"LD_DEBUG": "statistics"})),
     ("PMC_REGION_N(t, \"loop\", 0)", region_row("region_zero_iterations", "0")),
@@ -468,6 +482,27 @@ def number_doors(good):
                                                                          " 5": " 0.5"}[v]],
          "--significance"),
     ]
+
+
+def history_store_rows(d, good):
+    """history add --db= a FIFO, a link to /dev/zero, a directory: SQLite
+    said "disk I/O error"; the store named, with what it is."""
+    n = ok = 0
+    for what, make, word in [("a FIFO", os.mkfifo, "a FIFO"),
+                             ("a link to /dev/zero", lambda p: os.symlink("/dev/zero", p), "a character device"),
+                             ("a directory", os.mkdir, "a directory")]:
+        store = os.path.join(d, "store")
+        make(store)
+        before = snapshot(d)
+        p = subprocess.run([CLI, "history", "--db=" + store, "add", good], cwd=d, capture_output=True, timeout=30,
+                           text=True)
+        good_row = (p.returncode == 2 and store in p.stderr and word in p.stderr and "not a regular file" in p.stderr
+                    and snapshot(d) == before)
+        n += 1
+        ok += good_row
+        check(good_row, f"history add --db= {what}: exit {p.returncode} (want 2); stderr {p.stderr.strip()[:300]!r}")
+        (os.rmdir if os.path.isdir(store) and not os.path.islink(store) else os.unlink)(store)
+    print(f"{n} history stores that are no file, {ok} refused naming what they are")
 
 
 def number_rows(d, good):
@@ -734,5 +769,6 @@ with tempfile.TemporaryDirectory() as d:
     results_rows(d, good)
     compare_names_rows(d, good)
     number_rows(d, good)
+    history_store_rows(d, good)
     hwdb_rows()
 finish()
