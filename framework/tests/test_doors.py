@@ -484,6 +484,29 @@ def number_doors(good):
     ]
 
 
+def results_dir_rows(d):
+    """--results-dir (and PMCHECK_RESULTS_DIR) where no results file can be
+    written: an error after the run, exit 2; now refused before it."""
+    n = ok = 0
+    afile = os.path.join(d, "a-file")
+    open(afile, "w").write("x\n")
+    for what, value, env in [("a file", afile, False), ("a file, from PMCHECK_RESULTS_DIR", afile, True),
+                             ("/proc/self", "/proc/self", False), ("/dev/full", "/dev/full", False),
+                             ("empty", "", False), ("a parent that does not exist", os.path.join(d, "no", "dir"), False)]:
+        before = snapshot(d)
+        argv = [RUNNER, "--filter=gate.baseline_only"] + ([] if env else ["--results-dir=" + value])
+        e = dict(os.environ, **({"PMCHECK_RESULTS_DIR": value} if env else {}))
+        p = subprocess.run(argv, cwd=d, capture_output=True, timeout=60, text=True, env=e)
+        good_row = (p.returncode == 64 and "--results-dir" in p.stderr and escaped(value.encode()) in p.stderr and
+                    "PASS" not in p.stdout and snapshot(d) == before)
+        n += 1
+        ok += good_row
+        check(good_row, f"--results-dir {what}: exit {p.returncode} (want 64, before any case); "
+                        f"stderr {p.stderr.strip()[:300]!r}")
+    os.unlink(afile)
+    print(f"{n} results directories no file can be written in, {ok} refused before the run")
+
+
 def history_store_rows(d, good):
     """history add --db= a FIFO, a link to /dev/zero, a directory: SQLite
     said "disk I/O error"; the store named, with what it is."""
@@ -770,5 +793,6 @@ with tempfile.TemporaryDirectory() as d:
     compare_names_rows(d, good)
     number_rows(d, good)
     history_store_rows(d, good)
+    results_dir_rows(d)
     hwdb_rows()
 finish()
