@@ -17,6 +17,12 @@ the settings that were cut or ignored: PMCHECK_FAULT_CHECKS=junk,
 PMCHECK_SIM_ENV past 62 names, the loader's words in the valgrind version,
 PMC_REGION_N with 0 or a negative count.
 
+Issue 59's second campaign: the JSON files beside a budget (a FIFO held
+the run), a long map pattern, names with escape sequences in compare's
+reports, numbers strtod read otherwise (0x10, 1e1), PMCHECK_SIM_ENV with
+an escape sequence, history stores that are no file, and results
+directories no file can be written in.
+
 usage: test_doors.py PMCHECK RUNNER SELFTEST"""
 import json
 import os
