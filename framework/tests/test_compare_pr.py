@@ -20,9 +20,12 @@ arguments are usage errors.  The doors of issue 59, each a row:
   gate2-twice a regression in gate while the base's gate2 runs no case:
               exit 3, not the no verdict (5) of gate2
   spaces      the repository, TMPDIR and --out with a space: compared (3)
+  skip-worktree  twice the work committed, reverted in a working tree git
+              is told to skip: the commit is built, exit 3 (it passed)
   and, before anything is built: a base that is an option (nothing run), a
   threshold out of range, a suite that is a pattern, a change not committed
-  (the head would not be the commit named): exit 64; a head that is its
+  (the head would not be the commit named), --out on tracked files (--out=.
+  hid the change): exit 64; a head that is its
   merge base: nothing compared, said, exit 5.
 usage: test_compare_pr.py SOURCE_DIR BUILD_DIR STUB_LIBRARY_DIR
 """
@@ -179,6 +182,20 @@ def main():
     shutil.rmtree(spaced, ignore_errors=True)
     check(os.listdir(tmp) == [], f"TMPDIR: the work directory removed: {os.listdir(tmp)}")
 
+    # The head is its commit, whatever the checkout says: a regression
+    # reverted in the working tree of a file git is told to skip
+    # (--skip-worktree: git status shows nothing) was built as the head,
+    # and the pull request passed (second hostile campaign, issue 59).
+    git(repo, "checkout", "-q", "twice")
+    sed("gate.c", items.replace("1000", "2000"), items)(repo)
+    git(repo, "update-index", "--skip-worktree", "gate.c")
+    rc, md, err = compare(repo, None, "main", prefix)
+    git(repo, "update-index", "--no-skip-worktree", "gate.c")
+    git(repo, "checkout", "-q", "--", "gate.c")
+    git(repo, "checkout", "-q", "main")
+    check(rc == 3 and "Moved: `xml.parse` — **a regression beyond the threshold**" in md,
+          f"a regression hidden by --skip-worktree: the commit is compared, exit 3: {rc}\n{md}{err}")
+
     # A library upgrade that lands under both sides moves nothing.
     rc, md, err = compare(repo, "unchanged", "main", prefix,
                           env={"LD_LIBRARY_PATH": STUB_DIR, "PMCHECK_SIM_ENV": "LD_LIBRARY_PATH"})
@@ -228,6 +245,17 @@ def main():
     git(repo, "checkout", "-q", "main")
     check(rc == 64 and "not committed" in err and "gate.c" in err and not built,
           f"a change not committed: refused, the file named: {rc} {err}{md}")
+    # --out naming a directory git tracks files in (here the checkout
+    # itself) hid every change there: refused, nothing written.
+    git(repo, "checkout", "-q", "twice")
+    sed("gate.c", items.replace("1000", "2000"), items)(repo)
+    rc, err, md, built = refused(out=".")
+    git(repo, "checkout", "-q", "--", "gate.c")
+    git(repo, "checkout", "-q", "main")
+    littered = [f for f in ("summary.md", "build-base.log") if os.path.exists(os.path.join(repo, f))]
+    git(repo, "clean", "-fdq")  # what an old script wrote there would fail the rows below
+    check(rc == 64 and "holds files git tracks" in err and not built and not littered,
+          f"--out=. over a change not committed: refused, nothing written: {rc} {err} {littered}")
     for again in ("first", "second"):  # --out in the checkout is no change of it
         rc, err, md, built = refused(out="pmcheck-compare")
         check(rc == 5 and "Nothing compared: the head is its merge base" in md and "no verdict" in err and not built,

@@ -10,10 +10,18 @@ hwdb target; no control character of the input on the terminal.
 Issue 59's rows: every output option (door) x what its path is (class):
 links planted at the temporary names the old writer used, a FIFO,
 /dev/full, a link to a character device, a directory, a link to
-/proc/self/fd/1, "-" (the standard output) and "-" on a full device; and
+/proc/self/fd/1, "-" (the standard output) and "-" on a full device, a
+name of 250 bytes, a directory that does not exist, /proc/self/comm; two
+outputs of one command naming one file; and
 the settings that were cut or ignored: PMCHECK_FAULT_CHECKS=junk,
 PMCHECK_SIM_ENV past 62 names, the loader's words in the valgrind version,
 PMC_REGION_N with 0 or a negative count.
+
+Issue 59's second campaign: the JSON files beside a budget (a FIFO held
+the run), a long map pattern, names with escape sequences in compare's
+reports, numbers strtod read otherwise (0x10, 1e1), PMCHECK_SIM_ENV with
+an escape sequence, history stores that are no file, and results
+directories no file can be written in.
 
 usage: test_doors.py PMCHECK RUNNER SELFTEST"""
 import json
@@ -189,6 +197,14 @@ def output_row(top, door, argv_of, cls, good):
     elif cls == "link to /proc/self/fd/1":
         out = os.path.join(d, "stdout")
         os.symlink("/proc/self/fd/1", out)
+    elif cls == "a name of 250 bytes":
+        # The old writer's temporary was the name and ".tmp.PID.RAND":
+        # past NAME_MAX, an error after the run.
+        out = os.path.join(d, "y" * 250)
+    elif cls == "in a directory that does not exist":
+        out = os.path.join(d, "nodir", "y.out")
+    elif cls == "/proc/self/comm":
+        out = "/proc/self/comm"  # a regular file in a directory no file can be made in
     elif cls in ("-", "- on /dev/full"):
         out = "-"
         if cls == "- on /dev/full":
@@ -207,7 +223,7 @@ def output_row(top, door, argv_of, cls, good):
     after = set(os.listdir(d))
     intact = open(secret).read() == "secret\n" and all(os.path.islink(x) for x in planted)
     why = ""
-    if cls in ("planted links", "new file"):
+    if cls in ("planted links", "new file", "a name of 250 bytes"):
         # Written, next to what was planted, through none of it, and no
         # temporary left behind.
         ok = (p.returncode == 0 and intact and os.path.isfile(out) and not os.path.islink(out) and
@@ -221,6 +237,12 @@ def output_row(top, door, argv_of, cls, good):
         # Written where asked; the full device is an error naming it.
         ok = p.returncode not in (0, 64) and "No space left" in err and ("-" in err)
         why = "a full standard output must fail"
+    elif cls in ("in a directory that does not exist", "/proc/self/comm"):
+        # Refused before any work (it was an error after the run), the
+        # path and the fix named, nothing made.
+        ok = (p.returncode == 64 and out in err and "no file can be made in its directory" in err and
+              not os.path.exists(marker) and after == set(before) and not os.path.exists(os.path.join(d, "nodir")))
+        why = f"work done: {os.path.exists(marker)}, new names: {sorted(after - set(before))[:4]}"
     else:
         # Refused before any work, the path and the fix named, nothing
         # replaced.
@@ -238,7 +260,46 @@ def output_row(top, door, argv_of, cls, good):
 
 
 OUTPUT_CLASSES = ["new file", "planted links", "FIFO", "/dev/full", "link to a character device", "directory",
-                  "link to /proc/self/fd/1", "-", "- on /dev/full"]
+                  "link to /proc/self/fd/1", "-", "- on /dev/full", "a name of 250 bytes",
+                  "in a directory that does not exist", "/proc/self/comm"]
+
+# Two outputs of one command naming one file: the second overwrote the
+# first (a run's --json lost under its --junit).  (door, argv for the two
+# names a and b, the two options, marker m that the door's work would make)
+SAME_OUTPUT_DOORS = [
+    ("runner --json --junit", lambda a, b, g, m: [RUNNER, "--filter=gate.baseline_only", "--json=" + a, "--junit=" + b],
+     ("--json", "--junit")),
+    ("runner --json --save-baseline", lambda a, b, g, m: [RUNNER, "--filter=gate.baseline_only", "--json=" + a,
+                                                          "--save-baseline=" + b], ("--json", "--save-baseline")),
+    ("results --json --markdown", lambda a, b, g, m: [CLI, "results", g, "--json=" + a, "--markdown=" + b],
+     ("--json", "--markdown")),
+    ("compare --json --moved-cases", lambda a, b, g, m: [CLI, "compare", g, g, "--json=" + a, "--moved-cases=" + b],
+     ("--json", "--moved-cases")),
+]
+
+
+def same_output_rows(top, good):
+    rows = passed = 0
+    for door, argv_of, options in SAME_OUTPUT_DOORS:
+        for what, a, b, existing in [("one name", "o.out", "o.out", False),
+                                     ("two spellings", "o.out", "./o.out", False),
+                                     ("a link to the other", "o.out", "l.out", True),
+                                     ("- twice", "-", "-", False)]:
+            d = tempfile.mkdtemp(dir=top)
+            if existing:
+                open(os.path.join(d, a), "w").write("x\n")
+                os.symlink(a, os.path.join(d, b))
+            before = snapshot(d)
+            p = subprocess.run(argv_of(a, b, good, os.path.join(d, "ran")), cwd=d, capture_output=True, timeout=60)
+            err = p.stderr.decode("utf-8", "replace")
+            ok = (p.returncode == 64 and all(o in err for o in options) and "overwrite" in err and
+                  snapshot(d) == before)
+            rows += 1
+            passed += ok
+            check(ok, f"{door} [{what}]: exit {p.returncode} (want 64), changed: {snapshot(d) != before}; "
+                      f"stderr: {err.strip()[:300]!r}")
+            shutil.rmtree(d, ignore_errors=True)
+    return rows, passed
 
 
 def output_rows(top, good):
@@ -312,10 +373,24 @@ def region_row(case, shown):
     return run
 
 
+def sim_env_hostile_row(d):
+    """A name with an escape sequence in a long PMCHECK_SIM_ENV: the whole
+    value went to the terminal as it was."""
+    env = dict(os.environ, PMCHECK_SIM_ENV="HOME:A\x1b[2JB=C:" + "X" * 5000)
+    p = subprocess.run([RUNNER, "--backend=sim", "--filter=gate.baseline_only"], cwd=d, capture_output=True,
+                       env=env, timeout=120)
+    if p.returncode == 77:
+        return None
+    err = p.stderr.decode("utf-8", "replace")
+    return (p.returncode == 64 and "A\\x1b[2JB=C" in err and b"\x1b" not in p.stdout + p.stderr and len(err) < 1000,
+            f"exit {p.returncode} (want 64), {len(err)} bytes of stderr: {err.strip()[:300]!r}")
+
+
 SETTINGS = [
     ("PMCHECK_FAULT_CHECKS=junk (stat)", fault_switch_row([CLI, "stat", "--", "/bin/true"])),
     ("PMCHECK_FAULT_CHECKS=junk (runner)", fault_switch_row([RUNNER, "--filter=gate.baseline_only"])),
     ("PMCHECK_SIM_ENV with 101 names", sim_env_row),
+    ("PMCHECK_SIM_ENV with an escape sequence, 5000 bytes", sim_env_hostile_row),
     ("LD_PRELOAD=/nonexistent.so for a sim run", lambda d: sim_version_row(d, {"LD_PRELOAD": "/nonexistent.so"})),
     ("LD_DEBUG=statistics for a sim run", lambda d: sim_version_row(d, {"LD_DEBUG": "statistics"})),
     ("PMC_REGION_N(t, \"loop\", 0)", region_row("region_zero_iterations", "0")),
@@ -414,6 +489,127 @@ def results_rows(d, good):
     print(f"{n} self-contradicting or oversized results files through {len(doors)} readers, {ok} refused")
 
 
+# ---- issue 59, second campaign: numbers as strtod(3) reads them -------------------------------
+# Each number option took what strtod takes: "0x10" was 16, "0x1p3" 8,
+# "1e1" 10, " 5" 5: a mistake read as another number.  Decimal digits
+# only, as hwdb budgets and ci/compare-pr's --threshold take them.
+NUMBER_CLASSES = ["0x10", "0x1p3", "1e1", " 5"]
+
+
+def number_doors(good):
+    return [
+        ("runner --timeout", lambda v: [RUNNER, "--list", "--timeout=" + v], "--timeout"),
+        ("runner --calibrate-margin", lambda v: [RUNNER, "--list", "--calibrate", "--hwdb=out",
+                                                 "--calibrate-margin=" + v], "--calibrate-margin"),
+        ("runner --calibrate-tolerance", lambda v: [RUNNER, "--list", "--calibrate", "--hwdb=out",
+                                                    "--calibrate-tolerance=" + v], "--calibrate-tolerance"),
+        ("runner --tolerance", lambda v: [RUNNER, "--list", "--baseline=" + good, "--tolerance=" + v], "--tolerance"),
+        ("compare --tolerance", lambda v: [CLI, "compare", good, good, "--tolerance=" + v], "--tolerance"),
+        ("hwdb merge --tolerance", lambda v: [CLI, "hwdb", "merge", "--hwdb=out", "--tolerance=" + v, good],
+         "--tolerance"),
+        ("history changes --min-change", lambda v: [CLI, "history", "--db=h.sqlite", "changes", "--min-change=" + v],
+         "--min-change"),
+        ("history changes --significance", lambda v: [CLI, "history", "--db=h.sqlite", "changes",
+                                                      "--significance=" + {"0x10": "0x0.8", "0x1p3": "0x1p-1", "1e1": "5e-1",
+                                                                         " 5": " 0.5"}[v]],
+         "--significance"),
+    ]
+
+
+def results_dir_rows(d):
+    """--results-dir (and PMCHECK_RESULTS_DIR) where no results file can be
+    written: an error after the run, exit 2; now refused before it."""
+    n = ok = 0
+    afile = os.path.join(d, "a-file")
+    open(afile, "w").write("x\n")
+    for what, value, env in [("a file", afile, False), ("a file, from PMCHECK_RESULTS_DIR", afile, True),
+                             ("/proc/self", "/proc/self", False), ("/dev/full", "/dev/full", False),
+                             ("empty", "", False), ("a parent that does not exist", os.path.join(d, "no", "dir"), False)]:
+        before = snapshot(d)
+        argv = [RUNNER, "--filter=gate.baseline_only"] + ([] if env else ["--results-dir=" + value])
+        e = dict(os.environ, **({"PMCHECK_RESULTS_DIR": value} if env else {}))
+        p = subprocess.run(argv, cwd=d, capture_output=True, timeout=60, text=True, env=e)
+        good_row = (p.returncode == 64 and "--results-dir" in p.stderr and escaped(value.encode()) in p.stderr and
+                    "PASS" not in p.stdout and snapshot(d) == before)
+        n += 1
+        ok += good_row
+        check(good_row, f"--results-dir {what}: exit {p.returncode} (want 64, before any case); "
+                        f"stderr {p.stderr.strip()[:300]!r}")
+    os.unlink(afile)
+    print(f"{n} results directories no file can be written in, {ok} refused before the run")
+
+
+def history_store_rows(d, good):
+    """history add --db= a FIFO, a link to /dev/zero, a directory: SQLite
+    said "disk I/O error"; the store named, with what it is."""
+    n = ok = 0
+    for what, make, word in [("a FIFO", os.mkfifo, "a FIFO"),
+                             ("a link to /dev/zero", lambda p: os.symlink("/dev/zero", p), "a character device"),
+                             ("a directory", os.mkdir, "a directory")]:
+        store = os.path.join(d, "store")
+        make(store)
+        before = snapshot(d)
+        p = subprocess.run([CLI, "history", "--db=" + store, "add", good], cwd=d, capture_output=True, timeout=30,
+                           text=True)
+        good_row = (p.returncode == 2 and store in p.stderr and word in p.stderr and "not a regular file" in p.stderr
+                    and snapshot(d) == before)
+        n += 1
+        ok += good_row
+        check(good_row, f"history add --db= {what}: exit {p.returncode} (want 2); stderr {p.stderr.strip()[:300]!r}")
+        (os.rmdir if os.path.isdir(store) and not os.path.islink(store) else os.unlink)(store)
+    print(f"{n} history stores that are no file, {ok} refused naming what they are")
+
+
+def number_rows(d, good):
+    n = ok = 0
+    for door, argv, option in number_doors(good):
+        for v in NUMBER_CLASSES:
+            before = snapshot(d)
+            p = subprocess.run(argv(v), cwd=d, capture_output=True, timeout=60, text=True)
+            good_row = p.returncode == 64 and option in p.stderr and snapshot(d) == before
+            n += 1
+            ok += good_row
+            check(good_row, f"{door} {v!r}: exit {p.returncode} (want 64); stderr {p.stderr.strip()[:300]!r}")
+    # A count is whole: --permutations=2.5 ran 2.
+    p = subprocess.run([CLI, "history", "--db=h.sqlite", "changes", "--permutations=2.5"], cwd=d,
+                       capture_output=True, timeout=60, text=True)
+    check(p.returncode == 64 and "--permutations=2.5" in p.stderr and "whole" in p.stderr,
+          f"history changes --permutations=2.5: exit {p.returncode} (want 64); stderr {p.stderr.strip()[:300]!r}")
+    print(f"{n + 1} numbers strtod would have read otherwise, {ok + (p.returncode == 64)} refused")
+
+
+# ---- issue 59, second campaign: names from a results file on the terminal --------------------
+# A case, region and event name with an escape sequence and a newline
+# (valid JSON: \u001b, \n) went raw into compare's table, Markdown and
+# list of moved cases: shown escaped, no line forged.
+
+def compare_names_rows(d, good):
+    doc = json.load(open(good))
+    c = doc["cases"][0]
+    c["name"] = "gate.base\u001b[2Jline\nforged line"
+    r = c["regions"][0]
+    r["name"] = "wo\u001b]0;titlerk"
+    hostile = os.path.join(d, "hostile-names.json")
+    json.dump(doc, open(hostile, "w"))
+    rows = [
+        ("compare GOOD HOSTILE", [CLI, "compare", good, hostile], 3),
+        ("compare HOSTILE HOSTILE --markdown=-", [CLI, "compare", hostile, hostile, "--markdown=-"], 0),
+        ("compare HOSTILE GOOD --moved-cases=-", [CLI, "compare", hostile, good, "--moved-cases=-"], 3),
+    ]
+    n = ok = 0
+    for what, argv, status in rows:
+        p = subprocess.run(argv, cwd=d, capture_output=True, timeout=60)
+        both = p.stdout + p.stderr
+        raw = b"\x1b" in both or b"\nforged line" in both
+        good_row = (p.returncode == status and not raw and b"gate.base\\x1b[2Jline\\nforged line" in both)
+        n += 1
+        ok += good_row
+        check(good_row, f"{what}: exit {p.returncode} (want {status}), an escape or forged line shown raw: "
+                        f"{raw}; output {both[-400:]!r}")
+    os.unlink(hostile)
+    print(f"{n} reports of a results file with hostile names, {ok} shown escaped")
+
+
 # ---- issue 59: hwdb files read in a run as strictly as by `hwdb check` -------------------------
 # Each broken hwdb goes through the run (the gate selftest's budgeted case)
 # and `pmcheck hwdb check`: both exit 2 naming the path and what is wrong,
@@ -499,6 +695,24 @@ def hwdb_rows_in(top):
         hw, f = tree(what.replace(" ", "-").replace("/", "_"), None)
         make(f)
         both(what, hw, [f, words[0]])
+    # The JSON files beside a budget: a FIFO held the run (and calibration)
+    # forever, and check said "hwdb OK"; a link to /dev/zero or a directory
+    # was passed over.
+    for what, suffix, make, words, runs in [
+            ("a .calibration.json that is a FIFO", ".calibration.json", os.mkfifo, ["a FIFO"], True),
+            ("a .calibration.json linked to /dev/zero", ".calibration.json", lambda p: os.symlink("/dev/zero", p),
+             ["character device"], True),
+            ("a .calibration.json that is a directory", ".calibration.json", os.mkdir, ["a directory"], True),
+            ("a .functions.json that is a FIFO", ".functions.json", os.mkfifo, ["a FIFO"], False)]:
+        hw, f = tree(what.replace(" ", "-").replace("/", "_"))
+        side = f[:-len(".ini")] + suffix
+        make(side)
+        if runs:
+            both(what, hw, [side, words[0]])
+            row(f"calibrate: {what}", [RUNNER, "--filter=gate.budgeted", "--calibrate=2", "--hwdb=" + hw],
+                [side, words[0], "not calibrated"])
+        else:
+            row(f"hwdb check: {what}", [CLI, "hwdb", "check", "--hwdb=" + hw], [side, words[0]])
     # Directories and files nobody may read, read as nobody.
     for what, rel, run_too in [("an hwdb directory of mode 000", "", True),
                                ("a budgets/ directory of mode 000", "budgets", True),
@@ -557,6 +771,14 @@ def hwdb_rows_in(top):
     both("a bound line of 730 bytes", hw, [f + ":3", "trailing text"])
     hw, f = tree("long-name", GOOD_BUDGETS + "r" * 700 + " = calls:gate_step <= 20\n")
     both("a region name of 700 bytes", hw, [f + ":4", "(700 bytes)", "200 bytes or longer"])
+    # A map pattern over 512 bytes: the reason is not cut off (the pattern
+    # was quoted whole).
+    for what, lines, words in [
+            ("a map pattern of 600 bytes", ["^q\x07" + "y" * 598 + "$ = zen3"], ["(602 bytes)", "at most 255"])]:
+        hw, f = tree(what.replace(" ", "-"))
+        with open(os.path.join(hw, "map.ini"), "w") as h:
+            h.write("[map]\n" + "\n".join(lines) + "\n")
+        both(what, hw, [os.path.join(hw, "map.ini") + ":" + str(len(lines) + 1)] + words)
     print(f"{n} broken hwdb trees through the run and hwdb check, {ok} refused, {skipped} skipped")
 
 
@@ -592,11 +814,17 @@ with tempfile.TemporaryDirectory() as d:
         p = subprocess.run([RUNNER, "--backend=sim", flag, "--list"], cwd=d, capture_output=True, timeout=60)
         check(p.returncode == 0, f"{flag} with --backend=sim is taken: {p.returncode} {p.stderr[-300:]}")
     orows, opassed = output_rows(d, good)
+    drows, dpassed = same_output_rows(d, good)
+    orows, opassed = orows + drows, opassed + dpassed
     srows, spassed = settings_rows(d)
     rows += orows + srows
     passed += opassed + spassed
     print(f"{rows} hostile inputs through {len(string_doors(b'')) + len(file_doors(b'')) + len(OUTPUT_DOORS)} "
           f"doors and {len(SETTINGS)} settings, {passed} refused or taken as they should be")
     results_rows(d, good)
+    compare_names_rows(d, good)
+    number_rows(d, good)
+    history_store_rows(d, good)
+    results_dir_rows(d)
     hwdb_rows()
 finish()

@@ -240,6 +240,11 @@ int cli_outputs(const char *name, const char *const *options, const char *const 
 			fprintf(stderr, "pmcheck %s: %s: %s\n", name, options[i], why);
 			return PMC_EXIT_USAGE;
 		}
+	for (size_t i = 0; i < n; i++)
+		for (size_t j = i + 1; j < n; j++)
+			if (pmc__output_same(paths[i], paths[j]))
+				return cli_usage(name, "%s=%s and %s=%s name one file, and the second would overwrite the first: give each its own file",
+						 options[i], paths[i], options[j], paths[j]);
 	return 0;
 }
 

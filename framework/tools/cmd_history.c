@@ -18,6 +18,7 @@
 
 #include "cli.h"
 #include "history/history.h"
+#include "tools.h"
 
 /* The edit distance of A and B (Levenshtein), up to 64 characters of each. */
 static size_t distance(const char *a, const char *b)
@@ -329,9 +330,9 @@ static int changes(struct hdb *db, const struct changes_args *a)
 static int number_arg(const char *option, const char *arg, double lo, double hi, double *out)
 {
 	char *end = NULL;
-	double v = strtod(arg, &end);
+	double v = 0;
 
-	if (!end || end == arg || *end || !(v >= lo && v <= hi))
+	if (pmc__parse_decimal(arg, &end, &v) || *end || !(v >= lo && v <= hi))
 		return cli_usage("history", "--%s=%s: give a number from %g to %g", option, arg, lo, hi);
 	*out = v;
 	return 0;
@@ -470,11 +471,19 @@ int cmd_history(int argc, char **argv)
 			case 'p':
 				if ((status = number_arg("permutations", optarg, 1, 1e6, &v)))
 					goto out;
+				if (v != (double)(unsigned)v) { /* a count: 2.5 was 2 */
+					status = cli_usage("history", "--permutations=%s: give a whole number", optarg);
+					goto out;
+				}
 				ca->o.cp.permutations = (unsigned)v;
 				break;
 			case 'm':
 				if ((status = number_arg("min-size", optarg, 2, 1e6, &v)))
 					goto out;
+				if (v != (double)(unsigned)v) { /* a count: 2.5 was 2 */
+					status = cli_usage("history", "--min-size=%s: give a whole number", optarg);
+					goto out;
+				}
 				ca->o.cp.min_size = (unsigned)v;
 				break;
 			}

@@ -358,9 +358,8 @@ int cmd_hwdb(int argc, char **argv)
 		case 't': {
 			char *end;
 
-			errno = 0;
-			a.tolerance = strtod(optarg, &end);
-			if (errno || end == optarg || *end || !(a.tolerance >= 0) || a.tolerance > 1000)
+			if (pmc__parse_decimal(optarg, &end, &a.tolerance) || *end || !(a.tolerance >= 0) ||
+			    a.tolerance > 1000)
 				return cli_usage("hwdb", "--tolerance=%s: expected a percentage, 0 to 1000",
 						 optarg);
 			a.tolerance_set = true;

@@ -17,6 +17,7 @@
 
 #include "harness_int.h"
 #include "util/arith.h"
+#include "util/file.h"
 
 /* ---- comparison ---------------------------------------------------------------------- */
 
@@ -24,10 +25,10 @@ int pmc__tolerance_add(struct pmc__tolerance *t, const char *spec, char *why, si
 {
 	const char *eq = strrchr(spec, '=');
 	const char *num = eq ? eq + 1 : spec;
-	char *end;
-	double v = strtod(num, &end);
+	char *end = (char *)num;
+	double v = 0;
 
-	if (*end == '%')
+	if (pmc__parse_decimal(num, &end, &v) == 0 && *end == '%')
 		end++;
 	if (end == num || *end || !(v >= 0) || v > 1000) {
 		snprintf(why, size, "--tolerance=%s: expected PCT or EVENT=PCT (e.g. 0.5, or instructions:u=0.5)", spec);
@@ -197,13 +198,34 @@ static void since_baseline(json_t *row, const struct pmc__result *oc, const stru
 }
 
 /* Console lines, or a Markdown list, of what changed since the baseline. */
+/*
+ * A name from a results file (case, region, event, function, library) as
+ * the table and the Markdown show it: control characters escaped
+ * (pmc__escape_ctl), so that a file cannot move the cursor or forge a line
+ * of the report.  The JSON report keeps the name as it is.  Eight
+ * buffers in turn: one fprintf shows at most eight.
+ */
+static const char *shown_text(const char *s)
+{
+	static char ring[8][1024];
+	static unsigned next;
+	char *buf = ring[next++ % 8];
+
+	return pmc__escape_ctl(buf, sizeof(ring[0]), s ? s : "");
+}
+
+static const char *shown(json_t *o, const char *key)
+{
+	return shown_text(pmc__jstr(o, key));
+}
+
 static void print_since(FILE *f, json_t *row, bool markdown)
 {
 	json_t *arr = json_object_get(row, "since_baseline"), *v;
 	size_t i;
 
 	json_array_foreach(arr, i, v)
-		fprintf(f, markdown ? "- %s\n" : "    since the baseline: %s\n", json_string_value(v));
+		fprintf(f, markdown ? "- %s\n" : "    since the baseline: %s\n", shown_text(json_string_value(v)));
 }
 
 /*
@@ -370,7 +392,7 @@ static void print_attribution(FILE *f, json_t *rows, bool markdown)
 		fprintf(f, "    which functions (own cost, sim; largest change first):\n");
 	json_array_foreach(rows, i, a) {
 		char o[48], n[48], d[48], share[24] = "-";
-		const char *obj = pmc__file_part(pmc__jstr(a, "object"));
+		const char *obj = pmc__file_part(shown(a, "object"));
 		json_t *sh = json_object_get(a, "share");
 
 		pmc__fmt_num(o, sizeof(o), json_number_value(json_object_get(a, "old")));
@@ -379,12 +401,12 @@ static void print_attribution(FILE *f, json_t *rows, bool markdown)
 		if (json_is_number(sh))
 			snprintf(share, sizeof(share), "%.1f%%", 100.0 * json_number_value(sh));
 		if (markdown)
-			fprintf(f, "| `%s` | %s | %s | %s | %s%s | %s |\n", pmc__jstr(a, "function"),
+			fprintf(f, "| `%s` | %s | %s | %s | %s%s | %s |\n", shown(a, "function"),
 				obj, o, n,
 				json_number_value(json_object_get(a, "change")) > 0 ? "+" : "", d, share);
 		else
 			fprintf(f, "      %-36s %-22s %14s -> %-14s %s%s (%s of the change)\n",
-				pmc__jstr(a, "function"), obj, o, n,
+				shown(a, "function"), obj, o, n,
 				json_number_value(json_object_get(a, "change")) > 0 ? "+" : "", d, share);
 	}
 }
@@ -410,7 +432,7 @@ static void print_samples(FILE *f, json_t *rows, bool markdown)
 		fprintf(f,
 			markdown ? "| `%s` | %s | %" JSON_INTEGER_FORMAT " | %.1f%% | %s |\n"
 				 : "      %-36s %-22s %8" JSON_INTEGER_FORMAT " samples %5.1f%%  ~%s per execution\n",
-			pmc__jstr(a, "function"), pmc__file_part(pmc__jstr(a, "object")),
+			shown(a, "function"), pmc__file_part(shown(a, "object")),
 			json_integer_value(json_object_get(a, "samples")),
 			100.0 * json_number_value(json_object_get(a, "share")), est);
 	}
@@ -435,7 +457,7 @@ char *pmc__compare_case_text(json_t *rep, const char *case_name)
 		fmt_side(o, sizeof(o), json_object_get(row, "old"));
 		fmt_change(ch, sizeof(ch), row);
 		fprintf(f, "regression against the baseline: region \"%s\", %s: %s, baseline %s (%s)\n",
-			pmc__jstr(row, "region"), pmc__jstr(row, "event"), n, o, ch);
+			shown(row, "region"), shown(row, "event"), n, o, ch);
 		print_attribution(f, json_object_get(row, "attribution"), false);
 		print_since(f, row, false);
 		print_samples(f, json_object_get(row, "samples"), false);
@@ -452,7 +474,7 @@ void pmc__print_compare(FILE *f, json_t *rep)
 
 	if (json_is_string(json_object_get(rep, "mismatch")))
 		fprintf(f, "warning: %s: no verdicts (use --force to compare anyway)\n",
-			pmc__jstr(rep, "mismatch"));
+			shown(rep, "mismatch"));
 	fprintf(f, "%-40s %-14s %-24s | %-16s | %-26s | %s\n", "case", "region", "event", "new",
 		"baseline (change)", "verdict");
 	json_array_foreach(json_object_get(rep, "rows"), i, row) {
@@ -462,9 +484,9 @@ void pmc__print_compare(FILE *f, json_t *rep)
 		fmt_side(o, sizeof(o), json_object_get(row, "old"));
 		fmt_change(ch, sizeof(ch), row);
 		snprintf(old, sizeof(old), "%s (%s)", o, ch);
-		fprintf(f, "%-40s %-14s %-24s | %-16s | %-26s | %s%s%s\n", pmc__jstr(row, "case"),
-			pmc__jstr(row, "region"), pmc__jstr(row, "event"), n, old, pmc__jstr(row, "verdict"),
-			json_object_get(row, "hint") ? ": " : "", pmc__jstr(row, "hint"));
+		fprintf(f, "%-40s %-14s %-24s | %-16s | %-26s | %s%s%s\n", shown(row, "case"),
+			shown(row, "region"), shown(row, "event"), n, old, shown(row, "verdict"),
+			json_object_get(row, "hint") ? ": " : "", shown(row, "hint"));
 		print_attribution(f, json_object_get(row, "attribution"), false);
 		print_since(f, row, false);
 		print_samples(f, json_object_get(row, "samples"), false);
@@ -493,10 +515,10 @@ char *pmc__compare_markdown(json_t *rep)
 		json_integer_value(json_object_get(s, "regression")),
 		json_integer_value(json_object_get(s, "improvement")));
 	fprintf(f, "Baseline `%s` (%s) vs this run `%s` (%s); the change is against the baseline.\n\n",
-		pmc__jstr(json_object_get(rep, "old"), "signature"), pmc__jstr(json_object_get(rep, "old"), "backend"),
-		pmc__jstr(json_object_get(rep, "new"), "signature"), pmc__jstr(json_object_get(rep, "new"), "backend"));
+		shown(json_object_get(rep, "old"), "signature"), shown(json_object_get(rep, "old"), "backend"),
+		shown(json_object_get(rep, "new"), "signature"), shown(json_object_get(rep, "new"), "backend"));
 	if (json_is_string(json_object_get(rep, "mismatch")))
-		fprintf(f, "> **Not comparable:** %s.\n\n", pmc__jstr(rep, "mismatch"));
+		fprintf(f, "> **Not comparable:** %s.\n\n", shown(rep, "mismatch"));
 	fprintf(f, "| case | region | event | new | baseline (change) | verdict |\n");
 	fprintf(f, "| --- | --- | --- | ---: | ---: | --- |\n");
 	json_array_foreach(json_object_get(rep, "rows"), i, row) {
@@ -506,28 +528,28 @@ char *pmc__compare_markdown(json_t *rep)
 		fmt_side(n, sizeof(n), json_object_get(row, "new"));
 		fmt_side(o, sizeof(o), json_object_get(row, "old"));
 		fmt_change(ch, sizeof(ch), row);
-		fprintf(f, "| `%s` | %s | `%s` | %s | %s (%s) | %s%s%s |\n", pmc__jstr(row, "case"),
-			pmc__jstr(row, "region"), pmc__jstr(row, "event"), n, o, ch,
+		fprintf(f, "| `%s` | %s | `%s` | %s | %s (%s) | %s%s%s |\n", shown(row, "case"),
+			shown(row, "region"), shown(row, "event"), n, o, ch,
 			!strcmp(v, "regression") ? "**regression**" : v,
-			json_object_get(row, "hint") ? " — " : "", pmc__jstr(row, "hint"));
+			json_object_get(row, "hint") ? " — " : "", shown(row, "hint"));
 	}
 	json_array_foreach(json_object_get(rep, "rows"), i, row)
 		if (json_object_get(row, "attribution")) {
 			fprintf(f, "\n**`%s` %s `%s`: %s by function** (own cost, sim)\n\n",
-				pmc__jstr(row, "case"), pmc__jstr(row, "region"), pmc__jstr(row, "event"),
-				pmc__jstr(row, "verdict"));
+				shown(row, "case"), shown(row, "region"), shown(row, "event"),
+				shown(row, "verdict"));
 			print_attribution(f, json_object_get(row, "attribution"), true);
 		}
 	json_array_foreach(json_object_get(rep, "rows"), i, row)
 		if (json_object_get(row, "since_baseline")) {
 			fprintf(f, "\n**`%s` %s `%s`: libraries that are another build than in the baseline**\n\n",
-				pmc__jstr(row, "case"), pmc__jstr(row, "region"), pmc__jstr(row, "event"));
+				shown(row, "case"), shown(row, "region"), shown(row, "event"));
 			print_since(f, row, true);
 		}
 	json_array_foreach(json_object_get(rep, "rows"), i, row)
 		if (json_object_get(row, "samples")) {
 			fprintf(f, "\n**`%s` %s `%s`: where this run's samples fell** (perf sampling, statistical)\n\n",
-				pmc__jstr(row, "case"), pmc__jstr(row, "region"), pmc__jstr(row, "event"));
+				shown(row, "case"), shown(row, "region"), shown(row, "event"));
 			print_samples(f, json_object_get(row, "samples"), true);
 		}
 	fclose(f);
@@ -544,7 +566,7 @@ int pmc__compare_status(json_t *rep, bool allow_missing, FILE *f)
 	if (json_is_string(json_object_get(rep, "mismatch"))) {
 		/* No verdict at all is not a pass: the gate would be off. */
 		fprintf(f, "error: not compared: %s (compare runs of one CPU, backend and toolchain, or pass --force)\n",
-			pmc__jstr(rep, "mismatch"));
+			shown(rep, "mismatch"));
 		return PMC_EXIT_ERROR;
 	}
 	if (gone && !allow_missing) {
@@ -554,7 +576,7 @@ int pmc__compare_status(json_t *rep, bool allow_missing, FILE *f)
 			if (strcmp(pmc__jstr(row, "verdict"), "gone") || !strcmp(pmc__jstr(row, "case"), last))
 				continue;
 			last = pmc__jstr(row, "case");
-			fprintf(f, " %s", last);
+			fprintf(f, " %s", shown_text(last));
 		}
 		fprintf(f, " (a case that did not run fails the comparison; pass --allow-missing when the run was meant to be partial)\n");
 		return PMC_EXIT_REGRESSION;
@@ -576,7 +598,7 @@ size_t pmc__compare_moved(json_t *rep, FILE *f)
 			if (!strcmp(v, moved[k]) && !json_object_get(seen, c)) {
 				json_object_set_new(seen, c, json_true());
 				if (f)
-					fprintf(f, "%s\n", c);
+					fprintf(f, "%s\n", shown_text(c));
 			}
 	}
 	n = json_object_size(seen);

@@ -303,11 +303,15 @@ static int case_budget(void *ctx, const struct pmc__check *c, struct pmc_budget 
 		rc = budget_source->lookup(budget_source->ctx, &key, out, err);
 	}
 
-	if (rc == 0 && pmc__calibration_program_check(out->source, why, sizeof(why))) {
-		pmc_error_clear(err);
-		err->code = -EEXIST;
-		snprintf(err->message, sizeof(err->message), "%s", why);
-		return -EEXIST;
+	if (rc == 0) {
+		int crc = pmc__calibration_program_check(out->source, why, sizeof(why));
+
+		if (crc) {
+			pmc_error_clear(err);
+			err->code = crc;
+			snprintf(err->message, sizeof(err->message), "%s", why);
+			return crc;
+		}
 	}
 	return rc;
 }

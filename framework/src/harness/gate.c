@@ -189,7 +189,16 @@ static int write_functions(const struct pmc__result *first, const char *dir, con
 		json_decref(regions);
 		return -ENAMETOOLONG;
 	}
-	doc = json_load_file(path, 0, NULL);
+	{
+		char why[PATH_MAX + 256];
+
+		rc = pmc__hwdb_json_load(path, &doc, why, sizeof(why));
+		if (rc && rc != -ENOENT) {
+			fprintf(out, "  error: %s\n", why);
+			json_decref(regions);
+			return rc;
+		}
+	}
 	if (!json_is_object(doc) || !json_is_object(json_object_get(doc, "cases"))) {
 		json_decref(doc);
 		doc = json_pack("{s:s, s:{}}", "schema", "pmcheck-functions/1", "cases");

@@ -496,7 +496,10 @@ struct pmc__calibration_file {
 int pmc__beside_budget(const char *budget_source, const char *suffix, char *path, size_t size);
 int pmc__calibration_load(const char *budget_source, struct pmc__calibration_file *cf);
 void pmc__calibration_release(struct pmc__calibration_file *cf);
-/* 0, or -EEXIST with why: the budget was calibrated by another program. */
+/* 0, or -EEXIST with why: the budget was calibrated by another program;
+ * or another negative errno with why: the SUITE.calibration.json beside it
+ * is not a regular file (a FIFO would have held the run), is unreadable or
+ * too large (pmc__hwdb_json_load). */
 int pmc__calibration_program_check(const char *budget_source, char *why, size_t size);
 /* Before calibrating: 0, or -EEXIST (said on out) when another program owns the file. */
 int pmc__calibration_owner(const char *dir, const char *key, const char *suite, FILE *out);

@@ -7,9 +7,12 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "harness_int.h"
 #include "util/file.h"
@@ -49,6 +52,82 @@ int pmc__write_json(const char *path, json_t *doc)
 	}
 	rc = pmc_write_file_atomic(path, text, len);
 	free(text);
+	return rc;
+}
+
+#define HWDB_JSON_MAX ((size_t)64 << 20) /* as PMC__HWDB_FILE_MAX */
+
+int pmc__hwdb_json_load(const char *path, json_t **doc, char *why, size_t size)
+{
+	char shown[1024];
+	struct stat st;
+	size_t used = 0, cap;
+	char *text = NULL;
+	int fd, rc = 0;
+
+	*doc = NULL;
+	pmc__escape_ctl(shown, sizeof(shown), path);
+	if (lstat(path, &st) != 0 && errno == ENOENT)
+		return -ENOENT;
+	fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0) {
+		rc = -errno;
+		snprintf(why, size, "cannot read %s: %s%s; every file of an hwdb must be a readable regular file: fix it or remove it",
+			 shown, strerror(-rc),
+			 rc == -ENOENT ? " (a symbolic link to nothing)" : rc == -ELOOP ? " (a symbolic link in a loop)" : "");
+		return rc;
+	}
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+		mode_t m = st.st_mode;
+
+		snprintf(why, size, "%s is %s (or a link to one), not a regular file: hwdb reads only regular files; remove it or replace it with one",
+			 shown, S_ISDIR(m) ? "a directory" : S_ISFIFO(m) ? "a FIFO" : S_ISCHR(m) ? "a character device" :
+				S_ISBLK(m) ? "a block device" : S_ISSOCK(m) ? "a socket" : "something else");
+		rc = -EINVAL;
+		goto out;
+	}
+	cap = (size_t)st.st_size < HWDB_JSON_MAX ? (size_t)st.st_size + 4096 : HWDB_JSON_MAX + 1;
+	text = malloc(cap + 1);
+	while (text && used < cap) {
+		ssize_t n = read(fd, text + used, cap - used);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			rc = -errno;
+			snprintf(why, size, "cannot read %s: %s", shown, strerror(-rc));
+			goto out;
+		}
+		if (n == 0)
+			break;
+		used += (size_t)n;
+		if (used == cap && cap <= HWDB_JSON_MAX) {
+			char *grown = realloc(text, HWDB_JSON_MAX + 2);
+
+			if (!grown) {
+				rc = -ENOMEM;
+				snprintf(why, size, "%s: out of memory", shown);
+				goto out;
+			}
+			text = grown;
+			cap = HWDB_JSON_MAX + 1;
+		}
+	}
+	if (!text) {
+		rc = -ENOMEM;
+		snprintf(why, size, "%s: out of memory", shown);
+		goto out;
+	}
+	if (used > HWDB_JSON_MAX) {
+		rc = -EFBIG;
+		snprintf(why, size, "%s is over the limit of 64 MiB for an hwdb file: it is not one calibration wrote; remove it",
+			 shown);
+		goto out;
+	}
+	*doc = json_loadb(text, used, 0, NULL);
+out:
+	free(text);
+	close(fd);
 	return rc;
 }
 

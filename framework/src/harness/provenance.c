@@ -470,8 +470,7 @@ int pmc__calibration_load(const char *budget_source, struct pmc__calibration_fil
 	memset(cf, 0, sizeof(*cf));
 	if (pmc__beside_budget(budget_source, PMC__CALIBRATION_SUFFIX, cf->path, sizeof(cf->path)))
 		return -ENOENT;
-	doc = json_load_file(cf->path, 0, NULL);
-	if (!json_is_object(doc)) {
+	if (pmc__hwdb_json_load(cf->path, &doc, why, sizeof(why)) || !json_is_object(doc)) {
 		json_decref(doc);
 		return -ENOENT;
 	}
@@ -503,8 +502,14 @@ int pmc__calibration_program_check(const char *budget_source, char *why, size_t 
 	if (pmc__beside_budget(budget_source, PMC__CALIBRATION_SUFFIX, path, sizeof(path)))
 		return 0;
 	if (strcmp(path, last_path)) {
-		json_t *doc = json_load_file(path, 0, NULL);
+		json_t *doc;
+		int rc = pmc__hwdb_json_load(path, &doc, why, size);
 
+		/* A FIFO or device here would have held the run forever. */
+		if (rc && rc != -ENOENT) {
+			last_path[0] = '\0';
+			return rc;
+		}
 		snprintf(last_path, sizeof(last_path), "%s", path);
 		snprintf(last_program, sizeof(last_program), "%s", pmc__jstr(doc, "program"));
 		json_decref(doc);
@@ -525,7 +530,15 @@ int pmc__calibration_owner(const char *dir, const char *key, const char *suite, 
 	if (snprintf(path, sizeof(path), "%s/budgets/%s/%s%s", dir, key, suite,
 		     PMC__CALIBRATION_SUFFIX) >= (int)sizeof(path))
 		return -ENAMETOOLONG;
-	doc = json_load_file(path, 0, NULL);
+	{
+		char why[PATH_MAX + 256];
+		int rc = pmc__hwdb_json_load(path, &doc, why, sizeof(why));
+
+		if (rc && rc != -ENOENT) {
+			fprintf(out, "  error: %s\n", why);
+			return rc;
+		}
+	}
 	if (json_is_object(doc) && *pmc__jstr(doc, "program") &&
 	    strcmp(pmc__jstr(doc, "program"), pmc__program_name())) {
 		fprintf(out,
@@ -552,7 +565,13 @@ int pmc__calibration_write(const char *dir, const char *key, const char *suite, 
 		     PMC__CALIBRATION_SUFFIX) >= (int)sizeof(path))
 		return -ENAMETOOLONG;
 	/* The other cases' engines stay: each case is calibrated on its own. */
-	was = json_load_file(path, 0, NULL);
+	{
+		char why[PATH_MAX + 256];
+
+		rc = pmc__hwdb_json_load(path, &was, why, sizeof(why));
+		if (rc && rc != -ENOENT)
+			return rc;
+	}
 	engines = json_object_get(was, "sim_engines");
 	engines = json_is_object(engines) ? json_deep_copy(engines) : json_object();
 	if (engine && engines)
@@ -581,7 +600,11 @@ const char *pmc__calibration_engine(const char *budget_source, const char *test)
 		return "";
 	if (!strcmp(path, last_path) && !strcmp(test, last_test))
 		return engine;
-	doc = json_load_file(path, 0, NULL);
+	{
+		char why[PATH_MAX + 256];
+
+		pmc__hwdb_json_load(path, &doc, why, sizeof(why)); /* said by pmc__calibration_program_check */
+	}
 	snprintf(engine, sizeof(engine), "%s",
 		 json_is_string(json_object_get(json_object_get(doc, "sim_engines"), test))
 			 ? json_string_value(json_object_get(json_object_get(doc, "sim_engines"), test))

@@ -219,7 +219,12 @@ static size_t calibrated_region(const char *case_name, const struct pmc__region_
 	memset(old, 0, sizeof(*old));
 	if (!g->nfns || pmc__beside_budget(budget_source, PMC__FUNCTIONS_SUFFIX, path, size))
 		return 0;
-	doc = json_load_file(path, 0, NULL);
+	{
+		char why[PATH_MAX + 256];
+
+		/* hwdb check names a file here that is not a regular one. */
+		pmc__hwdb_json_load(path, &doc, why, sizeof(why));
+	}
 	rows = json_object_get(json_object_get(json_object_get(doc, "cases"), case_name), g->name);
 	old->name = g->name;
 	old->nev = g->nev;

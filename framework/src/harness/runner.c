@@ -124,6 +124,44 @@ static bool ci_set(void)
 	return ci && *ci && strcmp(ci, "0") && strcasecmp(ci, "false");
 }
 
+/*
+ * The results directory, before any case runs, as each output file is
+ * (pmc__output_check): a directory a file can be made in, or a name one
+ * can be made at.  A file, /proc/self or an empty name there was an error
+ * after the run.
+ */
+static int results_dir_check(const char *dir, char *why, size_t size)
+{
+	char probe[PATH_MAX], shown[512];
+	struct stat st;
+
+	pmc__escape_ctl(shown, sizeof(shown), dir);
+	if (!*dir) {
+		snprintf(why, size, "an empty name; name a directory, or leave the option out");
+		return -EINVAL;
+	}
+	if (stat(dir, &st) == 0 && !S_ISDIR(st.st_mode)) {
+		snprintf(why, size, "\"%s\" is not a directory; name a directory (made if missing) for the results files",
+			 shown);
+		return -ENOTDIR;
+	}
+	/* Missing: made at the end (mkdir, one level), so its parent must
+	 * take a new name; there: it must take the results file. */
+	if (snprintf(probe, sizeof(probe), "%s%s", dir, stat(dir, &st) == 0 ? "/results.json" : "") >=
+	    (int)sizeof(probe)) {
+		snprintf(why, size, "\"%s\": the name is too long", shown);
+		return -ENAMETOOLONG;
+	}
+	{
+		int rc = pmc__output_check(probe, why, size);
+
+		if (rc)
+			snprintf(why, size, "\"%s\": no results file could be written there (%s); name a directory pmcheck can write, or a new one in such a directory",
+				 shown, strerror(-rc));
+		return rc;
+	}
+}
+
 static int parse_args(struct runner *r, int argc, char **argv)
 {
 	bool margin_set = false, cal_tolerance_set = false, exact_layout = false;
@@ -200,9 +238,10 @@ static int parse_args(struct runner *r, int argc, char **argv)
 			break;
 		}
 		case O_TIMEOUT:
-			r->timeout = strtod(optarg, &end);
-			if (*end || !(r->timeout > 0) || r->timeout > 86400) {
-				fprintf(stderr, "%s: --timeout=%s: expected seconds, more than 0\n", r->prog, quoted(optarg));
+			if (pmc__parse_decimal(optarg, &end, &r->timeout) || *end || !(r->timeout > 0) ||
+			    r->timeout > 86400) {
+				fprintf(stderr, "%s: --timeout=%s: expected seconds, more than 0 and at most 86400 (a day), in decimal digits, e.g. 30 or 0.5\n",
+					r->prog, quoted(optarg));
 				return -1;
 			}
 			break;
@@ -294,12 +333,14 @@ static int parse_args(struct runner *r, int argc, char **argv)
 			break;
 		case O_MARGIN:
 		case O_CALTOL: {
-			double v = strtod(optarg, &end);
+			double v = 0;
 
-			if (*end == '%')
+			if (pmc__parse_decimal(optarg, &end, &v))
+				end = optarg;
+			else if (*end == '%')
 				end++;
-			if (*end || !(v >= 0) || v > 1000) {
-				fprintf(stderr, "%s: %s: expected a percentage (e.g. 10 or 10%%)\n", r->prog, quoted(argv[optind - 1]));
+			if (end == optarg || *end || !(v >= 0) || v > 1000) {
+				fprintf(stderr, "%s: %s: expected a percentage from 0 to 1000 in decimal digits (e.g. 10 or 10%%)\n", r->prog, quoted(argv[optind - 1]));
 				return -1;
 			}
 			/* A budget's tolerance above 100% is refused on reading
@@ -405,6 +446,21 @@ static int parse_args(struct runner *r, int argc, char **argv)
 					fprintf(stderr, "%s: %s: %s\n", r->prog, outputs[k].option, why);
 					return -1;
 				}
+			for (size_t k = 0; k < sizeof(outputs) / sizeof(outputs[0]); k++)
+				for (size_t m = k + 1; m < sizeof(outputs) / sizeof(outputs[0]); m++)
+					if (pmc__output_same(outputs[k].path, outputs[m].path)) {
+						char shown[512];
+
+						fprintf(stderr,
+							"%s: %s and %s both name \"%s\", and the second would overwrite the first: give each its own file\n",
+							r->prog, outputs[k].option, outputs[m].option,
+							pmc__escape_ctl(shown, sizeof(shown), outputs[m].path));
+						return -1;
+					}
+			if (r->results_dir && results_dir_check(r->results_dir, why, sizeof(why))) {
+				fprintf(stderr, "%s: --results-dir (or PMCHECK_RESULTS_DIR): %s\n", r->prog, why);
+				return -1;
+			}
 			if (pmc__fault_switch_check(why, sizeof(why))) {
 				fprintf(stderr, "%s: %s\n", r->prog, why);
 				return -1;
@@ -541,7 +597,10 @@ static int write_results_dir(struct runner *r, json_t *doc, const struct pmc__re
 	const char *stem = r->prog;
 
 	if (mkdir(r->results_dir, 0755) != 0 && errno != EEXIST) {
-		fprintf(stderr, "%s: --results-dir=%s: %s\n", r->prog, r->results_dir, strerror(errno));
+		char shown[512];
+
+		fprintf(stderr, "%s: --results-dir=%s: %s\n", r->prog,
+			pmc__escape_ctl(shown, sizeof(shown), r->results_dir), strerror(errno));
 		return -1;
 	}
 	if (rs->n == 1) {
@@ -555,7 +614,10 @@ static int write_results_dir(struct runner *r, json_t *doc, const struct pmc__re
 	int rc = pmc__write_json(path, doc);
 
 	if (rc != 0) {
-		fprintf(stderr, "%s: cannot write %s: %s\n", r->prog, path, strerror(-rc));
+		char shown[PATH_MAX];
+
+		fprintf(stderr, "%s: cannot write %s: %s; --results-dir names a directory for a new or regular file of each case\n",
+			r->prog, pmc__escape_ctl(shown, sizeof(shown), path), strerror(-rc));
 		return -1;
 	}
 	return 0;

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "runner_int.h"
+#include "util/file.h"
 
 /*
  * The program's stack starts below its argument and environment strings,
@@ -285,8 +286,15 @@ static int sim_env_check(struct runner *r)
 		size_t ok = strspn(p, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_");
 
 		if (n && (ok < n || (*p >= '0' && *p <= '9'))) {
-			fprintf(stderr, "%s: PMCHECK_SIM_ENV=\"%s\": \"%.*s\" is not a variable name: give names separated by ':' (PMCHECK_SIM_ENV=HOME:LANG)\n",
-				r->prog, keep, (int)(n > 64 ? 64 : n), p);
+			char name[65], shown[65 * 4 + 1];
+
+			/* The name alone, by its first 64 bytes, its control
+			 * characters escaped: the value may be long, and what
+			 * is in it must not reach the terminal as it is. */
+			snprintf(name, sizeof(name), "%.*s", (int)(n > 64 ? 64 : n), p);
+			fprintf(stderr, "%s: PMCHECK_SIM_ENV: \"%s\"%s, at byte %zu of its %zu, is not a variable name: give names separated by ':' (PMCHECK_SIM_ENV=HOME:LANG)\n",
+				r->prog, pmc__escape_ctl(shown, sizeof(shown), name), n > 64 ? "..." : "",
+				(size_t)(p - keep) + 1, strlen(keep));
 			return PMC_EXIT_USAGE;
 		}
 		p += n + (p[n] != '\0');

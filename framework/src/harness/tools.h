@@ -275,6 +275,15 @@ json_t *pmc__summary(const struct pmc__results *rs);
 char *pmc__junit(const struct pmc__results *rs, const char *program, double seconds);
 /* Write a JSON document atomically. */
 int pmc__write_json(const char *path, json_t *doc);
+/*
+ * jsonio.c: a JSON file of an hwdb (SUITE.calibration.json,
+ * SUITE.functions.json) read as every hwdb file is: a regular file (or a
+ * link to one), opened without waiting (a FIFO's open would wait for a
+ * writer forever), of at most 64 MiB.  0 with *doc (NULL when the text is
+ * not JSON: no record, as before); -ENOENT when nothing is at path; else a
+ * negative errno with why naming the path, what it is and the fix.
+ */
+int pmc__hwdb_json_load(const char *path, json_t **doc, char *why, size_t size);
 
 /*
  * jsonio.c: JSON written as text, with no tree: a case on the sim backend

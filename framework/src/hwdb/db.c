@@ -129,7 +129,8 @@ static int map_handler(void *user, const char *section, const char *name, const 
 		    db->map[i].where[plen] == ':')
 			return pmc__fail(err, PMC_E_SYNTAX, c->path, -1,
 					 "%s:%d: pattern \"%s\" is already mapped at %s (to %s); first match wins, so this line would never apply: remove one",
-					 c->path, line, name, db->map[i].where, db->map[i].model);
+					 c->path, line, pmc__hwdb_shown(sn, sizeof(sn), name), db->map[i].where,
+					 db->map[i].model);
 	}
 	grown = realloc(db->map, (db->nmap + 1) * sizeof(*db->map));
 	if (!grown)
@@ -142,7 +143,7 @@ static int map_handler(void *user, const char *section, const char *name, const 
 
 		if (pmc__map_pattern_compile(&e->re, name, why, sizeof(why)))
 			return pmc__fail(err, PMC_E_SYNTAX, c->path, -1, "%s:%d: \"%s\": %s", c->path,
-					 line, name, why);
+					 line, pmc__hwdb_shown(sn, sizeof(sn), name), why);
 	}
 	pmc__copy(e->pattern, sizeof(e->pattern), name);
 	pmc__copy(e->model, sizeof(e->model), value);

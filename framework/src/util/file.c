@@ -143,6 +143,24 @@ out:
 	return rc;
 }
 
+int pmc__parse_decimal(const char *s, char **end, double *out)
+{
+	size_t n = strspn(s, "0123456789");
+
+	if (n == 0)
+		return -EINVAL;
+	if (s[n] == '.') {
+		size_t f = strspn(s + n + 1, "0123456789");
+
+		if (f == 0)
+			return -EINVAL;
+		n += 1 + f;
+	}
+	*out = strtod(s, NULL); /* only digits and one '.': a plain decimal */
+	*end = (char *)s + n;
+	return 0;
+}
+
 int pmc__mkdir_p(const char *path)
 {
 	char buf[PATH_MAX];
@@ -180,14 +198,64 @@ static const char *file_kind(mode_t mode)
 				: "not a regular file";
 }
 
+/* A temporary name no one can have planted: random, and created
+ * exclusively without following a link (O_EXCL fails on any existing name,
+ * a link included; O_NOFOLLOW says so twice).  An existing name is a
+ * collision or a trap: another name is tried, and nothing is written
+ * through what is there.  The name is the directory's and a fixed-length
+ * one of its own, never the target's name with more after it: a target
+ * whose name is near NAME_MAX (255 bytes) is written, not refused with
+ * ENAMETOOLONG after the run. */
+static int create_temporary(const char *path, char *tmp, size_t size)
+{
+	static unsigned counter;
+	const char *slash = strrchr(path, '/');
+	int dirlen = slash ? (int)(slash - path + 1) : 0;
+
+	for (int tries = 0; tries < 100; tries++) {
+		uint32_t r;
+		int fd;
+
+		if (getrandom(&r, sizeof(r), GRND_NONBLOCK) != (ssize_t)sizeof(r)) {
+			struct timespec ts;
+
+			clock_gettime(CLOCK_MONOTONIC, &ts);
+			r = (uint32_t)ts.tv_nsec ^ (uint32_t)ts.tv_sec * 2654435761u ^
+			    __atomic_add_fetch(&counter, 1, __ATOMIC_RELAXED) * 40503u;
+		}
+		if (pmc__snprintf(tmp, size, "%.*s.pmcheck-%d-%08x.tmp", dirlen, path, (int)getpid(), r) < 0)
+			return -ENAMETOOLONG;
+		fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+		if (fd >= 0 || errno != EEXIST)
+			return fd >= 0 ? fd : -errno;
+	}
+	return -EEXIST;
+}
+
+/* Can a file be made beside path, as the writer makes its temporary?  A
+ * directory that does not exist, is read-only (a read-only mount, /proc,
+ * /sys), is not writable or is full of names is said before the run, not
+ * after it.  The probe is removed at once. */
+static int probe_directory(const char *path)
+{
+	char tmp[PATH_MAX];
+	int fd = create_temporary(path, tmp, sizeof(tmp));
+
+	if (fd < 0)
+		return fd;
+	close(fd);
+	unlink(tmp);
+	return 0;
+}
+
 int pmc__output_check(const char *path, char *why, size_t size)
 {
-	char shown[256];
+	char shown[256], unused[8];
 	struct stat st;
-	int rc = 0;
+	int rc = 0, found;
 
 	if (!why || !size)
-		why = shown, size = sizeof(shown);
+		why = unused, size = sizeof(unused);
 	why[0] = '\0';
 	if (!*path) {
 		snprintf(why, size, "an empty path; name a file, or \"-\" for standard output");
@@ -199,19 +267,61 @@ int pmc__output_check(const char *path, char *why, size_t size)
 	/* stat, not lstat: a link is judged by what it reaches (a link to
 	 * /dev/null or /proc/self/fd/1 is refused); a link that dangles is
 	 * replaced, as a regular file is, and nothing is written through it. */
-	if (stat(path, &st) != 0) {
-		if (errno == ENOENT)
-			return 0;
-		rc = -errno;
+	found = stat(path, &st) == 0 ? 0 : -errno;
+	if (found && found != -ENOENT) {
+		rc = found;
 		snprintf(why, size, "\"%s\": %s; name a file in a directory pmcheck can write, or \"-\" for standard output",
 			 shown, strerror(-rc));
 		return rc;
 	}
-	if (S_ISREG(st.st_mode))
-		return 0;
+	if (found == -ENOENT || S_ISREG(st.st_mode)) {
+		rc = probe_directory(path);
+		if (rc)
+			snprintf(why, size, "\"%s\": no file can be made in its directory (%s), so it cannot be written; name a file in a directory that exists and pmcheck can write, or \"-\" for standard output",
+				 shown, strerror(-rc));
+		return rc;
+	}
 	snprintf(why, size, "\"%s\" is %s, not a regular file, and pmcheck replaces the file it writes; name a new or regular file, or \"-\" for standard output",
 		 shown, file_kind(st.st_mode));
 	return S_ISDIR(st.st_mode) ? -EISDIR : -EINVAL;
+}
+
+static const char *base_name(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+
+	return slash ? slash + 1 : path;
+}
+
+/* stat(2) of path's directory. */
+static int dir_of(const char *path, struct stat *st)
+{
+	char dir[PATH_MAX];
+	const char *slash = strrchr(path, '/');
+
+	if (!slash)
+		return stat(".", st);
+	if (pmc__snprintf(dir, sizeof(dir), "%.*s", (int)(slash - path + 1), path) < 0)
+		return -1;
+	return stat(dir, st);
+}
+
+bool pmc__output_same(const char *a, const char *b)
+{
+	struct stat sa, sb;
+
+	if (!a || !b)
+		return false;
+	if (names_stdout(a) || names_stdout(b))
+		return names_stdout(a) && names_stdout(b);
+	if (!strcmp(a, b))
+		return true;
+	/* Two spellings of one file: "x.json" and "./x.json", or a link;
+	 * a file not made yet by its directory and name. */
+	if (stat(a, &sa) == 0 && stat(b, &sb) == 0)
+		return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+	return !strcmp(base_name(a), base_name(b)) && dir_of(a, &sa) == 0 && dir_of(b, &sb) == 0 &&
+	       sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
 }
 
 static int write_all(int fd, const char *p, size_t len)
@@ -227,35 +337,6 @@ static int write_all(int fd, const char *p, size_t len)
 		len -= (size_t)n;
 	}
 	return 0;
-}
-
-/* A temporary name no one can have planted: random, and created
- * exclusively without following a link (O_EXCL fails on any existing name,
- * a link included; O_NOFOLLOW says so twice).  An existing name is a
- * collision or a trap: another name is tried, and nothing is written
- * through what is there. */
-static int create_temporary(const char *path, char *tmp, size_t size)
-{
-	static unsigned counter;
-
-	for (int tries = 0; tries < 100; tries++) {
-		uint32_t r;
-		int fd;
-
-		if (getrandom(&r, sizeof(r), GRND_NONBLOCK) != (ssize_t)sizeof(r)) {
-			struct timespec ts;
-
-			clock_gettime(CLOCK_MONOTONIC, &ts);
-			r = (uint32_t)ts.tv_nsec ^ (uint32_t)ts.tv_sec * 2654435761u ^
-			    __atomic_add_fetch(&counter, 1, __ATOMIC_RELAXED) * 40503u;
-		}
-		if (pmc__snprintf(tmp, size, "%s.tmp.%d.%08x", path, (int)getpid(), r) < 0)
-			return -ENAMETOOLONG;
-		fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
-		if (fd >= 0 || errno != EEXIST)
-			return fd >= 0 ? fd : -errno;
-	}
-	return -EEXIST;
 }
 
 int pmc_write_file_atomic(const char *path, const void *data, size_t len)

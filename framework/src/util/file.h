@@ -6,6 +6,7 @@
 #ifndef PMCHECK_UTIL_FILE_H
 #define PMCHECK_UTIL_FILE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include <pmcheck/export.h>
@@ -28,11 +29,28 @@ PMC_API int pmc__find_on_path(const char *name, char *out, size_t size);
  * a link to one).  Anything else -- a directory, device, FIFO, socket, a
  * link to one of them such as /proc/self/fd/1 -- would be replaced by the
  * rename: -EISDIR or -EINVAL, and a stat(2) failure other than ENOENT as its
- * -errno, with *why a sentence naming the path (control characters escaped)
- * and the fix.  Callers check each output before any work, so that a run is
+ * -errno; a path whose directory no file can be made in (missing, read-only,
+ * /proc) as the -errno of a probe file made there and removed at once; with
+ * *why a sentence naming the path (control characters escaped) and the fix.  Callers check each output before any work, so that a run is
  * not spent on a file it cannot write.
  */
 PMC_API int pmc__output_check(const char *path, char *why, size_t size);
+
+/* Do two outputs name one file (the same path, two spellings of one
+ * existing file, or both the standard output)?  Two such options would
+ * have the second overwrite the first: callers refuse them, naming both. */
+PMC_API bool pmc__output_same(const char *a, const char *b);
+
+/*
+ * A number as a person writes one on a command line: decimal digits, and
+ * a fraction after one '.' ("30", "0.5"), nothing else.  strtod(3) also
+ * takes leading spaces, a sign, exponents ("1e2"), hexadecimal ("0x10" is
+ * 16, "0x1p3" is 8), "inf" and "nan": as an option's value each is a
+ * mistake read as some other number.  0 with *out and *end after the
+ * number (the caller checks what follows: nothing, or '%'); -EINVAL when
+ * s does not begin with one.
+ */
+PMC_API int pmc__parse_decimal(const char *s, char **end, double *out);
 
 /* mkdir -p with mode 0755: 0 or -errno. */
 PMC_API int pmc__mkdir_p(const char *path);

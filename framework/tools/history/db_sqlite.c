@@ -55,6 +55,20 @@ static int lite_connect(struct hdb *db, const char *file, enum hdb_mode mode)
 
 	if (mode == HDB_READ && (rc = lite_check_exists(file, db->name)) != 0)
 		return rc;
+	/* A store to add to is made if missing, but what is there must be a
+	 * regular file: SQLite said only "disk I/O error" of a FIFO or device. */
+	if (mode == HDB_WRITE) {
+		struct stat sb;
+
+		if (stat(file, &sb) == 0 && !S_ISREG(sb.st_mode)) {
+			fprintf(stderr, "pmcheck history: %s: not a history store: %s, not a regular file; give the SQLite file history add made, or a new name\n",
+				db->name,
+				S_ISDIR(sb.st_mode) ? "a directory" : S_ISFIFO(sb.st_mode) ? "a FIFO" :
+				S_ISCHR(sb.st_mode) ? "a character device" : S_ISBLK(sb.st_mode) ? "a block device" :
+				S_ISSOCK(sb.st_mode) ? "a socket" : "something else");
+			return PMC_EXIT_ERROR;
+		}
+	}
 	if (sqlite3_open_v2(file, &lite,
 			    SQLITE_OPEN_READWRITE | (mode == HDB_WRITE ? SQLITE_OPEN_CREATE : 0),
 			    NULL) != SQLITE_OK) {
