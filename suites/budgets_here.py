@@ -1,21 +1,24 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
-"""The realcode budgets for the libraries installed here.
+"""The tree's sim budgets for the libraries installed here.
 
-The tree's budgets of the realcode suites were recorded against the
-libraries of the distribution (libsqlite3, libzstd, liblzma, libc,
-libstdc++) as they were that day.  A security update of one of them changes
-what the cases count, with no change of the tree's, and the committed
-budgets then fail, rightly naming the library.  Before the realcode tests
-run (CTest fixture realcode_budgets), this runs each program once on the
-sim backend against the committed budgets, and every case whose failed
-checks all name a library that changed since calibration is calibrated
-again into OVERLAY, a hwdb directory of the build tree that the realcode
-tests search first (PMCHECK_HWDB).  Every other case is judged by the
-committed budgets as before; a case that fails for another reason is left
-to fail in its own test.
+The tree's committed sim budgets (hwdb/budgets/sim-*/) were recorded
+against the distribution's libraries as they were that day: libexpat,
+libpugixml, libsqlite3, libzstd, liblzma, libc, libstdc++.  A security
+update of one of them changes what the cases count, with no change of the
+tree's, and the committed budgets then fail, rightly naming the library.
+Before a suite's sim tests run (its CTest fixture, <suite>_budgets;
+suites/CMakeLists.txt registers it), this runs each PROGRAM once on the sim
+backend against the committed budgets, and every case whose failed checks
+all name a library that changed since calibration is calibrated again into
+OVERLAY, a hwdb directory of the build tree that the suite's sim tests
+search first (PMCHECK_HWDB).  Every other case is judged by the committed
+budgets as before; a case that fails for another reason is left to fail in
+its own test.
 
-usage: budgets_here.py OVERLAY PROGRAM...
+usage: budgets_here.py [--filter=GLOBS] OVERLAY PROGRAM...
+  --filter=GLOBS   only the cases these globs name (the runner's --filter),
+                   in every PROGRAM: the cases the committed budgets judge
 """
 import json
 import os
@@ -45,14 +48,14 @@ def environment():
     return {k: v for k, v in os.environ.items() if k not in ("PMCHECK_HWDB", "PMCHECK_RESULTS_DIR")}
 
 
-def moved_cases(program, work):
+def moved_cases(program, selection, work):
     """{case: [libraries]} of the cases whose failed checks all name a
     library that changed since calibration; and the count of cases run."""
     out = os.path.join(work, os.path.basename(program) + ".json")
-    p = subprocess.run([program, "--backend=sim", f"--json={out}"], capture_output=True,
+    p = subprocess.run([program, "--backend=sim", f"--json={out}", *selection], capture_output=True,
                        text=True, env=environment(), timeout=1800)
     if not os.path.exists(out):
-        die(f"{program} --backend=sim left no results (exit {p.returncode}):\n"
+        die(f"{program} --backend=sim {' '.join(selection)} left no results (exit {p.returncode}):\n"
             f"{p.stdout[-1500:]}{p.stderr[-800:]}")
     with open(out) as f:
         doc = json.load(f)
@@ -79,18 +82,27 @@ def moved_cases(program, work):
 
 
 def main():
-    if len(sys.argv) < 3:
-        die("usage: budgets_here.py OVERLAY PROGRAM...")
-    overlay, programs = sys.argv[1], sys.argv[2:]
+    args = sys.argv[1:]
+    selection = []
+    if args and args[0].startswith("--filter="):
+        if args[0] == "--filter=":
+            die("--filter= names no case: give the globs of the cases the committed budgets judge")
+        selection = [args.pop(0)]
+    if len(args) < 2 or args[0].startswith("-"):
+        die(f"usage: budgets_here.py [--filter=GLOBS] OVERLAY PROGRAM... (given: {' '.join(sys.argv[1:])})")
+    overlay, programs = args[0], args[1:]
+    if not overlay or any(not p for p in programs):
+        die(f"an empty argument where OVERLAY or a PROGRAM belongs (given: {sys.argv[1:]}); "
+            f"usage: budgets_here.py [--filter=GLOBS] OVERLAY PROGRAM...")
     # Last run's budgets are no evidence for this one: the overlay starts
     # empty every time (a directory the tests require to exist).
     if os.path.isdir(overlay):
         shutil.rmtree(overlay)
     os.makedirs(overlay)
     total = 0
-    with tempfile.TemporaryDirectory(prefix="realcode-budgets-") as work:
+    with tempfile.TemporaryDirectory(prefix="budgets-here-") as work:
         for program in programs:
-            moved, measured = moved_cases(program, work)
+            moved, measured = moved_cases(program, selection, work)
             if measured == 0:
                 say(f"{os.path.basename(program)}: no case measured here (all skipped): "
                     f"nothing to record; its tests skip as it did")
