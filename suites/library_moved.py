@@ -97,13 +97,13 @@ def steps(d, name, sid):
                        capture_output=True, text=True, env=env(moved=True), timeout=1800)
     print(p.stdout[-3000:], p.stderr[-1000:])
     check(p.returncode == 0, f"budgets_here.py with {LIBRARY}: exit {p.returncode}")
-    m = re.search(rf"^budgets_here: {re.escape(CASE)}: the committed budgets fail here, and every failed "
+    m = re.search(rf"^budgets_here: {re.escape(CASE)} on sim: the committed budgets fail here, and every failed "
                   rf"check names a library that changed since calibration \(([^)]*)\); first of them: (.*)$",
                   p.stdout, re.M)
     check(m and m.group(1) == name and changed.search(m.group(2)),
           f"{CASE} against the committed budgets with {LIBRARY}: FAIL, every failed check naming "
           f"{name} alone, changed (now {LIBRARY}, no package): {m.group(0) if m else p.stdout[-600:]}")
-    check(re.search(rf"^budgets_here: {re.escape(CASE)}: calibrated here into .*\(its libraries moved: "
+    check(re.search(rf"^budgets_here: {re.escape(CASE)} on sim: calibrated here into .*\(its libraries moved: "
                     rf"{re.escape(name)}\)", p.stdout, re.M),
           f"budgets_here.py says {CASE} was calibrated here, for {name}")
     lines = []
