@@ -420,6 +420,20 @@ static char *explain_budget(const struct pmc__region_rec *old, const struct pmc_
 	return text;
 }
 
+char *pmc__explain_callers(const struct pmc__result *r, const struct pmc__check_rec *cr,
+			   const struct pmc__region_rec *g, const char *label)
+{
+	struct pmc__region_rec old;
+	char path[PATH_MAX] = "", *why;
+
+	if (!cr->budget_source)
+		return NULL;
+	calibrated_region(r->name, g, cr->budget_source, &old, path, sizeof(path));
+	why = explain_budget(&old, g, label, path, true);
+	calibrated_free(&old);
+	return why;
+}
+
 /* Is the check's event a count of one function's calls (calls:FUNC)? */
 static bool calls_event(const struct pmc__result *r, const char *event)
 {

@@ -66,8 +66,10 @@ PMC_TEST(attr, three_functions, .events = "instructions:u,branches", .reps = 3,
 
 /* Two callers of attr_first: attr_steady calls it once, attr_growing once
  * or, with ATTR_TWICE in the case's environment (through
- * PMCHECK_SIM_ENV), twice.  A failed calls: budget names the caller whose
- * calls moved, attr_growing, and not attr_steady. */
+ * PMCHECK_SIM_ENV on sim), twice.  A failed calls: budget names the
+ * caller whose calls moved, attr_growing, and not attr_steady: on sim
+ * from the tool's (or callgrind's) calls per caller, on perf from the
+ * uprobe sampled at every call. */
 __attribute__((noinline, used)) unsigned attr_steady(unsigned n)
 {
 	unsigned s = attr_first(n);
@@ -87,7 +89,8 @@ __attribute__((noinline, used)) unsigned attr_growing(unsigned n, unsigned times
 	return s + 1;
 }
 
-PMC_TEST(attr, calls_only, .events = "calls:attr_first", .reps = 3, .backends = PMC_BACKEND_SIM)
+PMC_TEST(attr, calls_only, .events = "calls:attr_first", .reps = 3,
+	 .backends = PMC_BACKEND_SIM | PMC_BACKEND_PERF)
 {
 	unsigned s = 0, n = getenv("ATTR_TWICE") ? 2 : 1;
 
