@@ -7,7 +7,10 @@ compared afterwards carry functions when callgrind counted them
 (PMCHECK_SIM_ENGINE=callgrind); a gate run against a baseline or budgets
 counts with pmcheck's valgrind tool, which counts the functions too: the
 regression and the failure name them without callgrind ever running (a
-valgrind on PATH that logs its command lines shows none)."""
+valgrind on PATH that logs its command lines shows none).  A failed calls:
+budget names the callers whose calls moved since calibration: on sim from
+the tool's (and callgrind's) calls per caller, on perf from the uprobe
+sampled at every call."""
 import json
 import os
 import shlex
@@ -218,6 +221,28 @@ with tempfile.TemporaryDirectory() as d:
               "that call it more: attr_growing +1 (1 -> 2)." in line and "attr_steady" not in line,
               f"calls: failure {engine} {extra}: names the caller that moved, not the other:\n{p.stdout[-1200:]}")
         check(bool(ran) == (engine == "callgrind"), f"calls: failure {engine} {extra}: callgrind runs {ran}")
+
+    # On perf, where the kernel can say: the failure is run once more with
+    # the uprobe sampled at every call, each sample naming the caller by
+    # the return address on the stack (x86-64), and the callers are
+    # compared with the ones the sim calibration kept.
+    p = subprocess.run([AFTER, "--backend=perf", f"--hwdb={hw}", "--filter=attr.calls_only"],
+                       capture_output=True, text=True, timeout=120, env=dict(ENV, ATTR_TWICE="1"))
+    line = next((l for l in p.stdout.splitlines() if "calls:attr_first: measured 3" in l), "")
+    if p.returncode == 77:
+        # uprobes need root or CAP_PERFMON: the case is a SKIP with why.
+        print(f"perf part skipped: {p.stdout[-400:]}")
+    elif os.uname().machine != "x86_64":
+        check(p.returncode == 1 and "Callers against calibration" not in line,
+              f"perf, {os.uname().machine}: the failure has no callers:\n{p.stdout[-1200:]}")
+    else:
+        against = line.split("Callers against calibration")[-1]
+        check(p.returncode == 1 and "exact: 9 calls over 3 executions): attr_growing 6" in line and
+              "attr_steady 3" in line,
+              f"perf: the failure names this run's callers, exactly:\n{p.stdout[-1200:]}")
+        check("Callers against calibration" in line and
+              "that call it more: attr_growing +1 (1 -> 2)." in against and "attr_steady" not in against,
+              f"perf: against calibration, the caller that moved and not the other:\n{p.stdout[-1200:]}")
 
     # The same failure with a tool too old for function costs (a build of
     # protocol 3, as PMCHECK_FAULT_CHECKS=sim-tool-3 makes it answer): the
