@@ -63,7 +63,9 @@
  * the interval the last DUMP_STATS_AT closed (one the DUMP_STATS_AT before
  * it began with pmc_tool_dump.functions set) to a file in callgrind's dump
  * format (an events: line naming the counters this run counts, then ob=,
- * fn= and one cost line per function: see pmc_fn.c for the definitions),
+ * fn= and one cost line per function, and from protocol 5 each call to a
+ * watched function as a cfn= and calls= line in its caller's rows: see
+ * pmc_fn.c for the definitions),
  * beside the totals file, and its name to path.  Returns 1, or 0 when
  * this run counts no functions (--pmcheck-functions=no, no --pmcheck-out)
  * or path cannot hold the name.  From protocol 4; an older tool, or
