@@ -948,6 +948,56 @@ T_CASE(sampler_refuses_what_cannot_be_sampled)
 		"breakpoint: %s", err.message);
 }
 
+/* Two callers of t_probe_target, 3 and 5 calls. */
+PMC__NOIPA int t_probe_caller_three(int x)
+{
+	for (int i = 0; i < 3; i++)
+		x = t_probe_target(x);
+	return x + 1;
+}
+
+PMC__NOIPA int t_probe_caller_five(int x)
+{
+	for (int i = 0; i < 5; i++)
+		x = t_probe_target(x);
+	return x + 1;
+}
+
+/* A uprobe sampled every call: each sample names the caller, by the
+ * return address at the stack pointer (x86-64), exactly. */
+T_CASE(sampler_uprobe_names_callers)
+{
+	struct pmc_event_spec spec;
+	struct pmc_sampler *s;
+	struct pmc_error err;
+	struct ip_tally c = { .fn = { "t_probe_caller_three", "t_probe_caller_five" } };
+	uint64_t lost = 0;
+	int acc = 0, rc;
+
+	T_CHECK(pmc_event_parse("calls:t_probe_target", &spec, &err) == 0, "%s", err.message);
+	rc = pmc_sampler_open(&s, &spec, 1, 0, 8, &err);
+#if !defined(__x86_64__)
+	T_CHECK(rc == PMC_E_UNSUPPORTED && strstr(err.message, "x86-64"), "%s", err.message);
+	return;
+#endif
+	if (rc && pmc_error_is_capability(rc))
+		T_SKIP("%s", err.message);
+	T_CHECK(rc == 0, "%s", err.message);
+	T_CHECK(pmc_symtab_open(&c.syms, &err) == 0, "%s", err.message);
+	T_CHECK(pmc_sampler_enable(s) == 0, "enable");
+	acc = t_probe_caller_three(acc);
+	acc = t_probe_caller_five(acc);
+	T_CHECK(pmc_sampler_disable(s) == 0, "disable");
+	PMC_DO_NOT_OPTIMIZE(acc);
+	T_CHECK(pmc_sampler_drain(s, tally_ip, &c, &lost) == 0, "drain");
+	T_EQ_U64(c.in[0], 3, "samples naming t_probe_caller_three");
+	T_EQ_U64(c.in[1], 5, "samples naming t_probe_caller_five");
+	T_EQ_U64(c.all, 8, "samples in all");
+	T_EQ_U64(lost, 0, "lost (or without a readable stack)");
+	pmc_sampler_close(s);
+	pmc_symtab_close(c.syms);
+}
+
 static volatile uint64_t spin_sink;
 
 __attribute__((noinline, used)) void sampled_spin_hot(uint64_t n)

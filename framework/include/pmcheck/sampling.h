@@ -143,8 +143,16 @@ PMC_API const char *pmc_record_name(uint32_t type);
  * threads and children created after the open.  The sampler starts
  * disabled; samples are read with pmc_sampler_drain after a disable (or
  * while enabled, before the ring fills: then the kernel writes LOST
- * records, which the drain adds up).  Tracepoint, uprobe and breakpoint
- * events are refused (PMC_E_UNSUPPORTED): they fire at one place.
+ * records, which the drain adds up).  Tracepoint and breakpoint events
+ * are refused (PMC_E_UNSUPPORTED): they fire at one place.
+ *
+ * A uprobe (calls:FUNC) fires at one place too, the function's entry, so
+ * its samples name the callers instead: each sample's address is the
+ * return address the call left at the stack pointer, minus 1 (the call
+ * instruction's last byte, inside the caller), read with
+ * PERF_SAMPLE_STACK_USER; a sample whose stack the kernel could not read
+ * counts as lost.  x86-64 only (elsewhere PMC_E_UNSUPPORTED); with period
+ * 1, every call is a sample and the callers' counts are exact.
  *
  * Samples are statistical: where a counter overflows is where the sample
  * is taken, give or take the PMU's skid (several instructions on most

@@ -116,6 +116,20 @@ PMC_API int pmc_sim_dump_functions(const char *file, const char *text, size_t le
 PMC_API void pmc_sim_functions_free(struct pmc_sim_fn_cost *f, size_t n);
 
 /*
+ * The callers, in a dump, of the function a calls:FUNC spec names: one row
+ * per function of the dump that called it, with calls the number of its
+ * calls to it (a jump to its first instruction counts, as callgrind counts
+ * one) and cost all zero, in the dump's order; *out is freed with
+ * pmc_sim_functions_free().  Under pmcheck's valgrind tool, its functions
+ * file holds the calls to the functions the run watched (calls: events),
+ * from protocol 4.  0, or PMC_E_SYNTAX naming file:line, or the spec's
+ * error when its function cannot be found.
+ */
+PMC_API int pmc_sim_dump_callers(const char *file, const char *text, size_t len,
+				 const struct pmc_event_spec *s, struct pmc_sim_fn_cost **out,
+				 size_t *count, struct pmc_error *err);
+
+/*
  * The dump file of this process's last sim reading: the costs, per
  * function, of the interval that reading closed (a region, when it was the
  * region's end).  The file becomes the caller's to parse and delete;

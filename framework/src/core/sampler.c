@@ -6,9 +6,24 @@
  * after the open are sampled too; an inherited per-task event cannot be
  * mapped itself (perf_mmap refuses it: EINVAL), so its samples go to the
  * ring of a dummy event on this thread (PERF_EVENT_IOC_SET_OUTPUT).
+ *
+ * A uprobe (calls:FUNC) fires at the function's first instruction, so its
+ * own address names the function only; what a sample of it says is the
+ * caller.  At that instruction on x86-64 the call has just pushed its
+ * return address and nothing else has moved the stack pointer: the 8
+ * bytes at the user stack pointer (PERF_SAMPLE_STACK_USER, size 8) are the
+ * return address, exactly.  The sample's address is then the return
+ * address minus 1, the last byte of the call instruction, which lies in
+ * the caller even when the call is the caller's last instruction.  (A
+ * frame-pointer callchain would not do: at the entry the frame pointer is
+ * still the caller's, and the chain's first return address is its
+ * caller's.)  A function entered by a jump (a tail call) is named by the
+ * function the jump's caller returns to.  Other architectures keep the
+ * return address elsewhere (arm64: in x30) and are refused.
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <stdbool.h>
 #include <linux/perf_event.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,6 +40,7 @@ struct pmc_sampler {
 	int fd, ring_fd; /* ring_fd: the dummy's (inherit), else fd */
 	struct pmc_ring *ring;
 	uint64_t period;
+	bool callers;    /* a uprobe: samples carry the return address */
 };
 
 static int open_attr(struct perf_event_attr *a)
@@ -46,16 +62,22 @@ int pmc_sampler_open(struct pmc_sampler **out, const struct pmc_event_spec *spec
 		return pmc__fail(err, -EINVAL, spec->name, -1,
 				 "sampling \"%s\": a period of 0 samples nothing; give 1 or more",
 				 spec->name);
-	if (spec->kind == PMC_KIND_TRACEPOINT || spec->kind == PMC_KIND_UPROBE ||
-	    spec->kind == PMC_KIND_BREAKPOINT)
+	if (spec->kind == PMC_KIND_TRACEPOINT || spec->kind == PMC_KIND_BREAKPOINT)
 		return pmc__fail(err, PMC_E_UNSUPPORTED, spec->name, -1,
 				 "sampling \"%s\": a %s event fires at one place, so its samples name that place only; sample the work around it (instructions, task-clock)",
 				 spec->name, pmc_event_kind_name(spec->kind));
+#if !defined(__x86_64__)
+	if (spec->kind == PMC_KIND_UPROBE)
+		return pmc__fail(err, PMC_E_UNSUPPORTED, spec->name, -1,
+				 "sampling \"%s\": a uprobe's samples name its callers by the return address on the stack at the function's entry, which only x86-64 keeps there; on this architecture count its calls only",
+				 spec->name);
+#endif
 	s = calloc(1, sizeof(*s));
 	if (!s)
 		return pmc__fail(err, -ENOMEM, spec->name, -1, "out of memory");
 	s->fd = s->ring_fd = -1;
 	s->period = period;
+	s->callers = spec->kind == PMC_KIND_UPROBE;
 	if (flags & PMC_OPEN_INHERIT) {
 		memset(&a, 0, sizeof(a));
 		a.size = sizeof(a);
@@ -78,6 +100,10 @@ int pmc_sampler_open(struct pmc_sampler **out, const struct pmc_event_spec *spec
 	a.read_format = 0;
 	a.sample_period = period;
 	a.sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID;
+	if (s->callers) {
+		a.sample_type |= PERF_SAMPLE_STACK_USER;
+		a.sample_stack_user = 8; /* the return address */
+	}
 	a.disabled = 1;
 	rc = open_attr(&a);
 	if (rc < 0) {
@@ -121,7 +147,10 @@ uint64_t pmc_sampler_period(const struct pmc_sampler *s)
 
 int pmc_sampler_drain(struct pmc_sampler *s, pmc_sample_ip_fn fn, void *ctx, uint64_t *lost)
 {
-	/* A SAMPLE here is header, ip, pid/tid; LOST is header, id, lost. */
+	/* A SAMPLE here is header, ip, pid/tid, and for a uprobe the user
+	 * stack: its size asked (8), that many bytes, and how many of them
+	 * the kernel could copy (dyn_size; the size field alone when it
+	 * copied none).  LOST is header, id, lost. */
 	uint64_t rec[64];
 	size_t len;
 	int rc;
@@ -129,8 +158,12 @@ int pmc_sampler_drain(struct pmc_sampler *s, pmc_sample_ip_fn fn, void *ctx, uin
 	while ((rc = pmc_ring_next(s->ring, rec, sizeof(rec), &len)) == 1) {
 		const struct perf_event_header *h = (const void *)rec;
 
-		if (h->type == PERF_RECORD_SAMPLE && len >= 24)
+		if (h->type == PERF_RECORD_SAMPLE && len >= 24 && !s->callers)
 			fn(ctx, rec[1], (uint32_t)rec[2], (uint32_t)(rec[2] >> 32));
+		else if (h->type == PERF_RECORD_SAMPLE && len >= 48 && rec[3] == 8 && rec[5] == 8)
+			fn(ctx, rec[4] - 1, (uint32_t)rec[2], (uint32_t)(rec[2] >> 32));
+		else if (h->type == PERF_RECORD_SAMPLE && s->callers && lost)
+			++*lost; /* the stack could not be read: no caller */
 		else if (h->type == PERF_RECORD_LOST && len >= 24 && lost)
 			*lost += rec[2];
 	}

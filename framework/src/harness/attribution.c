@@ -58,12 +58,24 @@ static int by_change(const void *a, const void *b)
 	return dx < dy ? 1 : dx > dy ? -1 : 0;
 }
 
+/* Are the region's rows of the event counts: not from perf samples, or
+ * from samples of every event with none lost (a calls: event's callers,
+ * page faults sampled at period 1)? */
+static bool counted(const struct pmc__region_rec *g, const char *label)
+{
+	for (size_t k = 0; k < g->nsampled; k++)
+		if (!strcmp(g->sampled[k].label, label))
+			return g->sampled[k].period == 1 && !g->sampled[k].lost;
+	return !g->nsampled;
+}
+
 /*
- * Which functions changed the event's cost in the region (sim attribution
- * on both sides): the PMC__ATTR_SHOWN largest changes of a function's own
- * cost, with their share of the region's change.  NULL without attribution,
- * and for rows estimated from perf samples: the difference of two
- * statistical estimates is not a measured change.
+ * Which functions changed the event's cost in the region (sim attribution,
+ * or perf samples of every event, on both sides): the PMC__ATTR_SHOWN
+ * largest changes of a function's own cost, with their share of the
+ * region's change.  NULL without attribution, and for rows estimated from
+ * statistical perf samples: the difference of two estimates is not a
+ * measured change.
  */
 #define PMC__ATTR_SHOWN 5
 
@@ -121,7 +133,7 @@ json_t *pmc__attribution(const struct pmc__region_rec *og, const struct pmc__reg
 	double total = 0;
 	json_t *rows;
 
-	if (oi < 0 || ni < 0 || !og->nfns || !ng->nfns || og->nsampled || ng->nsampled)
+	if (oi < 0 || ni < 0 || !og->nfns || !ng->nfns || !counted(og, label) || !counted(ng, label))
 		return NULL;
 	ch = calloc(og->nfns + ng->nfns, sizeof(*ch));
 	if (!ch)

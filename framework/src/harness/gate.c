@@ -165,7 +165,8 @@ bool pmc__cpu_independent(const struct pmc__event_rec *e)
 
 /*
  * Beside the budgets (budgets/KEY/SUITE.functions.json): the functions each
- * region of the case spent its events in when calibrated (sim), so that a
+ * region of the case spent its events in when calibrated (sim; for a
+ * calls: event, the calls each function made to its function), so that a
  * failed budget can say which function changed without a baseline file.
  * The file keeps the suite's other cases; written atomically.
  */
@@ -582,12 +583,14 @@ int pmc__calibrate_case(const struct pmc__result *runs, size_t nruns,
 		free(libs);
 		free(paths);
 	}
-	if (written > 0 && first->backend && !strcmp(first->backend, "sim")) {
-		int rc = write_functions(first, cal->dir, cal->key, out);
+	/* Beside every file of budgets written: a calls: budget, under "any"
+	 * or the release's key, is explained by its callers from there. */
+	for (size_t k = 0; first->backend && !strcmp(first->backend, "sim") && k < nkeys; k++) {
+		int rc = write_functions(first, cal->dir, keys[k], out);
 
 		if (rc)
-			fprintf(out, "  warning: the functions for attribution were not written: %s\n",
-				strerror(-rc));
+			fprintf(out, "  warning: the functions for attribution were not written to %s/budgets/%s: %s\n",
+				cal->dir, keys[k], strerror(-rc));
 	}
 	return written;
 }

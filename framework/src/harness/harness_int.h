@@ -199,6 +199,12 @@ void pmc__sampling_adopt(struct pmc__result *r, struct pmc__result *sampled, dou
 /* record.c: append `why` to a failed check's message, and to the case's
  * reason where the reason quotes that check.  0, or -1 out of memory. */
 int pmc__check_explain(struct pmc__result *r, struct pmc__check_rec *cr, const char *why);
+/* record.c: a failed calls: budget whose region g has its callers (perf:
+ * sampled at every call), against the callers calibration kept beside the
+ * budget: " Callers against calibration (...): that call it more: ...", or
+ * NULL when either side has none.  The text is the caller's to free. */
+char *pmc__explain_callers(const struct pmc__result *r, const struct pmc__check_rec *cr,
+			   const struct pmc__region_rec *g, const char *label);
 /* record.c: put `text` before a failed check's figures, after its region
  * and event ("region \"parse\", calls:free: TEXT; measured ..."), and so in
  * the case's reason where it quotes that check.  0, or -1 out of memory. */
@@ -397,7 +403,8 @@ bool pmc__filter_match(const char *filter, const char *full_name);
 json_t *pmc__functions_json(const struct pmc__region_rec *g);
 /* compare.c: the functions whose own cost of `label` changed most from og to
  * ng ([{function, object, old, new, change, share}]), NULL without
- * attribution on either side. */
+ * attribution on either side, or with rows estimated from statistical perf
+ * samples. */
 json_t *pmc__attribution(const struct pmc__region_rec *og, const struct pmc__region_rec *ng,
 			 const char *label);
 /* compare.c: the same function in another run's region (by name and

@@ -49,6 +49,13 @@ static char *dup_or_null(const char *s)
 struct fn_sum {
 	struct pmc_sim_fn_cost f; /* costs summed over the dumps */
 	double score;             /* its largest share of any event */
+	double to[PMC_MAX_EVENTS]; /* calls: events: its calls to the function, summed */
+};
+
+/* A function's calls to the function of one calls: event, in one dump. */
+struct caller {
+	size_t event;
+	struct pmc_sim_fn_cost f;
 };
 
 static int by_name(const void *a, const void *b)
@@ -57,6 +64,15 @@ static int by_name(const void *a, const void *b)
 	int c = strcmp(x->name, y->name);
 
 	return c ? c : strcmp(x->object, y->object);
+}
+
+static void callers_free(struct caller *c, size_t n)
+{
+	for (size_t i = 0; c && i < n; i++) {
+		free(c[i].f.name);
+		free(c[i].f.object);
+	}
+	free(c);
 }
 
 static int by_score(const void *a, const void *b)
@@ -77,9 +93,50 @@ static double event_cost(const uint64_t *cost, unsigned mask)
 	return v;
 }
 
+/* A function's cost of event j: its columns summed; for a calls: event,
+ * the calls it made to that event's function. */
+static double row_cost(const struct fn_sum *r, size_t j, const unsigned *mask)
+{
+	return mask[j] & PMC_SIM_CALLS_MASK ? r->to[j] : event_cost(r->f.cost, mask[j]);
+}
+
+/* The callers in one dump of each calls: event's function, appended to
+ * *callers; 0, or a message in why. */
+static int dump_callers(struct pmc_test *t, size_t nev, const unsigned *mask, const char *file,
+			const char *text, size_t len, struct caller **callers, size_t *n, char *why,
+			size_t size)
+{
+	for (size_t j = 0; j < nev; j++) {
+		struct pmc_sim_fn_cost *f = NULL;
+		struct caller *grown;
+		struct pmc_error err;
+		size_t nf = 0;
+
+		if (!(mask[j] & PMC_SIM_CALLS_MASK))
+			continue;
+		if (pmc_sim_dump_callers(file, text, len, &t->spec[j], &f, &nf, &err)) {
+			snprintf(why, size, "the callers of %s: %s", t->label[j], err.message);
+			return -1;
+		}
+		grown = realloc(*callers, (*n + nf + 1) * sizeof(**callers));
+		if (!grown) {
+			pmc_sim_functions_free(f, nf);
+			snprintf(why, size, "out of memory");
+			return -1;
+		}
+		*callers = grown;
+		for (size_t k = 0; k < nf; k++)
+			(*callers)[(*n)++] = (struct caller){ j, f[k] };
+		free(f); /* the strings moved into *callers */
+	}
+	return 0;
+}
+
 /*
  * The region's own costs per function for the record: its kept dumps
- * parsed and merged, each event's columns summed, the mean over the dumps;
+ * parsed and merged, each event's columns summed (for a calls: event, the
+ * function's calls to the event's function: the callers), the mean over
+ * the dumps;
  * the PMC__ATTR_TOP functions with the largest share of any event, and the
  * rest as "(other)".  The dumps are deleted.  A dump that cannot be read
  * leaves the region without attribution (a note says why); -1 only when
@@ -89,7 +146,8 @@ static int attribution(struct pmc_test *t, struct pmc__region *g, struct pmc__re
 {
 	struct pmc_sim_fn_cost *all = NULL;
 	struct fn_sum *sum = NULL;
-	size_t nall = 0, nsum = 0, ndumps = g->attr->n, keep;
+	struct caller *callers = NULL;
+	size_t nall = 0, nsum = 0, ndumps = g->attr->n, keep, ncallers = 0;
 	unsigned mask[PMC_MAX_EVENTS];
 	double total[PMC_MAX_EVENTS] = { 0 };
 	int rc = 0;
@@ -108,11 +166,15 @@ static int attribution(struct pmc_test *t, struct pmc__region *g, struct pmc__re
 			snprintf(why, sizeof(why), "%s", strerror(-prc));
 		else if (pmc_sim_dump_functions(g->attr->dump[d], text, len, &f, &n, &err))
 			snprintf(why, sizeof(why), "%s", err.message);
+		else if (dump_callers(t, g->nev, mask, g->attr->dump[d], text, len, &callers,
+				      &ncallers, why, sizeof(why)))
+			pmc_sim_functions_free(f, n);
 		if (why[0]) {
 			free(text);
 			pmc_test_note(t, "region \"%s\": no attribution: dump %s: %s", g->name,
 				      g->attr->dump[d], why);
 			pmc_sim_functions_free(all, nall);
+			callers_free(callers, ncallers);
 			return 0;
 		}
 		free(text);
@@ -129,12 +191,14 @@ static int attribution(struct pmc_test *t, struct pmc__region *g, struct pmc__re
 	}
 	if (rc || nall == 0) {
 		pmc_sim_functions_free(all, nall);
+		callers_free(callers, ncallers);
 		return rc;
 	}
 	qsort(all, nall, sizeof(*all), by_name);
-	sum = calloc(nall, sizeof(*sum));
+	sum = calloc(nall + ncallers, sizeof(*sum));
 	if (!sum) {
 		pmc_sim_functions_free(all, nall);
+		callers_free(callers, ncallers);
 		return -1;
 	}
 	for (size_t i = 0; i < nall; i++) {
@@ -148,13 +212,28 @@ static int attribution(struct pmc_test *t, struct pmc__region *g, struct pmc__re
 		}
 		sum[nsum++].f = all[i];
 	}
+	/* Each caller's calls on its row, made when it cost nothing. */
+	for (size_t k = 0; k < ncallers; k++) {
+		size_t i = 0;
+
+		while (i < nsum && by_name(&sum[i].f, &callers[k].f))
+			i++;
+		if (i == nsum) {
+			sum[nsum++].f = callers[k].f;
+			memset(sum[i].f.cost, 0, sizeof(sum[i].f.cost));
+			sum[i].f.calls = 0;
+			callers[k].f.name = callers[k].f.object = NULL;
+		}
+		sum[i].to[callers[k].event] += (double)callers[k].f.calls;
+	}
+	callers_free(callers, ncallers);
 	for (size_t i = 0; i < nsum; i++)
 		for (size_t j = 0; j < g->nev; j++)
-			total[j] += event_cost(sum[i].f.cost, mask[j]);
+			total[j] += row_cost(&sum[i], j, mask);
 	for (size_t i = 0; i < nsum; i++)
 		for (size_t j = 0; j < g->nev; j++)
-			if (total[j] > 0 && event_cost(sum[i].f.cost, mask[j]) / total[j] > sum[i].score)
-				sum[i].score = event_cost(sum[i].f.cost, mask[j]) / total[j];
+			if (total[j] > 0 && row_cost(&sum[i], j, mask) / total[j] > sum[i].score)
+				sum[i].score = row_cost(&sum[i], j, mask) / total[j];
 	qsort(sum, nsum, sizeof(*sum), by_score);
 	/* Functions that cost nothing of the case's events are left out. */
 	while (nsum > 0 && sum[nsum - 1].score <= 0) {
@@ -186,9 +265,9 @@ static int attribution(struct pmc_test *t, struct pmc__region *g, struct pmc__re
 
 			if (other)
 				for (size_t k = keep; k < nsum; k++)
-					v += event_cost(sum[k].f.cost, mask[j]);
+					v += row_cost(&sum[k], j, mask);
 			else
-				v = event_cost(sum[i].f.cost, mask[j]);
+				v = row_cost(&sum[i], j, mask);
 			fr->cost[j] = v / (double)ndumps;
 		}
 	}
@@ -272,14 +351,49 @@ static void calibrated_free(struct pmc__region_rec *old)
  * is nothing to say.
  */
 static char *explain_budget(const struct pmc__region_rec *old, const struct pmc__region_rec *g,
-			    const char *label, const char *path)
+			    const char *label, const char *path, bool calls)
 {
 	char *text = NULL;
 	size_t i, cap = 0;
 	json_t *at = old->nfns ? pmc__attribution(old, g, label) : NULL;
 	FILE *f = json_array_size(at) ? open_memstream(&text, &cap) : NULL;
 
-	if (f) {
+	if (f && calls) {
+		json_t *a;
+		int sign = 0;
+
+		/* A calls: event's costs are the calls each function made to
+		 * its function: the callers whose calls moved, largest change
+		 * first, those that call it more before those that call it
+		 * less. */
+		fprintf(f, " Callers against calibration (%s beside it):",
+			strrchr(path, '/') ? strrchr(path, '/') + 1 : path);
+		for (int pass = 1; pass >= -1; pass -= 2) {
+			size_t shown = 0;
+
+			json_array_foreach(at, i, a) {
+				double was = json_number_value(json_object_get(a, "old"));
+				double now = json_number_value(json_object_get(a, "new"));
+				char d[48], o[48], n[48];
+
+				if (i == 3)
+					break;
+				if ((now > was ? 1 : -1) != pass)
+					continue;
+				pmc__fmt_num(d, sizeof(d), fabs(now - was));
+				pmc__fmt_num(o, sizeof(o), was);
+				pmc__fmt_num(n, sizeof(n), now);
+				fprintf(f, "%s%s %s %s%s (%s -> %s)",
+					shown ? "," : sign ? ";" : "",
+					shown ? "" : pass > 0 ? " that call it more:" : " that call it less:",
+					pmc__jstr(a, "function"), pass > 0 ? "+" : "-", d, o, n);
+				shown++;
+				sign = 1;
+			}
+		}
+		fputc('.', f);
+		fclose(f);
+	} else if (f) {
 		json_t *a;
 
 		/* The file beside the budget, whose path (with its long sim
@@ -311,6 +425,28 @@ static char *explain_budget(const struct pmc__region_rec *old, const struct pmc_
 	return text;
 }
 
+char *pmc__explain_callers(const struct pmc__result *r, const struct pmc__check_rec *cr,
+			   const struct pmc__region_rec *g, const char *label)
+{
+	struct pmc__region_rec old;
+	char path[PATH_MAX] = "", *why;
+
+	if (!cr->budget_source)
+		return NULL;
+	calibrated_region(r->name, g, cr->budget_source, &old, path, sizeof(path));
+	why = explain_budget(&old, g, label, path, true);
+	calibrated_free(&old);
+	return why;
+}
+
+/* Is the check's event a count of one function's calls (calls:FUNC)? */
+static bool calls_event(const struct pmc__result *r, const char *event)
+{
+	const struct pmc__event_rec *ev = pmc__result_event(r, event);
+
+	return ev && ev->kind && !strcmp(ev->kind, "uprobe");
+}
+
 /*
  * A failed exact sim budget whose whole difference is layout (layout.c):
  * the check passes, in words that say so, and the case gets a note.
@@ -324,7 +460,9 @@ static int excuse_layout(struct pmc_test *t, struct pmc__result *r, struct pmc__
 	struct pmc__layout lay;
 	char *why = NULL;
 
-	if (!pmc__layout_per_call || !pmc__event_deterministic(r, ev, c->e.event, NULL) ||
+	/* A count of calls is no string function's cost: never layout. */
+	if (!pmc__layout_per_call || calls_event(r, c->e.event) ||
+	    !pmc__event_deterministic(r, ev, c->e.event, NULL) ||
 	    pmc__layout_review(old, g, label, pmc__layout_per_call, &lay) || !lay.layout)
 		return 0;
 	/* The budget widened by exactly what those functions moved. */
@@ -555,7 +693,8 @@ int pmc__result_record(struct pmc_test *t, struct pmc__result *r)
 				calibrated_region(r->name, g, c->budget_source, &old, path, sizeof(path));
 				ex = excuse_layout(t, r, c, cr, &old, g, label);
 				excused += ex > 0;
-				why = ex == 0 ? explain_budget(&old, g, label, path) : NULL;
+				why = ex == 0 ? explain_budget(&old, g, label, path, calls_event(r, c->e.event))
+					      : NULL;
 			}
 			whose = ex == 0 ? pmc__provenance_after(r, c->budget_source, &old, g, label) : NULL;
 			libs = ex == 0 ? pmc__libraries_before(r, c->budget_source, &old, g, label) : NULL;

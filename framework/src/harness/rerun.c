@@ -123,16 +123,14 @@ static int first_difference(const struct pmc__result *a, const struct pmc__resul
 	return 0;
 }
 
-/* A failed check that judged samples of an event a function table can
- * explain: one that failed before any sample (in a warm-up run, or
- * because the region never ran) has no figure for a re-run to explain,
- * and a calls: event is a count of one function's entries, which no
- * table of functions' costs says more about. */
+/* A failed check that judged samples: one that failed before any sample
+ * (in a warm-up run, or because the region never ran) has no figure for a
+ * re-run to explain.  Every event has a function table that explains it
+ * (a calls: event's: the calls each function made to its function). */
 static bool failed_on_samples(const struct pmc__result *res)
 {
 	for (size_t i = 0; i < res->nchecks; i++)
-		if (res->checks[i].status == PMC__CHECK_FAIL && res->checks[i].samples > 0 &&
-		    !(res->checks[i].event && !strncmp(res->checks[i].event, "calls:", 6)))
+		if (res->checks[i].status == PMC__CHECK_FAIL && res->checks[i].samples > 0)
 			return true;
 	return false;
 }
@@ -167,13 +165,13 @@ bool pmc__rerun_adoptable(const struct pmc__result *res, const struct pmc__resul
 }
 
 /* Does a region of res count an event a table of functions' costs can
- * explain (not calls:, a count of one function's entries)? */
+ * explain (any: a calls: event's costs are the calls each function made
+ * to its function)? */
 bool pmc__result_has_costs(const struct pmc__result *res)
 {
 	for (size_t j = 0; j < res->nregions; j++)
-		for (size_t k = 0; k < res->regions[j].nev; k++)
-			if (strncmp(res->regions[j].ev[k].label, "calls:", 6))
-				return true;
+		if (res->regions[j].nev)
+			return true;
 	return false;
 }
 

@@ -59,7 +59,7 @@ bool pmc__rerun_adoptable(const struct pmc__result *res, const struct pmc__resul
  * case's own run): none needs one more run under callgrind for them. */
 bool pmc__result_has_functions(const struct pmc__result *res);
 /* rerun.c: does a region of res count an event a table of functions'
- * costs can explain (anything but calls:)? */
+ * costs can explain (any event; a calls: event by its callers)? */
 bool pmc__result_has_costs(const struct pmc__result *res);
 /* rerun.c: one more run of d under callgrind for its functions (sim, after
  * the tool counted it). */

@@ -322,11 +322,12 @@ void pmc__sampling_close(struct pmc_test *t)
 
 /* ---- the runner's side ------------------------------------------------------------- */
 
-/* Events whose counts a sample can place: not one-place events. */
+/* Events whose counts a sample can place: not one-place events, but a
+ * uprobe, whose samples name its callers (pmc_sampler_open). */
 static bool samplable(const struct pmc__event_rec *e)
 {
-	return e && e->kind && strcmp(e->kind, "tracepoint") && strcmp(e->kind, "uprobe") &&
-	       strcmp(e->kind, "breakpoint") && strcmp(e->kind, "sim");
+	return e && e->kind && strcmp(e->kind, "tracepoint") && strcmp(e->kind, "breakpoint") &&
+	       strcmp(e->kind, "sim");
 }
 
 /* Add event `event` of result r to the request, with a period that gives
@@ -442,8 +443,9 @@ json_t *pmc__sampled_rows_json(const struct pmc__region_rec *g, const char *labe
 	return rows;
 }
 
-/* The text a failed check on (region g, column col) gets. */
-static char *explain(const struct pmc__region_rec *g, size_t col)
+/* The text a failed check on (region g, column col) gets; calls: a
+ * uprobe's, whose samples name its callers. */
+static char *explain(const struct pmc__region_rec *g, size_t col, bool calls)
 {
 	const struct pmc__sampled_rec *s = NULL;
 	json_t *top, *row;
@@ -457,7 +459,15 @@ static char *explain(const struct pmc__region_rec *g, size_t col)
 			s = &g->sampled[k];
 	if (!s || !(f = open_memstream(&text, &cap)))
 		return NULL;
-	if (s->period == 1)
+	if (calls && s->period == 1)
+		fprintf(f, " Its callers (perf sampling of the uprobe at every call, the return address each call left on the stack, exact: %" PRIu64 " call%s over %" PRIu64 " execution%s",
+			s->samples, s->samples == 1 ? "" : "s", s->executions,
+			s->executions == 1 ? "" : "s");
+	else if (calls)
+		fprintf(f, " Its callers (perf sampling of the uprobe, the return address one call in %" PRIu64 " left on the stack, statistical: %" PRIu64 " sample%s over %" PRIu64 " execution%s",
+			s->period, s->samples, s->samples == 1 ? "" : "s", s->executions,
+			s->executions == 1 ? "" : "s");
+	else if (s->period == 1)
 		fprintf(f, " Where the samples fell (perf sampling, every event sampled, exact: %" PRIu64 " sample%s of %s over %" PRIu64 " execution%s",
 			s->samples, s->samples == 1 ? "" : "s", s->label, s->executions,
 			s->executions == 1 ? "" : "s");
@@ -466,7 +476,8 @@ static char *explain(const struct pmc__region_rec *g, size_t col)
 			s->samples, s->samples == 1 ? "" : "s", s->label, s->period, s->executions,
 			s->executions == 1 ? "" : "s");
 	if (s->lost)
-		fprintf(f, "; %" PRIu64 " lost", s->lost);
+		fprintf(f, calls ? "; %" PRIu64 " lost or without a readable stack" : "; %" PRIu64 " lost",
+			s->lost);
 	/* Fewer than a third of what the period asks for: say so. */
 	asked = g->ev[col].mean * (double)s->executions / (double)s->period;
 	if (s->period > 1 && (double)(s->samples + s->lost) < asked / 3)
@@ -525,12 +536,20 @@ void pmc__sampling_adopt(struct pmc__result *r, struct pmc__result *sampled, dou
 
 		if (cr->status != PMC__CHECK_FAIL || !g || !e || !g->nsampled)
 			continue;
+		bool calls = e->kind && !strcmp(e->kind, "uprobe");
+		char *against = calls ? pmc__explain_callers(r, cr, g, e->label) : NULL;
+
 		for (size_t j = 0; j < g->nev && !why; j++)
 			if (!strcmp(g->ev[j].label, e->label))
-				why = explain(g, j);
+				why = explain(g, j, calls);
 		if (why)
 			pmc__check_explain(r, cr, why);
+		/* The callers that moved since calibration, where it kept
+		 * them (sim calibration, beside the calls: budget). */
+		if (against)
+			pmc__check_explain(r, cr, against);
 		free(why);
+		free(against);
 	}
 	/* What the re-run could not sample, and how it ended if not as a run. */
 	notes = realloc(r->notes, (r->nnotes + sampled->nnotes + 2) * sizeof(*r->notes));

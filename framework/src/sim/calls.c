@@ -31,7 +31,7 @@
 #define MAX_ALIASES 16
 #define MAX_TARGETS (2 * PMC_MAX_EVENTS)
 
-struct call_target {
+struct pmc__cg_target {
 	char object[PATH_MAX]; /* the object's real path */
 	uint64_t offset;
 	char names[MAX_ALIASES][256]; /* C++: demangled, as callgrind names them */
@@ -39,7 +39,7 @@ struct call_target {
 	uint64_t total; /* calls in every dump since it was watched */
 };
 
-static struct call_target targets[MAX_TARGETS];
+static struct pmc__cg_target targets[MAX_TARGETS];
 static size_t ntargets;
 
 /* "memcpy@GLIBC_2.2.5" -> "memcpy"; "msort'2" -> "msort". */
@@ -53,7 +53,7 @@ static size_t base_length(const char *name)
 	return n;
 }
 
-static void add_alias(struct call_target *t, const char *name)
+static void add_alias(struct pmc__cg_target *t, const char *name)
 {
 	size_t n = base_length(name);
 
@@ -67,7 +67,7 @@ static void add_alias(struct call_target *t, const char *name)
 }
 
 struct alias_ctx {
-	struct call_target *t;
+	struct pmc__cg_target *t;
 	ElfW(Phdr) ph[32];
 	int nph;
 };
@@ -132,7 +132,7 @@ static int file_build_id(int fd, const ElfW(Ehdr) *eh, char *hex, size_t size)
  * __strlen_sse2 is named only there), and, for a function no symbol
  * names, callgrind's "0x<link-time address>".
  */
-static void find_aliases(struct call_target *t)
+static void find_aliases(struct pmc__cg_target *t)
 {
 	struct alias_ctx a = { t, { { 0 } }, 0 };
 	char id[130] = "", debug[PATH_MAX], at[32];
@@ -174,7 +174,7 @@ static void requested_name(const struct pmc_event_spec *s, char *out, size_t siz
 	snprintf(out, size, "%.*s", (int)strcspn(p, "@"), p);
 }
 
-static int target_of(const struct pmc_event_spec *s, struct call_target *t, struct pmc_error *err)
+static int target_of(const struct pmc_event_spec *s, struct pmc__cg_target *t, struct pmc_error *err)
 {
 	char wanted[128];
 
@@ -192,7 +192,7 @@ static int target_of(const struct pmc_event_spec *s, struct call_target *t, stru
 
 int pmc__cg_calls_watch(const struct pmc_event_spec *s, unsigned *slot, struct pmc_error *err)
 {
-	struct call_target t;
+	struct pmc__cg_target t;
 	int rc = target_of(s, &t, err);
 
 	if (rc)
@@ -252,7 +252,7 @@ static const char *real_object(const char *path)
 static uint64_t fn_mask[MAX_FN_IDS], ob_mask[MAX_OB_IDS];
 
 struct call_scan {
-	struct call_target *ts;
+	struct pmc__cg_target *ts;
 	size_t nts;
 	uint32_t fn_used, ob_used; /* ids seen (tables cleared up to these) */
 };
@@ -331,7 +331,7 @@ static int scan_name(struct call_scan *c, const char *p, const char *e, int obje
 
 /* The calls of each target in a dump's text, added to its total: every
  * calls= line whose callee (cfn=, in cob= or else the current ob=) is one. */
-static int count_calls(const char *file, const char *text, size_t len, struct call_target *ts,
+static int count_calls(const char *file, const char *text, size_t len, struct pmc__cg_target *ts,
 		       size_t nts, struct pmc_error *err)
 {
 	struct call_scan c = { ts, nts, 0, 0 };
@@ -504,7 +504,7 @@ int pmc__cg_calls_count(const char *file, const char *text, size_t len, struct p
 int pmc_sim_dump_calls(const char *file, const char *text, size_t len,
 		       const struct pmc_event_spec *s, uint64_t *calls, struct pmc_error *err)
 {
-	struct call_target t;
+	struct pmc__cg_target t;
 	int rc = target_of(s, &t, err);
 
 	*calls = 0;
@@ -512,4 +512,34 @@ int pmc_sim_dump_calls(const char *file, const char *text, size_t len,
 		rc = count_calls(file, text, len, &t, 1, err);
 	*calls = t.total;
 	return rc;
+}
+
+int pmc__cg_target_new(const struct pmc_event_spec *s, struct pmc__cg_target **out,
+		       struct pmc_error *err)
+{
+	struct pmc__cg_target *t = malloc(sizeof(*t));
+	int rc;
+
+	*out = NULL;
+	if (!t)
+		return pmc__fail(err, -ENOMEM, s->name, -1, "\"%s\": out of memory", s->name);
+	rc = target_of(s, t, err);
+	if (rc) {
+		free(t);
+		return rc;
+	}
+	*out = t;
+	return 0;
+}
+
+int pmc__cg_target_is(const struct pmc__cg_target *t, const char *name, const char *object)
+{
+	size_t n = base_length(name);
+
+	if (strcmp(real_object(object), t->object))
+		return 0;
+	for (int i = 0; i < t->nnames; i++)
+		if (strlen(t->names[i]) == n && !strncmp(t->names[i], name, n))
+			return 1;
+	return 0;
 }

@@ -457,9 +457,16 @@ static int run_under_valgrind(char *const argv[], int verbose, unsigned columns,
 		if (!whole && (columns & PMC_SIM_FUNCTIONS)) {
 			unsigned protocol = pmc__sim_tool_protocol_in(pmc__sim_tool_dir());
 
-			if (protocol >= PMC_TOOL_PROTOCOL_FUNCTIONS) {
+			/* A calls: event's functions are its callers, which
+			 * protocol 4 did not write: callgrind's then. */
+			if (protocol >= PMC_TOOL_PROTOCOL_CALLERS ||
+			    (protocol >= PMC_TOOL_PROTOCOL_FUNCTIONS && !(columns & PMC_SIM_CALLS_MASK))) {
 				vargv[n++] = "--pmcheck-functions=yes";
 				vargv[n++] = "--demangle=no";
+			} else if (protocol >= PMC_TOOL_PROTOCOL_FUNCTIONS) {
+				snprintf(nofunctions, sizeof(nofunctions),
+					 "pmcheck's valgrind tool in %s is a build of protocol %u, which counts no callers of calls: functions (protocol %u does)",
+					 pmc__sim_tool_dir(), protocol, PMC_TOOL_PROTOCOL_CALLERS);
 			} else {
 				snprintf(nofunctions, sizeof(nofunctions),
 					 "pmcheck's valgrind tool in %s is a build of protocol %u, which counts no function costs (protocol %u does)",

@@ -145,8 +145,12 @@ static void demangle_row(struct pmc_sim_fn_cost *f)
 	free(d);
 }
 
-int pmc_sim_dump_functions(const char *file, const char *text, size_t len,
-			   struct pmc_sim_fn_cost **out, size_t *count, struct pmc_error *err)
+/* The dump's functions with their own costs and the calls each received;
+ * with only, the callers of that function instead, each with the calls it
+ * made to it. */
+static int parse_dump(const char *file, const char *text, size_t len,
+		      const struct pmc__cg_target *only, struct pmc_sim_fn_cost **out, size_t *count,
+		      struct pmc_error *err)
 {
 	const char *p = text, *end = text + len;
 	struct names fns = { 0 }, obs = { 0 };
@@ -212,6 +216,9 @@ int pmc_sim_dump_functions(const char *file, const char *text, size_t len,
 				rc = pmc__fail(err, PMC_E_SYNTAX, file, line,
 					       "%s:%d: calls= %s", file, line,
 					       callee ? "without a count" : "before any cfn= line");
+			} else if (only) {
+				if (cur && pmc__cg_target_is(only, callee, callee_object))
+					cur->calls += count;
 			} else {
 				/* The row may move: cur is found again by index. */
 				size_t at = cur ? (size_t)(cur - rows) : 0;
@@ -232,7 +239,7 @@ int pmc_sim_dump_functions(const char *file, const char *text, size_t len,
 			/* The position, then the figures. */
 			while (q < e && *q != ' ' && *q != '\t')
 				q++;
-			if (skip_next || !cur || nevents < 0) {
+			if (skip_next || !cur || nevents < 0 || only) {
 				skip_next = 0;
 			} else {
 				while (q < e && k < nevents) {
@@ -264,9 +271,40 @@ int pmc_sim_dump_functions(const char *file, const char *text, size_t len,
 		pmc_sim_functions_free(rows, n);
 		return rc;
 	}
+	if (only) { /* the callers only */
+		size_t kept = 0;
+
+		for (size_t i = 0; i < n; i++)
+			if (rows[i].calls)
+				rows[kept++] = rows[i];
+			else
+				free(rows[i].name), free(rows[i].object);
+		n = kept;
+	}
 	for (size_t i = 0; i < n; i++)
 		demangle_row(&rows[i]);
 	*out = rows;
 	*count = n;
 	return 0;
+}
+
+int pmc_sim_dump_functions(const char *file, const char *text, size_t len,
+			   struct pmc_sim_fn_cost **out, size_t *count, struct pmc_error *err)
+{
+	return parse_dump(file, text, len, NULL, out, count, err);
+}
+
+int pmc_sim_dump_callers(const char *file, const char *text, size_t len,
+			 const struct pmc_event_spec *s, struct pmc_sim_fn_cost **out, size_t *count,
+			 struct pmc_error *err)
+{
+	struct pmc__cg_target *t;
+	int rc = pmc__cg_target_new(s, &t, err);
+
+	*out = NULL;
+	*count = 0;
+	if (rc == 0)
+		rc = parse_dump(file, text, len, t, out, count, err);
+	free(t);
+	return rc;
 }

@@ -65,6 +65,13 @@ int pmc__sim_calls_watch(const struct pmc_event_spec *s, unsigned *slot, struct 
 int pmc__cg_calls_watch(const struct pmc_event_spec *s, unsigned *slot, struct pmc_error *err);
 uint64_t pmc__cg_calls_total(unsigned slot);
 int pmc__cg_calls_count(const char *file, const char *text, size_t len, struct pmc_error *err);
+/* calls.c: the function of a calls: spec, as a dump's callees are matched
+ * to it (its object and every symbol at its address); freed with free(). */
+struct pmc__cg_target;
+int pmc__cg_target_new(const struct pmc_event_spec *s, struct pmc__cg_target **t,
+		       struct pmc_error *err);
+/* Is the callee a dump names (name, object) that function? */
+int pmc__cg_target_is(const struct pmc__cg_target *t, const char *name, const char *object);
 /* Functions that ran in a dump's interval without being called (signal
  * handlers entered by delivery): how many, the first one's name; the
  * process's first dump names the stack instrumentation began on instead. */

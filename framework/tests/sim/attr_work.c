@@ -64,16 +64,39 @@ PMC_TEST(attr, three_functions, .events = "instructions:u,branches", .reps = 3,
 		PMC_EXPECT_LE(t, "work", "instructions:u", strtod(getenv("ATTR_AT_MOST"), NULL));
 }
 
-/* A count of one function's entries: nothing a table of functions' costs
- * can explain, so a failure of it is not run again for one (ATTR_TWICE in
- * the case's environment, through PMCHECK_SIM_ENV, calls it twice). */
-PMC_TEST(attr, calls_only, .events = "calls:attr_first", .reps = 3, .backends = PMC_BACKEND_SIM)
+/* Two callers of attr_first: attr_steady calls it once, attr_growing once
+ * or, with ATTR_TWICE in the case's environment (through
+ * PMCHECK_SIM_ENV on sim), twice.  A failed calls: budget names the
+ * caller whose calls moved, attr_growing, and not attr_steady: on sim
+ * from the tool's (or callgrind's) calls per caller, on perf from the
+ * uprobe sampled at every call. */
+__attribute__((noinline, used)) unsigned attr_steady(unsigned n)
+{
+	unsigned s = attr_first(n);
+
+	PMC_DO_NOT_OPTIMIZE(s);
+	return s + 1;
+}
+
+__attribute__((noinline, used)) unsigned attr_growing(unsigned n, unsigned times)
+{
+	unsigned s = 0;
+
+	for (unsigned i = 0; i < times; i++) {
+		s += attr_first(n);
+		PMC_DO_NOT_OPTIMIZE(s);
+	}
+	return s + 1;
+}
+
+PMC_TEST(attr, calls_only, .events = "calls:attr_first", .reps = 3,
+	 .backends = PMC_BACKEND_SIM | PMC_BACKEND_PERF)
 {
 	unsigned s = 0, n = getenv("ATTR_TWICE") ? 2 : 1;
 
 	PMC_REGION(t, "calls") {
-		for (unsigned i = 0; i < n; i++)
-			s += attr_first(10);
+		s += attr_steady(10);
+		s += attr_growing(10, n);
 	}
 	PMC_DO_NOT_OPTIMIZE(s);
 	PMC_EXPECT_BUDGET(t, "calls", "calls:attr_first");

@@ -7,7 +7,10 @@ compared afterwards carry functions when callgrind counted them
 (PMCHECK_SIM_ENGINE=callgrind); a gate run against a baseline or budgets
 counts with pmcheck's valgrind tool, which counts the functions too: the
 regression and the failure name them without callgrind ever running (a
-valgrind on PATH that logs its command lines shows none)."""
+valgrind on PATH that logs its command lines shows none).  A failed calls:
+budget names the callers whose calls moved since calibration: on sim from
+the tool's (and callgrind's) calls per caller, on perf from the uprobe
+sampled at every call."""
 import json
 import os
 import shlex
@@ -106,7 +109,12 @@ with tempfile.TemporaryDirectory() as d:
     # A stored result, read back: where the region's instructions went.
     p = subprocess.run([CLI, "results", "--top=3", os.path.join(d, "after.json")], capture_output=True,
                        text=True, timeout=60)
-    top = [l.split()[0] for l in p.stdout.splitlines() if l.startswith("  attr_")]
+    block = p.stdout.split('attr.three_functions, region "work"')[-1].split("\n\n")[0]
+    top = [l.split()[0] for l in block.splitlines() if l.startswith("  attr_")]
+    # The calls: case's functions are attr_first's callers, with its calls.
+    block = p.stdout.split('attr.calls_only, region "calls"')[-1].split("\n\n")[0]
+    callers = sorted(l.split()[0] for l in block.splitlines() if l.startswith("  attr_"))
+    check(callers == ["attr_growing", "attr_steady"], f"results --top lists attr_first's callers: {callers}")
     # Exit 5: the merged run's status, unbudgeted (the runs had no hwdb).
     check(p.returncode == 5 and sorted(top) == ["attr_first", "attr_last", "attr_middle"],
           f"results --top=3 lists the three functions: {top}\n{p.stdout}")
@@ -142,7 +150,8 @@ with tempfile.TemporaryDirectory() as d:
     ran = callgrind_runs()
     check(not ran, f"--calibrate on the tool ran no callgrind: {ran}")
     fj = [os.path.join(r, f) for r, _, fs in os.walk(hw) for f in fs if f.endswith(".functions.json")]
-    check(len(fj) == 1, f"one functions file beside the budgets: {fj}")
+    # One beside each file of budgets: the build's key, and "any" (calls:).
+    check(len(fj) == 2, f"a functions file beside each file of budgets: {fj}")
     p = subprocess.run([CLI, "hwdb", "check", f"--hwdb={hw}"], capture_output=True, text=True, timeout=60)
     check(p.returncode == 0, f"hwdb check accepts it: {p.stdout} {p.stderr}")
     p = subprocess.run([AFTER, "--backend=sim", f"--hwdb={hw}", f"--json={os.path.join(d, 'gate.json')}"],
@@ -187,16 +196,53 @@ with tempfile.TemporaryDirectory() as d:
           f"an ungated failure is run once more for its functions:\n{p.stdout[-1200:]}")
     check(not ran, f"the ungated failure ran no callgrind: {ran}")
 
-    # A failed count of one function's entries: no table of functions says
-    # more, so nothing runs again for one (neither the tool nor callgrind).
+    # A failed count of one function's entries: its callers explain it.
+    # Calibrated with attr_steady and attr_growing calling attr_first once
+    # each; ATTR_TWICE makes attr_growing call it twice.  The failure names
+    # attr_growing (1 -> 2) and not attr_steady, whose calls did not move,
+    # against the functions file beside the calls: budget (under "any"),
+    # counted by the tool (no callgrind) and by callgrind alike.
+    fj_any = os.path.join(hw, "budgets", "any", "attr.functions.json")
+    check(os.path.exists(fj_any), f"a functions file beside the calls: budget: {fj_any}")
+    with open(fj_any) as f:
+        rows = json.load(f)["cases"].get("attr.calls_only", {}).get("calls", [])
+    callers = {r["function"]: r["costs"].get("calls:attr_first") for r in rows}
+    check(callers == {"attr_steady": 1, "attr_growing": 1},
+          f"calibration keeps attr_first's callers, one call each: {callers}")
     twice = dict(SPIED, ATTR_TWICE="1", PMCHECK_SIM_ENV="ATTR_TWICE")
-    for extra in ([], [f"--json={os.path.join(d, 'calls.json')}"]):
-        p = subprocess.run([AFTER, "--backend=sim", f"--hwdb={hw}", "--filter=attr.calls_only", *extra],
+    for engine, extra in (("pmcheck", []), ("pmcheck", [f"--json={os.path.join(d, 'calls.json')}"]),
+                          ("callgrind", [])):
+        p = subprocess.run([AFTER, "--backend=sim", f"--hwdb={hw}", "--filter=attr.calls_only",
+                            f"--sim-engine={engine}", *extra],
                            capture_output=True, text=True, timeout=300, env=twice)
         ran = callgrind_runs()
-        check(p.returncode == 1 and "calls:attr_first" in p.stdout and "run once more" not in p.stdout,
-              f"calls: failure {extra}: fails, and is not run again:\n{p.stdout[-800:]}")
-        check(not ran, f"calls: failure {extra}: no callgrind run: {ran}")
+        line = next((l for l in p.stdout.splitlines() if "calls:attr_first: measured 3" in l), "")
+        check(p.returncode == (1 if engine == "pmcheck" else 4) and
+              "that call it more: attr_growing +1 (1 -> 2)." in line and "attr_steady" not in line,
+              f"calls: failure {engine} {extra}: names the caller that moved, not the other:\n{p.stdout[-1200:]}")
+        check(bool(ran) == (engine == "callgrind"), f"calls: failure {engine} {extra}: callgrind runs {ran}")
+
+    # On perf, where the kernel can say: the failure is run once more with
+    # the uprobe sampled at every call, each sample naming the caller by
+    # the return address on the stack (x86-64), and the callers are
+    # compared with the ones the sim calibration kept.
+    p = subprocess.run([AFTER, "--backend=perf", f"--hwdb={hw}", "--filter=attr.calls_only"],
+                       capture_output=True, text=True, timeout=120, env=dict(ENV, ATTR_TWICE="1"))
+    line = next((l for l in p.stdout.splitlines() if "calls:attr_first: measured 3" in l), "")
+    if p.returncode == 77:
+        # uprobes need root or CAP_PERFMON: the case is a SKIP with why.
+        print(f"perf part skipped: {p.stdout[-400:]}")
+    elif os.uname().machine != "x86_64":
+        check(p.returncode == 1 and "Callers against calibration" not in line,
+              f"perf, {os.uname().machine}: the failure has no callers:\n{p.stdout[-1200:]}")
+    else:
+        against = line.split("Callers against calibration")[-1]
+        check(p.returncode == 1 and "exact: 9 calls over 3 executions): attr_growing 6" in line and
+              "attr_steady 3" in line,
+              f"perf: the failure names this run's callers, exactly:\n{p.stdout[-1200:]}")
+        check("Callers against calibration" in line and
+              "that call it more: attr_growing +1 (1 -> 2)." in against and "attr_steady" not in against,
+              f"perf: against calibration, the caller that moved and not the other:\n{p.stdout[-1200:]}")
 
     # The same failure with a tool too old for function costs (a build of
     # protocol 3, as PMCHECK_FAULT_CHECKS=sim-tool-3 makes it answer): the

@@ -39,6 +39,14 @@
  * - Calls: entries to a function's first instruction (callgrind counts a
  *   jump there as a call too), the function's start from the unwind table
  *   for code without a symbol.
+ * - Callers of a watched function (a calls: target): each entry to it is
+ *   a call from the function charged at that moment (callgrind's caller:
+ *   the function that jumped there, else the one whose call is on top of
+ *   the stack), counted per (caller, callee) in the interval and written
+ *   as callgrind writes a call, in the caller's rows; an entry with no
+ *   function charged (a thread's first code) stays in the callee's own
+ *   calls line.  Only watched functions: one helper call per entry to
+ *   one, nothing elsewhere.
  * - Self cost only, summed over every thread (callgrind's
  *   --separate-threads=no); recursion levels are not told apart (callgrind
  *   names a function entered recursively "fn'2": add them to compare).
@@ -62,6 +70,7 @@
 #include "pub_tool_libcfile.h"
 #include "pub_tool_libcprint.h"
 #include "pub_tool_libcproc.h"
+#include "pub_tool_machine.h"
 #include "pub_tool_mallocfree.h"
 #include "pub_tool_threadstate.h"
 #include "pub_tool_vki.h"
@@ -175,6 +184,75 @@ static Int fn_index(const HChar *object, const HChar *name)
 	fns[nfns].hash = h;
 	table[k] = nfns + 1;
 	return (Int)nfns++;
+}
+
+/* ---- callers of watched functions ----------------------------------------------------- */
+
+/* Calls from one function to a watched one in the interval being
+ * gathered, in an open-addressing table keyed by (caller, callee). */
+struct edge {
+	UInt caller, callee; /* function indices */
+	ULong calls;         /* 0: an empty slot */
+};
+static struct edge *edges, *last_edges;
+static UInt edges_size, nedges, nlast_edges, last_edges_cap;
+static Bool gathering; /* an interval is being gathered */
+
+/* The index of the function whose counters are at row, or -1. */
+static Int row_index(const ULong *row)
+{
+	for (UInt c = 0; c * CHUNK < nfns; c++) {
+		const ULong *base = chunks[c]->cost[0];
+
+		if (row >= base && row < base + CHUNK * 16)
+			return (Int)(c * CHUNK + (UInt)((row - base) / 16));
+	}
+	return -1;
+}
+
+static UInt edge_hash(UInt caller, UInt callee)
+{
+	return (caller * 2654435761u) ^ (callee * 40503u);
+}
+
+static void edges_grow(void)
+{
+	UInt size = edges_size ? edges_size * 2 : 256;
+	struct edge *t = VG_(calloc)("pmcheck.fn.edges", size, sizeof(*t));
+
+	for (UInt i = 0; i < edges_size; i++)
+		if (edges[i].calls) {
+			UInt k = edge_hash(edges[i].caller, edges[i].callee) & (size - 1);
+
+			while (t[k].calls)
+				k = (k + 1) & (size - 1);
+			t[k] = edges[i];
+		}
+	if (edges)
+		VG_(free)(edges);
+	edges = t;
+	edges_size = size;
+}
+
+/* Generated code's, at an entry to a watched function: one call to it
+ * from the function whose counters are at caller (NULL: none). */
+static VG_REGPARM(2) void count_edge(ULong *caller, UWord callee)
+{
+	Int from;
+	UInt k;
+
+	if (!gathering || !caller || (from = row_index(caller)) < 0)
+		return;
+	if (2 * (nedges + 1) > edges_size)
+		edges_grow();
+	for (k = edge_hash((UInt)from, (UInt)callee) & (edges_size - 1); edges[k].calls;
+	     k = (k + 1) & (edges_size - 1))
+		if (edges[k].caller == (UInt)from && edges[k].callee == (UInt)callee) {
+			edges[k].calls++;
+			return;
+		}
+	edges[k] = (struct edge){ (UInt)from, (UInt)callee, 1 };
+	nedges++;
 }
 
 /* ---- function starts from .eh_frame_hdr --------------------------------------------- */
@@ -349,6 +427,8 @@ static IRExpr *row_in_register(IRSB *out, Int i)
 				       u64((ULong)(i % CHUNK) * sizeof(chunks[0]->cost[0]))));
 }
 
+static IRExpr *stack_slot(IRSB *out, IRExpr *depth);
+
 IRExpr *pmc_fn_enter(IRSB *out, Addr a)
 {
 	enum start where;
@@ -359,7 +439,32 @@ IRExpr *pmc_fn_enter(IRSB *out, Addr a)
 	if (!own)
 		return NULL;
 	if (where == SYMBOL_START && !in_plt(a)) {
-		IRExpr *row = row_in_register(out, i);
+		IRExpr *row;
+
+		if (pmc_nsites && pmc_watch_slot_at(a) >= 0) {
+			/* The caller: the function charged now (one that
+			 * jumped here), else the one whose call pushed the top
+			 * of the stack.  Read before this block charges
+			 * itself. */
+			IRExpr *now = pmc_ir_tmp(out, Ity_I64,
+						 IRExpr_Load(Iend_LE, Ity_I64, pmc_ir_addr(out, &live.context)));
+			IRExpr *depth = pmc_ir_tmp(
+				out, Ity_I64,
+				IRExpr_Binop(Iop_Sub64,
+					     pmc_ir_tmp(out, Ity_I64,
+							IRExpr_Load(Iend_LE, Ity_I64, pmc_ir_addr(out, &live.depth))),
+					     u64(1)));
+			IRExpr *top = pmc_ir_tmp(out, Ity_I64,
+						 IRExpr_Load(Iend_LE, Ity_I64, stack_slot(out, depth)));
+			IRExpr *called = pmc_ir_tmp(out, Ity_I1, IRExpr_Binop(Iop_CmpEQ64, now, u64(0)));
+			IRExpr *caller = pmc_ir_tmp(out, Ity_I64, IRExpr_ITE(called, top, now));
+			IRDirty *d = unsafeIRDirty_0_N(2, "pmcheck_count_edge",
+						       VG_(fnptr_to_fnentry)((void *)count_edge),
+						       mkIRExprVec_2(caller, mkIRExpr_HWord((HWord)i)));
+
+			addStmtToIRSB(out, IRStmt_Dirty(d));
+		}
+		row = row_in_register(out, i);
 
 		/* A call, or a jump callgrind takes for one. */
 		pmc_ir_add_at(out, row, CALLS * PMC_FN_STRIDE * 8, u64(1));
@@ -448,7 +553,6 @@ void pmc_fn_thread_new(ThreadId tid, Bool running)
 }
 
 /* Gathering an interval: the counters were emptied at its start. */
-static Bool gathering;
 
 static void interval_end(void)
 {
@@ -480,8 +584,22 @@ static void interval_end(void)
 
 void pmc_fn_dump(Bool keep_next)
 {
-	if (gathering)
+	if (gathering) {
 		interval_end();
+		/* The table's calls become the last interval's, packed. */
+		if (nedges > last_edges_cap) {
+			last_edges_cap = nedges;
+			last_edges = VG_(realloc)("pmcheck.fn.last_edges", last_edges,
+						  last_edges_cap * sizeof(*last_edges));
+		}
+		nlast_edges = 0;
+		for (UInt k = 0; k < edges_size; k++)
+			if (edges[k].calls)
+				last_edges[nlast_edges++] = edges[k];
+	}
+	if (edges_size)
+		VG_(memset)(edges, 0, edges_size * sizeof(*edges));
+	nedges = 0;
 	gathering = keep_next;
 	if (keep_next)
 		for (UInt c = 0; c * CHUNK < nfns; c++)
@@ -508,6 +626,44 @@ static void out_str(struct out *o, const HChar *s)
 		if (o->used == sizeof(o->buf))
 			out_flush(o);
 		o->buf[o->used++] = *s;
+	}
+}
+
+/* "ob=" when the object changes, then "fn=": the object now. */
+static const HChar *fn_header(struct out *o, const struct fn *f, const HChar *object)
+{
+	if (!object || VG_(strcmp)(object, f->object)) {
+		out_str(o, "ob=");
+		out_str(o, f->object);
+		out_str(o, "\n");
+	}
+	out_str(o, "fn=");
+	out_str(o, f->name);
+	out_str(o, "\n");
+	return f->object;
+}
+
+/* The calls of function caller (in object) to watched functions, as
+ * callgrind writes a call: cob= when the callee is in another object,
+ * cfn=, calls=COUNT and the inclusive cost (nothing). */
+static void write_edges(struct out *o, UInt caller, const HChar *object)
+{
+	HChar line[64];
+
+	for (UInt k = 0; k < nlast_edges; k++) {
+		const struct fn *to = &fns[last_edges[k].callee];
+
+		if (last_edges[k].caller != caller)
+			continue;
+		if (VG_(strcmp)(to->object, object)) {
+			out_str(o, "cob=");
+			out_str(o, to->object);
+			out_str(o, "\n");
+		}
+		out_str(o, "cfn=");
+		out_str(o, to->name);
+		VG_(sprintf)(line, "\ncalls=%llu 0\n0\n", last_edges[k].calls);
+		out_str(o, line);
 	}
 }
 
@@ -547,30 +703,44 @@ Int pmc_fn_write(const HChar *dir, HChar *path, SizeT size, UInt counted)
 	out_str(o, "\n");
 	for (UInt i = 0; i < nlast; i++) {
 		const struct fn *f = &fns[last[i].fn];
+		ULong called = 0;
 
-		if (!object || VG_(strcmp)(object, f->object)) {
-			out_str(o, "ob=");
-			out_str(o, f->object);
-			out_str(o, "\n");
-			object = f->object;
-		}
-		out_str(o, "fn=");
-		out_str(o, f->name);
-		out_str(o, "\n0");
+		object = fn_header(o, f, object);
+		out_str(o, "0");
 		for (Int e = 0; e < PMC_TOOL_NFIXED; e++)
 			if (counted & (1u << e)) {
 				VG_(sprintf)(line, " %llu", last[i].cost[e]);
 				out_str(o, line);
 			}
 		out_str(o, "\n");
-		/* Its calls, as callgrind writes a call to it (the callee's
-		 * inclusive cost, which the tool has not, as nothing). */
-		if (last[i].cost[CALLS]) {
+		write_edges(o, last[i].fn, f->object);
+		/* Its calls from no known caller, as callgrind writes a call
+		 * to it (the callee's inclusive cost, which the tool has not,
+		 * as nothing); the others are its callers'. */
+		for (UInt k = 0; k < nlast_edges; k++)
+			if (last_edges[k].callee == last[i].fn)
+				called += last_edges[k].calls;
+		if (last[i].cost[CALLS] > called) {
 			out_str(o, "cfn=");
 			out_str(o, f->name);
-			VG_(sprintf)(line, "\ncalls=%llu 0\n0\n", last[i].cost[CALLS]);
+			VG_(sprintf)(line, "\ncalls=%llu 0\n0\n", last[i].cost[CALLS] - called);
 			out_str(o, line);
 		}
+	}
+	/* Callers with no row of their own: charged nothing in the
+	 * interval (a function whose calls were all made from code that
+	 * was charged to another, a stub's caller). */
+	for (UInt k = 0; k < nlast_edges; k++) {
+		Bool listed = False, first = True;
+
+		for (UInt i = 0; i < nlast && !listed; i++)
+			listed = last[i].fn == last_edges[k].caller;
+		for (UInt j = 0; j < k && first; j++)
+			first = last_edges[j].caller != last_edges[k].caller;
+		if (listed || !first)
+			continue;
+		object = fn_header(o, &fns[last_edges[k].caller], object);
+		write_edges(o, last_edges[k].caller, fns[last_edges[k].caller].object);
 	}
 	out_flush(o);
 	VG_(close)(o->fd);

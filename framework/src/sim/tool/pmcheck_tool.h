@@ -18,10 +18,14 @@
  * none) answers the default 0, so this tells the engines apart. */
 #define PMC_TOOL_REQ_HELLO PMC_TOOL_REQ(0)
 #define PMC_TOOL_MAGIC 0x706d6300u /* "pmc\0" */
-#define PMC_TOOL_PROTOCOL 4u
+#define PMC_TOOL_PROTOCOL 5u
+/* The first protocol whose FUNCTIONS file has the callers of the watched
+ * functions (cfn= and calls= lines in the callers' rows). */
+#define PMC_TOOL_PROTOCOL_CALLERS 5u
 /* Protocol 3 (pmcheck 0.5): the models, no per-function costs. */
 #define PMC_TOOL_PROTOCOL_MODELS 3u
-/* The first protocol with per-function costs (FUNCTIONS). */
+/* The first protocol with per-function costs (FUNCTIONS); protocol 4
+ * wrote each function's calls as received, with no callers. */
 #define PMC_TOOL_PROTOCOL_FUNCTIONS 4u
 /* Protocol 2 (pmcheck 0.2 to 0.4): no cache or branch-predictor models,
  * PMC_TOOL_NFIXED_2 fixed counters, calls slots after them. */
@@ -59,7 +63,9 @@
  * the interval the last DUMP_STATS_AT closed (one the DUMP_STATS_AT before
  * it began with pmc_tool_dump.functions set) to a file in callgrind's dump
  * format (an events: line naming the counters this run counts, then ob=,
- * fn= and one cost line per function: see pmc_fn.c for the definitions),
+ * fn= and one cost line per function, and from protocol 5 each call to a
+ * watched function as a cfn= and calls= line in its caller's rows: see
+ * pmc_fn.c for the definitions),
  * beside the totals file, and its name to path.  Returns 1, or 0 when
  * this run counts no functions (--pmcheck-functions=no, no --pmcheck-out)
  * or path cannot hold the name.  From protocol 4; an older tool, or
