@@ -610,6 +610,41 @@ def compare_names_rows(d, good):
     print(f"{n} reports of a results file with hostile names, {ok} shown escaped")
 
 
+# ---- issue 59, second campaign: pmcheck results shows a results file's words ----------------
+# A failed case's reason, its name, its suite and the kernel release with
+# an escape sequence and a newline went raw to the terminal and the
+# Markdown page: shown escaped, no line forged.
+
+def results_names_rows(d, good):
+    doc = json.load(open(good))
+    c = doc["cases"][0]
+    c["verdict"], c["checks"] = "FAIL", []
+    c["reason"] = "bad\u001b[2Jthing\nforged line"
+    c["suite"] = "s\u001bX"
+    doc["summary"]["pass"], doc["summary"]["fail"] = 0, 1
+    doc["environment"]["kernel"]["release"] = "6.1\u001b]0;title\u0007"
+    hostile = os.path.join(d, "hostile-words.json")
+    json.dump(doc, open(hostile, "w"))
+    rows = [
+        ("results HOSTILE", [CLI, "results", hostile, "--by-suite"], b"s\\x1bX"),
+        ("results HOSTILE --markdown=-", [CLI, "results", hostile, "--markdown=-"],
+         b"bad\\x1b[2Jthing\\nforged line"),
+        ("results HOSTILE --top", [CLI, "results", hostile, "--top=3"], b"FAIL"),
+    ]
+    n = ok = 0
+    for what, argv, want in rows:
+        p = subprocess.run(argv, cwd=d, capture_output=True, timeout=60)
+        both = p.stdout + p.stderr
+        raw = b"\x1b" in both or b"\x07" in both or b"\nforged line" in both
+        good_row = p.returncode in (1, 2) and not raw and want in both
+        n += 1
+        ok += good_row
+        check(good_row, f"{what}: exit {p.returncode}, an escape or forged line shown raw: {raw}; "
+                        f"output {both[-500:]!r}")
+    os.unlink(hostile)
+    print(f"{n} results reports of a file with hostile words, {ok} shown escaped")
+
+
 # ---- issue 59: hwdb files read in a run as strictly as by `hwdb check` -------------------------
 # Each broken hwdb goes through the run (the gate selftest's budgeted case)
 # and `pmcheck hwdb check`: both exit 2 naming the path and what is wrong,
@@ -823,6 +858,7 @@ with tempfile.TemporaryDirectory() as d:
           f"doors and {len(SETTINGS)} settings, {passed} refused or taken as they should be")
     results_rows(d, good)
     compare_names_rows(d, good)
+    results_names_rows(d, good)
     number_rows(d, good)
     history_store_rows(d, good)
     results_dir_rows(d)

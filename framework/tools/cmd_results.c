@@ -19,6 +19,21 @@
 #include "tools.h"
 #include "export.h"
 
+/*
+ * Text from a results file, for a terminal or a Markdown page: a control
+ * character (an escape sequence, a newline that would forge a line) is
+ * written \xHH or \n (pmc__escape_ctl).  A ring of buffers, so that one
+ * printf can show several.
+ */
+static const char *esc(const char *s)
+{
+	static char ring[8][4096];
+	static unsigned next;
+	char *out = ring[next++ % 8];
+
+	return pmc__escape_ctl(out, sizeof(ring[0]), s ? s : "");
+}
+
 /* Read one results file into rs (its cases appended, its environment kept
  * if rs has none yet). */
 /* The kernel each loaded case ran on (its file's environment), in the
@@ -38,7 +53,7 @@ static void note_kernel(size_t upto, json_t *env)
 	while (ncase_kernel < upto) {
 		char *name = NULL;
 
-		if (asprintf(&name, "%s%s%s%s", *k ? k : "?", *m ? " (" : "", m, *m ? ")" : "") < 0)
+		if (asprintf(&name, "%s%s%s%s", *k ? esc(k) : "?", *m ? " (" : "", esc(m), *m ? ")" : "") < 0)
 			name = NULL;
 		case_kernel[ncase_kernel++] = name ? name : strdup("?");
 	}
@@ -224,7 +239,7 @@ static char *kernel_table(json_t *per_kernel, json_t *suites, bool markdown)
 		fprintf(f, "\n");
 	}
 	json_object_foreach(suites, suite, row) {
-		fprintf(f, markdown ? "| %s |" : "  %-10s", suite);
+		fprintf(f, markdown ? "| %s |" : "  %-10s", esc(suite));
 		json_object_foreach(per_kernel, kernel, by) {
 			fmt_cell(cell, sizeof(cell), json_object_get(by, suite));
 			fprintf(f, markdown ? " %s |" : " | %-34.34s", cell);
@@ -246,8 +261,8 @@ static char *suite_table(json_t *by, json_t *env, bool markdown)
 	if (!f)
 		return NULL;
 	fprintf(f, "%sPer-suite results: kernel %s (%s), CPU %s, backend %s\n\n",
-		markdown ? "### " : "", pmc__jstr(kernel, "release"), pmc__jstr(kernel, "machine"),
-		pmc__jstr(cpu, "signature"), pmc__jstr(env, "backend"));
+		markdown ? "### " : "", esc(pmc__jstr(kernel, "release")), esc(pmc__jstr(kernel, "machine")),
+		esc(pmc__jstr(cpu, "signature")), esc(pmc__jstr(env, "backend")));
 	if (markdown)
 		fprintf(f, "| suite | pass | fail | skip | error | known issue | inconclusive | unbudgeted |\n"
 			   "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n");
@@ -257,11 +272,11 @@ static char *suite_table(json_t *by, json_t *env, bool markdown)
 	json_object_foreach(by, suite, row) {
 #define N(v) json_integer_value(json_object_get(row, v))
 		if (markdown)
-			fprintf(f, "| %s | %lld | %lld | %lld | %lld | %lld | %lld | %lld |\n", suite,
+			fprintf(f, "| %s | %lld | %lld | %lld | %lld | %lld | %lld | %lld |\n", esc(suite),
 				N("PASS"), N("FAIL"), N("SKIP"), N("ERROR"), N("KNOWN-ISSUE"),
 				N("INCONCLUSIVE"), N("UNBUDGETED"));
 		else
-			fprintf(f, "  %-14s %5lld %5lld %5lld %5lld %6lld %6lld %6lld\n", suite, N("PASS"),
+			fprintf(f, "  %-14s %5lld %5lld %5lld %5lld %6lld %6lld %6lld\n", esc(suite), N("PASS"),
 				N("FAIL"), N("SKIP"), N("ERROR"), N("KNOWN-ISSUE"), N("INCONCLUSIVE"),
 				N("UNBUDGETED"));
 #undef N
@@ -290,14 +305,14 @@ static char *with_failures(char *md, const struct pmc__results *rs)
 			continue;
 		if (!shown++)
 			fprintf(f, "\n### Cases that did not pass\n\n");
-		fprintf(f, "- **%s** `%s`\n", pmc_verdict_name(c->verdict), c->name);
+		fprintf(f, "- **%s** `%s`\n", pmc_verdict_name(c->verdict), esc(c->name));
 		for (size_t k = 0; k < c->nchecks; k++)
 			if (c->checks[k].status != PMC__CHECK_PASS &&
 			    (c->checks[k].status != PMC__CHECK_UNBUDGETED ||
 			     c->verdict == PMC_UNBUDGETED))
-				fprintf(f, "  - %s\n", c->checks[k].message);
+				fprintf(f, "  - %s\n", esc(c->checks[k].message));
 		if (!c->nchecks && c->reason)
-			fprintf(f, "  - %s\n", c->reason);
+			fprintf(f, "  - %s\n", esc(c->reason));
 	}
 	fclose(f);
 	free(md);
@@ -319,24 +334,24 @@ static void print_top(const struct pmc__results *rs, unsigned top)
 			any = true;
 			if (g->nsampled) {
 				printf("\n%s, region \"%s\": per function, from perf samples (statistical unless every event was sampled): samples, and the share of the samples times the region's mean count\n",
-				       rs->cases[i].name, g->name);
+				       esc(rs->cases[i].name), esc(g->name));
 				for (size_t s = 0; s < g->nsampled; s++)
 					printf("  %s: %" PRIu64 " samples, one every %" PRIu64 ", %" PRIu64 " executions%s\n",
-					       g->sampled[s].label, g->sampled[s].samples,
+					       esc(g->sampled[s].label), g->sampled[s].samples,
 					       g->sampled[s].period, g->sampled[s].executions,
 					       g->sampled[s].lost ? ", some lost" : "");
 			} else {
 				printf("\n%s, region \"%s\": own cost per function (sim, the mean of the first measured executions)\n",
-				       rs->cases[i].name, g->name);
+				       esc(rs->cases[i].name), esc(g->name));
 			}
 			printf("  %-36s %-24s", "function", "object");
 			for (size_t e = 0; e < g->nev; e++)
 				if (!g->fns[0].samples || !isnan(g->fns[0].cost[e]))
-					printf(" %16.16s%s", g->ev[e].label, g->fns[0].samples ? "  samples" : "");
+					printf(" %16.16s%s", esc(g->ev[e].label), g->fns[0].samples ? "  samples" : "");
 			printf("\n");
 			for (size_t k = 0; k < g->nfns && k < top; k++) {
-				printf("  %-36.36s %-24.24s", g->fns[k].name,
-				       pmc__file_part(g->fns[k].object));
+				printf("  %-36.36s %-24.24s", esc(g->fns[k].name),
+				       esc(pmc__file_part(g->fns[k].object)));
 				for (size_t e = 0; e < g->nev; e++) {
 					char v[48];
 
@@ -398,9 +413,9 @@ static void testbed_of(const char *sig, char *out, size_t size)
 	struct pmc_error err;
 
 	if (pmc_hwdb_open(&hw, NULL, 0, &err) == 0 && pmc_hwdb_match(hw, sig, &m, NULL) == 0 && m.model[0])
-		snprintf(out, size, "%s", m.model);
+		snprintf(out, size, "%s", esc(m.model));
 	else
-		snprintf(out, size, "%s", sig);
+		snprintf(out, size, "%s", esc(sig));
 	pmc_hwdb_free(hw);
 }
 
@@ -573,7 +588,7 @@ int cmd_results(int argc, char **argv)
 		const char *reason;
 
 		json_object_foreach(reasons, reason, n)
-			fprintf(say, "  SKIP %3" JSON_INTEGER_FORMAT " x %s\n", json_integer_value(n), reason);
+			fprintf(say, "  SKIP %3" JSON_INTEGER_FORMAT " x %s\n", json_integer_value(n), esc(reason));
 	}
 	status = (int)json_integer_value(json_object_get(summary, "exit_status"));
 	if (status == PMC_EXIT_SKIP)
