@@ -199,6 +199,18 @@ void pmc__sampling_adopt(struct pmc__result *r, struct pmc__result *sampled, dou
 /* record.c: append `why` to a failed check's message, and to the case's
  * reason where the reason quotes that check.  0, or -1 out of memory. */
 int pmc__check_explain(struct pmc__result *r, struct pmc__check_rec *cr, const char *why);
+/* explain.c: the region as calibration measured it, its functions from
+ * SUITE.functions.json beside the budget's file (budget_source is
+ * "DIR/budgets/KEY/SUITE.ini:LINE"), in g's events: the number of functions
+ * (0: none recorded), *path that file; *old freed with pmc__calibrated_free. */
+size_t pmc__calibrated_region(const char *case_name, const struct pmc__region_rec *g,
+			      const char *budget_source, struct pmc__region_rec *old, char *path,
+			      size_t path_size);
+void pmc__calibrated_free(struct pmc__region_rec *old);
+/* explain.c: words to append to a failed budget's message (malloc'd), or
+ * NULL: the functions, or for a calls: event the callers, that moved. */
+char *pmc__explain_budget(const struct pmc__region_rec *old, const struct pmc__region_rec *g,
+			  const char *label, const char *path, bool calls);
 /* record.c: a failed calls: budget whose region g has its callers (perf:
  * sampled at every call), against the callers calibration kept beside the
  * budget: " Callers against calibration (...): that call it more: ...", or

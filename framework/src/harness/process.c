@@ -25,21 +25,6 @@
 
 /* ---- running one case in a child ---------------------------------------------------- */
 
-enum pmc__schedule pmc__schedule;
-
-const char *pmc__schedule_name(enum pmc__schedule s)
-{
-	static const char *const names[PMC__SCHEDULES] = {
-		[PMC__SCHED_QUIET] = "as a gate run",
-		[PMC__SCHED_FAIR] = "valgrind's fair scheduler",
-		[PMC__SCHED_ONE_CPU] = "one CPU",
-		[PMC__SCHED_CROWDED] = "one CPU shared with a busy process",
-		[PMC__SCHED_BUSY] = "every CPU busy",
-	};
-
-	return s < PMC__SCHEDULES ? names[s] : "?";
-}
-
 /* A process beside the case on CPU cpu that never sleeps: in the case's
  * process group (killed with its leftovers), and gone with the child. */
 static void spinner_on(int cpu)

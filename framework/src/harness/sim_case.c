@@ -81,6 +81,23 @@ oom:
  */
 size_t pmc__sim_layout_shift;
 size_t pmc__sim_heap_shift;
+/* The next case's thread schedule (applied by process.c, named here for
+ * calibration's lines; runner_int.h). */
+enum pmc__schedule pmc__schedule;
+
+const char *pmc__schedule_name(enum pmc__schedule s)
+{
+	static const char *const names[PMC__SCHEDULES] = {
+		[PMC__SCHED_QUIET] = "as a gate run",
+		[PMC__SCHED_FAIR] = "valgrind's fair scheduler",
+		[PMC__SCHED_ONE_CPU] = "one CPU",
+		[PMC__SCHED_CROWDED] = "one CPU shared with a busy process",
+		[PMC__SCHED_BUSY] = "every CPU busy",
+	};
+
+	return s < PMC__SCHEDULES ? names[s] : "?";
+}
+
 /* In the case's process: the heap shift its request asked for. */
 static size_t heap_shift;
 #define SIM_PAD_UNIT 65536

@@ -239,7 +239,9 @@ def t_json():
         run("--filter=pass.plain", "--json=" + os.path.join(d, "r.json"))
         check(os.listdir(d) == ["r.json"], f"leftovers: {os.listdir(d)}")
         p = run("--filter=pass.plain", "--json=" + os.path.join(d, "no/such/dir/r.json"))
-        check(p.returncode == 2 and "cannot write --json" in p.stderr, "unwritable --json")
+        # Refused before any case runs, naming the option, the path and the fix.
+        check(p.returncode == 64 and "--json:" in p.stderr and "no file can be made in its directory" in p.stderr
+              and p.stdout == "", f"unwritable --json: {p.returncode} {p.stderr!r} {p.stdout[:200]!r}")
 
 
 def t_junit():
