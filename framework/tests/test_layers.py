@@ -3,10 +3,12 @@
 """Who may call whom, read from the built objects (nm), not from intentions.
 
   test_layers.py harness OBJECT|DIR...
-      Every file of the library (util, core, sim, hwdb, harness), the probes
-      and the pmcheck command calls the others without a circle: the graph
-      of "file A uses a symbol file B defines" is acyclic.  A circle is
-      printed with the symbols on each of its edges.
+      Every file of the library (util, core, sim, hwdb, harness), the probes,
+      the pmcheck command and pmcheck's valgrind tool (src/sim/tool, a
+      program of its own: its files' symbols are looked up among its own)
+      calls the others without a circle: the graph of "file A uses a
+      symbol file B defines" is acyclic.  A circle is printed with the
+      symbols on each of its edges.
 
   test_layers.py includes SOURCE_DIR
       Every #include "..." under framework/src names a header of its own
@@ -50,6 +52,11 @@ TOOLS_INCLUDED = {"tools.h", "probe.h"}
 # them: a folder may call and include only the folders before it in this
 # list (the tools and the probes come after the harness).
 LAYERS = ("util", "sim", "core", "hwdb", "harness")
+
+# pmcheck's valgrind tool, built by hand beside its sources' build folder
+# (src/sim/tool/CMakeLists.txt): a program of its own, linked with
+# valgrind's core and nothing of the library.
+TOOL_DIR = "src/sim/tool"
 
 TOOLS_INTERFACE = ("framework/src/harness/tools.h", "framework/src/core/command.h", "framework/src/util/child.h",
                    "framework/src/util/file.h", "probes/probe.h")
@@ -121,6 +128,8 @@ def file_name(obj):
     for a file of its history folder)."""
     parts = obj.replace("\\", "/").split("/")
     base = re.sub(r"\.o$", "", parts[-1])
+    if parts[-4:-1] == TOOL_DIR.split("/"):
+        return TOOL_DIR + "/" + base
     if src_at(parts) >= 0:
         return "/".join(parts[src_at(parts):])[:-len(".o")]
     for i in range(len(parts) - 2, -1, -1):
@@ -131,24 +140,31 @@ def file_name(obj):
 
 
 def harness(objs):
-    """Every file of the library, the harness, the probes and the command
-    (objects, and directories of objects) without a circle: the graph of
-    "file A uses a symbol file B defines" is acyclic."""
+    """Every file of the library, the harness, the probes, the command and
+    the valgrind tool (objects, and directories of objects) without a
+    circle: the graph of "file A uses a symbol file B defines" is acyclic.
+    The tool is linked alone, so a symbol it uses is looked up among its
+    own files, and the others' among theirs."""
     expanded = []
     for o in objs:
         expanded += sorted(glob.glob(os.path.join(o, "**", "*.o"), recursive=True)) if os.path.isdir(o) else [o]
     defs, uses = {}, {}
     for o in expanded:
         defs[file_name(o)], uses[file_name(o)] = symbols(o)
-    owner = {s: u for u, ss in defs.items() for s in ss}
+
+    def program(u):
+        return "tool" if u.startswith(TOOL_DIR + "/") else "library"
+
+    owner = {(program(u), s): u for u, ss in defs.items() for s in ss}
     graph = collections.defaultdict(set)
     edge = collections.defaultdict(set)
     for u, ss in uses.items():
         graph[u]
         for s in ss:
-            if s in owner and owner[s] != u:
-                graph[u].add(owner[s])
-                edge[(u, owner[s])].add(s)
+            o = owner.get((program(u), s))
+            if o and o != u:
+                graph[u].add(o)
+                edge[(u, o)].add(s)
     for u in sorted(graph):
         print("%-32s -> %s" % (u, " ".join(sorted(graph[u])) or "(nothing of ours)"))
     found = cycles(graph)
@@ -162,6 +178,9 @@ def harness(objs):
         if not any(u.startswith(need) for u in graph):
             print("FAIL: no objects of %s given" % need)
             return 1
+    tool = sum(program(u) == "tool" for u in graph)
+    print("the valgrind tool: %s" % ("%d files" % tool if tool else
+                                      "no objects given (not built here), its files not checked"))
     return 1 if found or len(graph) < 60 else 0
 
 

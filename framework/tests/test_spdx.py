@@ -28,7 +28,7 @@ SKIP_PATH = re.compile(r"^(hwdb|ci/quickstart-c|ci/downstream-cxx)/|^build[^/]*/
 ALLOWED = {
     **{"framework/src/sim/tool/" + n: {"GPL-2.0-or-later"}
        for n in ("pmc_main.c", "pmc_instrument.c", "pmc_cache.c", "pmc_branch.c", "pmc_watch.c", "pmc_fn.c",
-                 "pmc_tool_int.h")},
+                 "pmc_ir.c", "pmc_state.c", "pmc_tool_int.h")},
     "framework/src/sim/tool/pmcheck_tool.h": {"MIT OR GPL-2.0-or-later"},
 }
 SPDX = re.compile(r"SPDX-License-Identifier:\s*([A-Za-z0-9.+ -]+?)\s*(\*/)?\s*$")

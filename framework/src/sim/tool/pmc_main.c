@@ -8,8 +8,9 @@
  * reading with a client request, and, when asked, each function's self
  * costs per interval (pmc_fn.c).  No call graph.  Forked children
  * count in processes of their own and report their totals back (see
- * "forked children").  The tool is this file and pmc_instrument.c,
- * pmc_watch.c, pmc_cache.c, pmc_branch.c and pmc_fn.c (pmc_tool_int.h).
+ * "forked children").  The tool is this file and, each calling only the
+ * ones after it, pmc_instrument.c, pmc_branch.c, pmc_cache.c, pmc_fn.c,
+ * pmc_watch.c, pmc_ir.c and pmc_state.c (pmc_tool_int.h).
  *
  * Copyright (C) 2026 the pmcheck authors.  This program is free software:
  * it links valgrind's core (GPL-2.0-or-later) and is distributed under the
@@ -105,16 +106,11 @@
 
 /* ---- options ---------------------------------------------------------------------- */
 
-Bool pmc_clo_memory = True;
-Bool pmc_clo_branches = True;
+/* The options the instrumentation follows are pmc_state.c's. */
 static const HChar *clo_out;
-/* Fault injection for pmcheck's tests: --pmcheck-fault=miscount counts
- * one instruction too few wherever a conditional branch is left, so that
- * the known-work check must catch it; --pmcheck-fault=old answers as a
- * build of protocol 2 (no models) would. */
-Bool pmc_clo_miscount;
-/* --pmcheck-fault=ill-typed-ir: instruments with IR VEX's check refuses. */
-Bool pmc_clo_ill_typed_ir;
+/* Fault injection for pmcheck's tests (miscount and ill-typed-ir are
+ * pmc_state.c's): --pmcheck-fault=old answers as a build of protocol 2
+ * (no models) would. */
 static Bool clo_old;
 /* --pmcheck-fault=protocol3: answers as a build of protocol 3 (models, no
  * per-function costs) would. */
@@ -170,12 +166,9 @@ __asm__(".text\n"
 	"\tret\n"
 	".size __wrap_vgModuleLocal_read_debuginfo_dwarf3, .-__wrap_vgModuleLocal_read_debuginfo_dwarf3\n");
 
-Bool pmc_models_active;
-
 /* ---- counters ------------------------------------------------------------------------ */
 
-/* The running thread's counters: generated code adds to these addresses. */
-ULong pmc_live[NCOUNTERS];
+/* The running thread's counters are pmc_live (pmc_state.c). */
 static ThreadId live_tid = VG_INVALID_THREADID;
 /* Every other thread's, swapped in and out when the scheduler switches. */
 static ULong (*parked)[NCOUNTERS];
@@ -475,14 +468,6 @@ static Bool pmc_client_request(ThreadId tid, UWord *arg, UWord *ret)
 }
 
 /* ---- start and end -------------------------------------------------------------------- */
-
-void pmc_refuse_option(const HChar *opt, const HChar *why)
-{
-	VG_(fmsg)("Bad option: %s\n", opt);
-	VG_(fmsg)("%s", why);
-	VG_(fmsg)("Use --help for more information or consult the user manual.\n");
-	VG_(exit)(1);
-}
 
 static Bool pmc_option(const HChar *arg)
 {

@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * The parts of pmcheck's valgrind tool as they call each other: the core
- * (pmc_main.c: options, counters, client requests), the instrumentation
- * (pmc_instrument.c), the watched functions (pmc_watch.c) and the two
- * models (pmc_cache.c, pmc_branch.c).  The definitions the tool counts by
- * are in pmc_main.c's header comment.
+ * The parts of pmcheck's valgrind tool, each calling only the ones below
+ * it, top down: the core (pmc_main.c: options, threads, client requests),
+ * the instrumentation (pmc_instrument.c), the two models (pmc_branch.c,
+ * pmc_cache.c), the function costs (pmc_fn.c), the watched functions
+ * (pmc_watch.c), the IR helpers (pmc_ir.c) and what they all share
+ * (pmc_state.c).  layers.files_acyclic fails on a circle.  The
+ * definitions the tool counts by are in pmc_main.c's header comment.
  */
 #ifndef PMC_TOOL_INT_H
 #define PMC_TOOL_INT_H
@@ -16,8 +18,9 @@
 
 #define NCOUNTERS (PMC_TOOL_NFIXED + PMC_TOOL_MAX_WATCH)
 
-/* pmc_main.c: the running thread's counters (generated code adds to
- * these addresses) and the options the instrumentation follows. */
+/* pmc_state.c: the running thread's counters (generated code adds to
+ * these addresses; pmc_main.c swaps them per thread) and the options the
+ * instrumentation follows (pmc_main.c parses them). */
 extern ULong pmc_live[NCOUNTERS];
 extern Bool pmc_clo_memory, pmc_clo_branches, pmc_clo_miscount, pmc_clo_ill_typed_ir;
 /* The models are simulating now (callgrind's instrumentation state). */
@@ -26,18 +29,24 @@ extern Bool pmc_models_active;
  * as valgrind refuses a bad option while parsing them. */
 __attribute__((noreturn)) void pmc_refuse_option(const HChar *opt, const HChar *why);
 
-/* pmc_instrument.c */
-IRSB *pmc_instrument(VgCallbackClosure *closure, IRSB *in, const VexGuestLayout *layout,
-		     const VexGuestExtents *vge, const VexArchInfo *archinfo_host, IRType gWordTy,
-		     IRType hWordTy);
+/* pmc_ir.c: IR helpers. */
 /* A new temporary of type ty holding e (which must be flat). */
 IRExpr *pmc_ir_tmp(IRSB *out, IRType ty, IRExpr *e);
 /* *counter += amount (an I64 atom), in generated code. */
 void pmc_ir_add(IRSB *out, ULong *counter, IRExpr *amount);
+/* *(base + offset bytes) += amount, in generated code. */
+void pmc_ir_add_at(IRSB *out, IRExpr *base, Int offset, IRExpr *amount);
 /* Where p is, as an I64 atom for one use: an offset from the superblock's
- * base (pmc_ir_base, at its start) when p is the tool's own data. */
+ * base (pmc_ir_base, at its start; pmc_ir_base_end, at its end) when p is
+ * the tool's own data. */
 void pmc_ir_base(IRSB *out);
+void pmc_ir_base_end(void);
 IRExpr *pmc_ir_addr(IRSB *out, const void *p);
+
+/* pmc_instrument.c */
+IRSB *pmc_instrument(VgCallbackClosure *closure, IRSB *in, const VexGuestLayout *layout,
+		     const VexGuestExtents *vge, const VexArchInfo *archinfo_host, IRType gWordTy,
+		     IRType hWordTy);
 
 /* pmc_watch.c: entries to watched functions. */
 Int pmc_watch_slot_at(Addr a); /* the calls slot of an entry address, or -1 */
@@ -72,8 +81,6 @@ void pmc_fn_leave(IRSB *out, Addr from, IRJumpKind jk, IRExpr *next, IRExpr *her
 void pmc_fn_threads_init(void);
 void pmc_fn_switch(ThreadId from, ThreadId to);
 void pmc_fn_thread_new(ThreadId tid, Bool running);
-/* *(base + offset bytes) += amount, in generated code. */
-void pmc_ir_add_at(IRSB *out, IRExpr *base, Int offset, IRExpr *amount);
 /* A DUMP_STATS_AT: an interval being gathered ends, its rows becoming the
  * last interval's; with keep_next, gathering starts for the next one. */
 void pmc_fn_dump(Bool keep_next);
