@@ -738,11 +738,11 @@ T_CASE(calls_forms)
 		T_EQ_U64(d[1].probe_offset, offset, "resolved offset as parsing finds it");
 		T_CHECK(pmc_event_resolve(&d[2], &err) == 0, "another kind is left as it is: %s",
 			err.message);
-		T_CHECK(pmc_event_resolve(&d[0], &err) == PMC_E_NO_SYMBOL &&
-				strstr(err.message, "\"calls:zz_not_yet@libzz_not_loaded.so\"") &&
+		T_CHECK(pmc_event_resolve(&d[0], &err) == PMC_E_NO_SYMBOL && err.position == 6 &&
+				strstr(err.message, "\"calls:zz_not_yet@libzz_not_loaded.so\", at position 6: ") &&
 				strstr(err.message, "symbol \"zz_not_yet\" is not defined") &&
 				strstr(err.message, "nm -D"),
-			"unresolvable: %s", err.message);
+			"unresolvable, at the function's name: %d %s", err.position, err.message);
 		T_CHECK(pmc_event_parse_list_flags("instructions", 0x80, d, 3, &nd, &err) == -EINVAL &&
 				strstr(err.message, "0x80"),
 			"unknown flag: %s", err.message);

@@ -489,7 +489,7 @@ int cmd_stat(int argc, char **argv)
 		{ 0 },
 	};
 	struct stat_run *s = calloc(1, sizeof(*s));
-	char program[PMC_EVENT_PATH_MAX], bound[4096];
+	char program[PMC_EVENT_PATH_MAX];
 	struct pmc_error err;
 	int status = 0, c, rc = PMC_EXIT_ERROR;
 	double t0;
@@ -547,9 +547,10 @@ int cmd_stat(int argc, char **argv)
 	}
 	if (!s->events)
 		s->events = default_events(s->backend);
-	/* The list as the user wrote it, before calls: are bound to the
-	 * command's objects: an empty item or a bad modifier is refused at
-	 * its own position, never dropped from the list. */
+	/* The list parsed once, as the user wrote it: an empty item or a bad
+	 * modifier is refused at its own position, never dropped from the
+	 * list; its calls: events are then resolved in the command's objects,
+	 * an unknown function refused at its own position too. */
 	if (pmc_event_parse_list_flags(s->events, PMC_PARSE_DEFER_SYMBOLS, s->specs,
 				       PMC_MAX_EVENTS, &s->n, &err)) {
 		fprintf(stderr, "pmcheck stat: %s\n", err.message);
@@ -559,14 +560,10 @@ int cmd_stat(int argc, char **argv)
 		return PMC_EXIT_USAGE;
 	}
 	program_path(s->argv[0], program, sizeof(program));
-	if (pmc__bind_calls(s->events, program, bound, sizeof(bound), s->label)) {
-		free(s);
-		return cli_usage("stat", "the event list is too long");
-	}
-	if (pmc_event_parse_list(bound, s->specs, PMC_MAX_EVENTS, &s->n, &err)) {
+	if (pmc__command_resolve(s->events, program, s->specs, s->n, s->label, &err)) {
 		fprintf(stderr, "pmcheck stat: %s\n", err.message);
 		if (err.position >= 0)
-			cli_caret(bound, err.position);
+			cli_caret(s->events, err.position);
 		if (err.code == PMC_E_NO_SYMBOL)
 			fprintf(stderr, "  (a bare calls:NAME is looked up in the command %s, then in the libraries it loads, then in those pmcheck has loaded; name the object of another: calls:NAME@/path/to/lib.so)\n",
 				*program ? program : s->argv[0]);

@@ -2,8 +2,8 @@
 /*
  * A command's objects, for `pmcheck stat`: its interpreter (PT_INTERP),
  * the shared libraries its loader maps (asked of the loader itself, as ldd
- * does, so the command does not run), and its calls: events bound to the
- * object of the command that defines each symbol.  pmcheck is not the
+ * does, so the command does not run), and its calls: events resolved in
+ * the object of the command that defines each symbol.  pmcheck is not the
  * program there, so the objects pmcheck itself has loaded are the last
  * place to look, not the first (symbols.c resolves within this process).
  */
@@ -21,6 +21,7 @@
 
 #include "core_int.h"
 #include "command.h"
+#include "event_int.h"
 #include "util/child.h"
 
 /* The program's interpreter (PT_INTERP) when it is a dynamic ELF of this
@@ -85,60 +86,51 @@ static size_t command_libraries(const char *program, char (*lib)[PMC_EVENT_PATH_
 }
 
 /*
- * The event list with each calls:SYMBOL that names no object bound to the
- * object of the command that defines SYMBOL: pmcheck is not the program
- * here, so a bare name means the command's function, else the first of its
- * shared libraries, in the loader's order, that defines it (a C++
- * program's libstdc++, a library pmcheck itself never loads); else it is
- * left for the libraries pmcheck has loaded.  Events are cut as
- * pmc_event_parse_list cuts them.
+ * The list's bare calls:SYMBOL events, parsed once with their functions
+ * deferred, resolved in place in the object of the command that defines
+ * SYMBOL: pmcheck is not the program here, so a bare name means the
+ * command's function, else the first of its shared libraries, in the
+ * loader's order, that defines it (a C++ program's libstdc++, a library
+ * pmcheck itself never loads); else the libraries pmcheck has loaded.  An
+ * error quotes the list as written, at the event's own position (each
+ * event's place is where pmc_event_list_token cuts it).
  */
-int pmc__bind_calls(const char *events, const char *program, char *out, size_t size,
-		     char (*label)[PMC_EVENT_NAME_MAX])
+int pmc__command_resolve(const char *events, const char *program, struct pmc_event_spec *specs,
+			 size_t n, char (*label)[PMC_EVENT_NAME_MAX], struct pmc_error *err)
 {
 	enum { MAX_LIBS = 256 };
 	const char *s = events;
-	size_t used = 0, k = 0, nlibs = 0;
+	size_t nlibs = 0;
 	char (*libs)[PMC_EVENT_PATH_MAX] = NULL;
-	int listed = 0;
+	int listed = 0, rc = 0;
 
-	out[0] = '\0';
-	for (;;) {
+	pmc_error_clear(err);
+	for (size_t k = 0; k < n && !rc; k++) {
 		const char *e = s + pmc_event_list_token(s);
-		struct pmc_event_spec spec;
-		char bound[PMC_EVENT_PATH_MAX + PMC_EVENT_NAME_MAX];
-		int n, found = 0;
+		struct pmc__pctx quiet = { events, (int)(s - events), NULL, 0 };
+		struct pmc__pctx p = { events, (int)(s - events), err, 0 };
+		struct pmc_event_spec *spec = &specs[k];
+		int found = 0;
 
-		if (k < PMC_MAX_EVENTS)
-			snprintf(label[k++], PMC_EVENT_NAME_MAX, "%.*s", (int)(e - s), s);
-		if (!strncmp(s, "calls:", 6) && !memchr(s, '@', (size_t)(e - s)) && *program) {
+		snprintf(label[k], PMC_EVENT_NAME_MAX, "%.*s", (int)(e - s), s);
+		s = *e ? e + 1 : e;
+		if (spec->kind != PMC_KIND_UPROBE || spec->path[0] || strncmp(spec->name, "calls:", 6))
+			continue;
+		if (!strchr(spec->name, '@') && *program) {
 			/* The program first, then its libraries in the loader's
 			 * order: the definition its calls reach. */
-			snprintf(bound, sizeof(bound), "%.*s@%s", (int)(e - s), s, program);
-			found = pmc_event_parse(bound, &spec, NULL) == 0;
+			found = pmc__calls_resolve(&quiet, spec, program) == 0;
 			if (!found && !listed) {
 				listed = 1;
 				libs = calloc(MAX_LIBS, sizeof(*libs));
 				nlibs = libs ? command_libraries(program, libs, MAX_LIBS) : 0;
 			}
-			for (size_t i = 0; !found && i < nlibs; i++) {
-				snprintf(bound, sizeof(bound), "%.*s@%s", (int)(e - s), s, libs[i]);
-				found = pmc_event_parse(bound, &spec, NULL) == 0;
-			}
+			for (size_t i = 0; !found && i < nlibs; i++)
+				found = pmc__calls_resolve(&quiet, spec, libs[i]) == 0;
 		}
-		if (found)
-			n = snprintf(out + used, size - used, "%s%s", used ? "," : "", bound);
-		else
-			n = snprintf(out + used, size - used, "%s%.*s", used ? "," : "", (int)(e - s), s);
-		if (n < 0 || (size_t)n >= size - used) {
-			free(libs);
-			return -1;
-		}
-		used += (size_t)n;
-		if (!*e) {
-			free(libs);
-			return 0;
-		}
-		s = e + 1;
+		if (!found)
+			rc = pmc__calls_resolve(&p, spec, NULL);
 	}
+	free(libs);
+	return rc;
 }

@@ -344,11 +344,31 @@ int pmc__parse_calls(struct pmc__pctx *p, const char *s, size_t len,
 	return calls_target(p, name, object, spec);
 }
 
+int pmc__calls_resolve(struct pmc__pctx *p, struct pmc_event_spec *spec, const char *object)
+{
+	char name[PMC_EVENT_NAME_MAX], named[PMC_EVENT_PATH_MAX] = "", canonical[PMC_EVENT_NAME_MAX];
+	const char *at = strchr(spec->name + 6, '@');
+	int rc;
+
+	snprintf(name, sizeof(name), "%.*s",
+		 (int)(at ? (size_t)(at - spec->name - 6) : strlen(spec->name + 6)), spec->name + 6);
+	if (at)
+		snprintf(named, sizeof(named), "%s", at + 1);
+	if (!object || !*object || at)
+		return calls_target(p, name, named, spec);
+	/* The name says where the function was found, as calls:NAME@OBJECT
+	 * would have: the same canonical name, or the same refusal. */
+	if (snprintf(canonical, sizeof(canonical), "calls:%s@%s", name, object) >= (int)sizeof(canonical))
+		return pmc__perr(p, PMC_E_TOO_LONG, 0, "canonical name longer than %d bytes",
+			    PMC_EVENT_NAME_MAX - 1);
+	if ((rc = calls_target(p, name, object, spec)) == 0)
+		memcpy(spec->name, canonical, sizeof(canonical));
+	return rc;
+}
+
 int pmc_event_resolve(struct pmc_event_spec *spec, struct pmc_error *err)
 {
 	struct pmc__pctx p = { NULL, 0, err, 0 };
-	char name[PMC_EVENT_NAME_MAX], object[PMC_EVENT_NAME_MAX] = "";
-	const char *at;
 
 	if (!spec)
 		return pmc__fail(err, -EINVAL, "", -1, "pmc_event_resolve: NULL argument");
@@ -360,10 +380,5 @@ int pmc_event_resolve(struct pmc_event_spec *spec, struct pmc_error *err)
 				 "pmc_event_resolve: \"%s\" is a uprobe without an object path and not a calls: event; parse it with pmc_event_parse",
 				 spec->name);
 	p.text = spec->name;
-	at = strchr(spec->name + 6, '@');
-	snprintf(name, sizeof(name), "%.*s",
-		 (int)(at ? (size_t)(at - spec->name - 6) : strlen(spec->name + 6)), spec->name + 6);
-	if (at)
-		snprintf(object, sizeof(object), "%s", at + 1);
-	return calls_target(&p, name, object, spec);
+	return pmc__calls_resolve(&p, spec, NULL);
 }

@@ -66,6 +66,12 @@ int pmc__parse_mem(struct pmc__pctx *p, const char *s, size_t len,
 		   struct pmc_event_spec *spec);
 int pmc__parse_calls(struct pmc__pctx *p, const char *s, size_t len,
 		     struct pmc_event_spec *spec);
+/* A calls: event parsed with PMC_PARSE_DEFER_SYMBOLS (its path empty)
+ * resolved in place: in the object its name gives, else in object when
+ * that is not NULL or "" (the name then becomes calls:NAME@object), else
+ * in this process's objects.  Errors in p's context, at the function's
+ * name; spec->name is unchanged on failure. */
+int pmc__calls_resolve(struct pmc__pctx *p, struct pmc_event_spec *spec, const char *object);
 int pmc__parse_sim(struct pmc__pctx *p, const char *s, size_t len,
 		   struct pmc_event_spec *spec);
 /* The tracefs mount in use, mounting it when absent; NULL with *why. */

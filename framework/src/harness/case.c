@@ -43,57 +43,37 @@ void pmc__effective_options(const struct pmc_test_def *def, unsigned reps, doubl
 		out->events = "";
 }
 
-bool pmc__case_is_hardware(const struct pmc_test_def *def)
+void pmc__case_kinds(const struct pmc_test_def *def, bool *hardware, bool *on_sim)
 {
-	struct pmc_event_spec *specs;
+	struct pmc_event_spec *specs = NULL;
 	size_t n = 0, i;
-	bool hw = false;
+	bool parsed = false;
 
-	if (def->opt.requires & (PMC_REQ_HW_PMU | PMC_REQ_USER_READ))
-		return true;
-	if (!def->opt.events || !*def->opt.events)
-		return false;
+	*hardware = def->opt.requires & (PMC_REQ_HW_PMU | PMC_REQ_USER_READ);
+	*on_sim = !(def->opt.backends && !(def->opt.backends & PMC_BACKEND_SIM)) &&
+		  !(def->opt.requires & (PMC_REQ_USER_READ | PMC_REQ_BREAKPOINT));
+	if (!def->opt.events || !*def->opt.events) {
+		/* Events added by a fixture at run time are unknown here: such
+		 * a case is a sim case only when it says so. */
+		*on_sim = *on_sim && (def->opt.backends & PMC_BACKEND_SIM);
+		return;
+	}
+	/* What the events are, not where, parsed once for both answers: the
+	 * listing runs before the case loads what its calls: events name, and
+	 * every calls: event has a simulated equivalent, whether or not its
+	 * function can be found yet. */
 	specs = calloc(PMC_MAX_EVENTS, sizeof(*specs));
-	if (!specs)
-		return false;
-	/* What the events are, not where: the listing runs before the case
-	 * loads what its calls: events name. */
-	if (pmc_event_parse_list_flags(def->opt.events, PMC_PARSE_DEFER_SYMBOLS, specs,
-				       PMC_MAX_EVENTS, &n, NULL) == 0)
-		for (i = 0; i < n; i++)
-			hw = hw || specs[i].uses_hw_counter;
-	free(specs);
-	return hw;
-}
-
-bool pmc__case_runs_on_sim(const struct pmc_test_def *def)
-{
-	struct pmc_event_spec *specs;
-	size_t n = 0, i;
-	bool ok;
-
-	if (def->opt.backends && !(def->opt.backends & PMC_BACKEND_SIM))
-		return false;
-	if (def->opt.requires & (PMC_REQ_USER_READ | PMC_REQ_BREAKPOINT))
-		return false;
-	/* Events added by a fixture at run time are unknown here: such a case
-	 * is a sim case only when it says so. */
-	if (!def->opt.events || !*def->opt.events)
-		return def->opt.backends & PMC_BACKEND_SIM;
-	specs = calloc(PMC_MAX_EVENTS, sizeof(*specs));
-	if (!specs)
-		return false;
-	/* By kind only: every calls: event has a simulated equivalent, whether
-	 * or not its function can be found yet. */
-	ok = pmc_event_parse_list_flags(def->opt.events, PMC_PARSE_DEFER_SYMBOLS, specs,
-					PMC_MAX_EVENTS, &n, NULL) == 0;
-	for (i = 0; ok && i < n; i++) {
+	if (specs)
+		parsed = pmc_event_parse_list_flags(def->opt.events, PMC_PARSE_DEFER_SYMBOLS, specs,
+						    PMC_MAX_EVENTS, &n, NULL) == 0;
+	for (i = 0; parsed && i < n; i++) {
 		unsigned mask;
 
-		ok = pmc_sim_columns(&specs[i], &mask, NULL) == 0;
+		*hardware = *hardware || specs[i].uses_hw_counter;
+		*on_sim = *on_sim && pmc_sim_columns(&specs[i], &mask, NULL) == 0;
 	}
+	*on_sim = *on_sim && parsed;
 	free(specs);
-	return ok;
 }
 
 /* ---- events ---------------------------------------------------------------------- */

@@ -339,13 +339,13 @@ void pmc__effective_options(const struct pmc_test_def *def, unsigned reps,
 /* The sim backend's budget key for a case: arch, valgrind version, cache
  * geometry and the case's compiler build ("sim-x86_64-valgrind-3.19.0-..."). */
 void pmc__sim_profile_key(const struct pmc_test_def *def, char *buf, size_t size);
-/* Can every event of the case be counted on the sim backend? */
-bool pmc__case_runs_on_sim(const struct pmc_test_def *def);
 /* Case timeouts are multiplied by this under the sim backend (valgrind
  * runs code 20-100x slower). */
 #define PMC__SIM_TIMEOUT_FACTOR 20
-/* Is this case a hardware case (hardware events or requirements)? */
-bool pmc__case_is_hardware(const struct pmc_test_def *def);
+/* What the case's events are, from one parse of its list: *hardware, a
+ * hardware case (hardware events or requirements); *on_sim, every event
+ * can be counted on the sim backend. */
+void pmc__case_kinds(const struct pmc_test_def *def, bool *hardware, bool *on_sim);
 
 /* Program name for hints ("record one with: <program> ..."). */
 extern const char *pmc__program;

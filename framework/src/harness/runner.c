@@ -513,7 +513,7 @@ static int list_cases(struct runner *r)
 		}
 		pmc__effective_options(d, r->repeat, r->timeout, &o);
 		{
-			bool hw = pmc__case_is_hardware(d);
+			bool hw, on_sim;
 			unsigned b = o.backends ? o.backends : PMC_BACKEND_PERF | PMC_BACKEND_SIM;
 
 			/* Offer a sim variant only where every event has a simulated
@@ -522,7 +522,8 @@ static int list_cases(struct runner *r)
 			 * (a library loaded later is not here yet).  A case left
 			 * with no backend (a sim-only case whose events do not
 			 * parse) is still listed where it asked to run, to say why. */
-			if (!pmc__case_runs_on_sim(d) && (b & PMC_BACKEND_PERF))
+			pmc__case_kinds(d, &hw, &on_sim);
+			if (!on_sim && (b & PMC_BACKEND_PERF))
 				b &= ~(unsigned)PMC_BACKEND_SIM;
 
 			char labels[256];

@@ -132,6 +132,17 @@ with tempfile.TemporaryDirectory() as d:
                        capture_output=True, text=True, timeout=60)
     check(p.returncode == 64 and "the libraries it loads" in p.stderr,
           f"a name in no object is refused, saying where it was looked for: {p.returncode} {p.stderr[-400:]}")
+    # The list is parsed once and its calls: resolved in place: a name in
+    # no object, after one found in a library, is refused at its position
+    # in the list as written (position 29), the list quoted unchanged, once.
+    listed = "calls:XML_ParserCreate,calls:no_such_function_here"
+    p = subprocess.run([CLI, "stat", "-e", listed, "--", os.path.join(d, "x")],
+                       capture_output=True, text=True, timeout=60)
+    lines = p.stderr.splitlines()
+    check(p.returncode == 64 and p.stderr.count(f'event "{listed}", at position 29: ') == 1 and
+          "@" not in lines[0] and len(lines) > 2 and lines[1] == "  " + listed and
+          lines[2] == "  " + " " * 29 + "^",
+          f"an unknown function is refused at its place in the list as written: {p.returncode} {p.stderr[-600:]}")
 
     # The sim backend: executed work is exact, run after run.
     if not SANITIZED:
