@@ -509,7 +509,7 @@ int pmc__calibrate_case(const struct pmc__result *runs, size_t nruns,
 
 			bound_figure(f1, sizeof(f1), pmc__ceil(hi + slack), iters, 1);
 			if (cal->layouts && cal->margin_pct == 0)
-				snprintf(bound, sizeof(bound), "<= %s%s ; calibrated: noisy, %zu runs %.0f..%.0f over as many memory layouts%s, max + %.0f (twice the spread, or twice its square root)",
+				snprintf(bound, sizeof(bound), "<= %s%s ; calibrated: a miss count, %zu runs %.0f..%.0f over as many memory layouts%s, max + %.0f (twice the spread, or twice its square root)",
 					 f1, per, nruns, lo, hi,
 					 cal->exact_runs ? " (stack, environment and heap)" : "",
 					 pmc__ceil(slack));

@@ -64,9 +64,12 @@ static void apply_schedule(void)
 	if (pmc__schedule == PMC__SCHED_BUSY) {
 		if (sched_getaffinity(0, sizeof(set), &set) != 0)
 			return;
+		/* Two a CPU: the case's threads get a third of each. */
 		for (int c = 0; c < CPU_SETSIZE; c++)
-			if (CPU_ISSET(c, &set))
+			if (CPU_ISSET(c, &set)) {
 				spinner_on(c);
+				spinner_on(c);
+			}
 		return;
 	}
 	CPU_ZERO(&set);

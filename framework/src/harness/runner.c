@@ -567,6 +567,68 @@ static void file_stem(char *out, size_t size, const char *name)
 	out[o] = '\0';
 }
 
+/* Edits from a to b (a letter changed, added or dropped, two neighbours
+ * swapped: optimal string alignment), for names under 64 letters. */
+static int edits(const char *a, const char *b)
+{
+	size_t la = strlen(a), lb = strlen(b);
+	int d[64][64];
+
+	if (la >= 64 || lb >= 64)
+		return 64;
+	for (size_t i = 0; i <= la; i++)
+		d[i][0] = (int)i;
+	for (size_t j = 0; j <= lb; j++)
+		d[0][j] = (int)j;
+	for (size_t i = 1; i <= la; i++)
+		for (size_t j = 1; j <= lb; j++) {
+			int best = d[i - 1][j - 1] + (a[i - 1] != b[j - 1]);
+
+			if (d[i - 1][j] + 1 < best)
+				best = d[i - 1][j] + 1;
+			if (d[i][j - 1] + 1 < best)
+				best = d[i][j - 1] + 1;
+			if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] &&
+			    d[i - 2][j - 2] + 1 < best)
+				best = d[i - 2][j - 2] + 1;
+			d[i][j] = best;
+		}
+	return d[la][lb];
+}
+
+/* A variable set for the run whose name is one of pmcheck's misspelt
+ * (PMCHECK_SIM_EVN=NAME ran the cases without NAME, silently): named,
+ * with the one meant. */
+static void env_typos(const char *prefix)
+{
+	static const char *const known[] = {
+		"PMCHECK_FAULT_CHECKS", "PMCHECK_GIT_COMMIT",	 "PMCHECK_HISTORY_DB",
+		"PMCHECK_HWDB",		"PMCHECK_RESULTS_DIR",	 "PMCHECK_SIM_CHECK_IR",
+		"PMCHECK_SIM_ENGINE",	"PMCHECK_SIM_ENV",	 "PMCHECK_SIM_LINE_INFO",
+		"PMCHECK_SIM_TOOL_DIR", "PMCHECK_SIM_VALGRIND", "PMCHECK_SIM_DIR",
+	};
+
+	for (char **e = environ; *e; e++) {
+		char name[64], shown[160];
+		size_t n = strcspn(*e, "=");
+		const char *meant = NULL;
+
+		if (strncmp(*e, "PMCHECK_", 8) || n >= sizeof(name))
+			continue;
+		memcpy(name, *e, n);
+		name[n] = '\0';
+		for (size_t i = 0; i < sizeof(known) / sizeof(known[0]) && meant != name; i++) {
+			if (!strcmp(name, known[i]))
+				meant = name;
+			else if (!meant && edits(name, known[i]) <= 2)
+				meant = known[i];
+		}
+		if (meant && meant != name)
+			printf("%swarning: %s is set, but pmcheck reads no variable of that name: did you mean %s?\n",
+			       prefix, pmc__escape_ctl(shown, sizeof(shown), name), meant);
+	}
+}
+
 /* The run's header: what a reader needs before the first case to read the
  * verdicts (under TAP, as diagnostics). */
 static void print_header(const struct runner *r, char *key, size_t size)
@@ -575,6 +637,7 @@ static void print_header(const struct runner *r, char *key, size_t size)
 	char ci[128];
 
 	key[0] = '\0';
+	env_typos(prefix);
 	if (r->strict_from_ci)
 		printf("%sstrict: CI=%s: an expectation without a budget fails (as with --strict)\n",
 		       prefix, pmc__escape_ctl(ci, sizeof(ci), getenv("CI")));

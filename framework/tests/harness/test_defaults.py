@@ -184,7 +184,7 @@ def schedules_range(d):
             (p.returncode == 0, f"calibrated: exit 0: {p.returncode} {p.stdout[-800:]} {p.stderr[-400:]}"),
             ("5 thread schedules in turn: as a gate run, valgrind's fair scheduler, one CPU, "
              "one CPU shared with a busy process, every CPU busy" in p.stdout, f"the schedules named: {p.stdout[-1200:]}"),
-            (re.match(r"\d+\.\.\d+ ; calibrated: varied over 5 runs under 5 thread schedules", got)
+            (re.match(r"\d+\.\.\d+ ; calibrated: varied over 10 runs under 5 thread schedules", got)
              if cpus > 1 else got.startswith("= "), f"{cpus} CPUs: the budget is a range: {got!r}"),
             (not left, f"no process of the suite left behind (the crowded schedule's spinner): {left}"),
         ]
@@ -198,7 +198,7 @@ def miss_bound(d):
     def expect(p, doc, root):
         ini = glob.glob(os.path.join(d, "budgets", "*", "selfmiss.ini"))
         text = open(ini[0]).read() if ini else ""
-        m = re.search(r"^walk = L1-dcache-load-misses <= (\d+) ; calibrated: noisy, 10 runs (\d+)\.\.(\d+) "
+        m = re.search(r"^walk = L1-dcache-load-misses <= (\d+) ; calibrated: a miss count, 10 runs (\d+)\.\.(\d+) "
                       r"over as many memory layouts \(stack, environment and heap\), max \+ (\d+) "
                       r"\(twice the spread, or twice its square root\)$", text, re.M)
         out = [(p.returncode == 0 and "5 more runs with the heap moved too" in p.stdout,

@@ -140,7 +140,7 @@ def t_calibrate_round_trip():
             check(re.search(r"checksum = instructions:u = \d+ ; calibrated: 3 equal runs, exact\n", text) is not None,
                   f"exact budget for instructions on sim: {text}")
             # Three more runs move the heap; no flat margin on sim.
-            m = re.search(r"checksum = L1-dcache-load-misses <= (\d+) ; calibrated: noisy, 6 runs (\d+)\.\.(\d+) over as many memory layouts \(stack, environment and heap\), max \+ \d+ \(twice the spread, or twice its square root\)\n", text)
+            m = re.search(r"checksum = L1-dcache-load-misses <= (\d+) ; calibrated: a miss count, 6 runs (\d+)\.\.(\d+) over as many memory layouts \(stack, environment and heap\), max \+ \d+ \(twice the spread, or twice its square root\)\n", text)
             check(m is not None and int(m.group(1)) == int(m.group(3)) + max(2 * (int(m.group(3)) - int(m.group(2))), math.ceil(2 * math.sqrt(int(m.group(3)))), 2),
                   f"layout-spread budget for a layout-dependent miss count: {text}")
         p = run(KERNELS, "--backend=sim", "--filter=gate.checksum", "--strict", "--hwdb=" + d)
