@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * hwdb: CPU signature -> model, model facts, and budgets.
+ * hwdb: the CPU's identity (its signature), signature -> model, model
+ * facts, and budgets.
  *
  * A hwdb directory holds (see hwdb/README.md for the formats):
  *   map.ini                     [map] anchored regex over signatures = model id,
