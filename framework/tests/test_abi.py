@@ -142,12 +142,12 @@ def self_test(include_dirs):
         for d in header_dirs(include_dirs)[1:]:
             for n in os.listdir(d):
                 shutil.copy(os.path.join(d, n), os.path.join(changed, "pmcheck", n))
-        path = os.path.join(changed, "pmcheck", "machine.h")
+        path = os.path.join(changed, "pmcheck", "hwdb.h")
         with open(path, encoding="utf-8") as f:
             text = f.read()
         new = text.replace("struct pmc_cpu_id {", "struct pmc_cpu_id {\n\tint abi_selftest_new_first_field;", 1)
         if new == text:
-            print("FAIL: self-test: struct pmc_cpu_id not found in machine.h")
+            print("FAIL: self-test: struct pmc_cpu_id not found in hwdb.h")
             return 1
         with open(path, "w", encoding="utf-8") as f:
             f.write(new)

@@ -11,9 +11,12 @@
       symbols on each of its edges.
 
   test_layers.py includes SOURCE_DIR
-      Every #include "..." under framework/src names a header of its own
-      folder or of a layer below it: util, sim, core, hwdb, harness, bottom
-      up (LAYERS).  `library` checks the same order for calls.
+      Every #include "..." and #include <pmcheck/...> under framework/src and
+      framework/include/pmcheck names a header of its own folder or of a
+      layer below it: util, sim, core, hwdb, harness, bottom up (LAYERS).  A
+      public header's layer is the one PUBLIC_HEADERS gives it, and every
+      function it declares is defined in that layer.  `library` checks the
+      same order for calls.
 
   test_layers.py tools SOURCE_DIR CLI_OBJECT_DIR
       The pmcheck command is a client of the library's interface: its
@@ -57,6 +60,20 @@ LAYERS = ("util", "sim", "core", "hwdb", "harness")
 # (src/sim/tool/CMakeLists.txt): a program of its own, linked with
 # valgrind's core and nothing of the library.
 TOOL_DIR = "src/sim/tool"
+
+# Each public header (framework/include/pmcheck) and the layer it belongs
+# to: the layer that defines its functions, or for a header of types and
+# macros alone, the lowest layer that uses them.  A header not named here
+# fails, so that a new one says where it sits.
+PUBLIC_HEADERS = {
+    "export.h": "util", "version.h": "util", "error.h": "util", "file.h": "util",
+    "spec.h": "util", "reading.h": "util",
+    "sim.h": "sim",
+    "event.h": "core", "counters.h": "core", "userpage.h": "core", "region.h": "core",
+    "sampling.h": "core", "machine.h": "core",
+    "hwdb.h": "hwdb", "pmcheck.h": "hwdb", "pmcheck.hpp": "hwdb",
+    "harness.h": "harness", "gbench.h": "harness",
+}
 
 TOOLS_INTERFACE = ("framework/src/harness/tools.h", "framework/src/core/command.h", "framework/src/util/child.h",
                    "framework/src/util/file.h", "probes/probe.h")
@@ -244,39 +261,69 @@ def library(objs):
 
 
 def includes(src):
-    """Every #include "..." of a file under framework/src names a header of
-    its own folder or of a layer below it (LAYERS); the valgrind tool
-    (sim/tool) includes only its own and the protocol header."""
+    """Every #include "..." and #include <pmcheck/...> of a file under
+    framework/src or framework/include/pmcheck names a header of its own
+    layer or of one below it (LAYERS, PUBLIC_HEADERS); every function a
+    public header declares (PMC_API) is defined in the header's layer."""
     top = os.path.join(src, "framework", "src")
+    public = os.path.join(src, "framework", "include", "pmcheck")
     where = collections.defaultdict(set)  # header name -> folders holding it
     for root, _, names in os.walk(top):
         for n in names:
             if n.endswith(".h"):
                 where[n].add(os.path.relpath(root, top).split(os.sep)[0])
     bad = seen = 0
-    for root, _, names in sorted(os.walk(top)):
-        layer = os.path.relpath(root, top).split(os.sep)[0]
-        for n in sorted(names):
-            if not n.endswith((".c", ".h")):
-                continue
-            path = os.path.join(root, n)
-            with open(path, encoding="utf-8") as f:
-                text = f.read()
-            for m in re.finditer(r'^#\s*include\s+"([^"]+)"', text, re.M):
-                inc, seen = m.group(1), seen + 1
-                if os.path.exists(os.path.join(root, inc)):
-                    owner = {os.path.relpath(os.path.normpath(os.path.join(root, inc)), top).split(os.sep)[0]}
-                elif "/" in inc and os.path.exists(os.path.join(top, inc)):
-                    owner = {inc.split("/")[0]}
-                else:
-                    owner = where.get(os.path.basename(inc), set())
-                for o in owner:
-                    if o in LAYERS and layer in LAYERS and LAYERS.index(o) > LAYERS.index(layer):
-                        bad += 1
-                        print("FAIL: %s includes \"%s\" of %s, a layer above %s (bottom up: %s)" %
-                              (os.path.relpath(path, src), inc, o, layer, ", ".join(LAYERS)))
-    print("%d includes read, %d from a layer above" % (seen, bad))
-    return 1 if bad or seen < 50 else 0
+    for n in sorted(os.listdir(public)):
+        if n not in PUBLIC_HEADERS:
+            bad += 1
+            print("FAIL: include/pmcheck/%s has no layer in PUBLIC_HEADERS (test_layers.py): add it" % n)
+    files = [(os.path.relpath(root, top).split(os.sep)[0], os.path.join(root, n))
+             for root, _, names in sorted(os.walk(top)) for n in sorted(names) if n.endswith((".c", ".h"))]
+    files += [(PUBLIC_HEADERS.get(n), os.path.join(public, n)) for n in sorted(os.listdir(public))]
+    defined = {}  # function -> layer whose .c defines it
+    for layer, path in files:
+        with open(path, encoding="utf-8") as f:
+            text = f.read()
+        if path.endswith(".c"):
+            for m in re.finditer(r"^(?=[A-Za-z_])(?:[\w \t\*]|__attribute__\(\(\w+\)\))*?\b(pmc_\w+)\s*\([^;{]*\)\s*\{", text, re.M):
+                defined.setdefault(m.group(1), layer)
+        for m in re.finditer(r'^#\s*include\s+(?:"([^"]+)"|<pmcheck/([^>]+)>)', text, re.M):
+            inc, pub, seen = m.group(1), m.group(2), seen + 1
+            root = os.path.dirname(path)
+            if pub:
+                owner = {PUBLIC_HEADERS[pub]} if pub in PUBLIC_HEADERS else set()
+                if not owner:
+                    bad += 1
+                    print("FAIL: %s includes <pmcheck/%s>, which PUBLIC_HEADERS does not name" %
+                          (os.path.relpath(path, src), pub))
+                inc = "<pmcheck/%s>" % pub
+            elif os.path.exists(os.path.join(root, inc)):
+                owner = {os.path.relpath(os.path.normpath(os.path.join(root, inc)), top).split(os.sep)[0]}
+                inc = '"%s"' % inc
+            elif "/" in inc and os.path.exists(os.path.join(top, inc)):
+                owner, inc = {inc.split("/")[0]}, '"%s"' % inc
+            else:
+                owner, inc = where.get(os.path.basename(inc), set()), '"%s"' % inc
+            for o in owner:
+                if o in LAYERS and layer in LAYERS and LAYERS.index(o) > LAYERS.index(layer):
+                    bad += 1
+                    print("FAIL: %s includes %s of %s, a layer above %s (bottom up: %s)" %
+                          (os.path.relpath(path, src), inc, o, layer, ", ".join(LAYERS)))
+    declared = 0
+    for n in sorted(os.listdir(public)):
+        with open(os.path.join(public, n), encoding="utf-8") as f:
+            text = f.read()
+        for m in re.finditer(r"\bPMC_API\b[^;(]*?\b(pmc_\w+)\s*\(", text):
+            fn, declared = m.group(1), declared + 1
+            if fn not in defined:
+                bad += 1
+                print("FAIL: include/pmcheck/%s declares %s, which no file under framework/src defines" % (n, fn))
+            elif defined[fn] != PUBLIC_HEADERS.get(n):
+                bad += 1
+                print("FAIL: include/pmcheck/%s (%s) declares %s, a function of %s: declare it in a "
+                      "header of that layer" % (n, PUBLIC_HEADERS.get(n), fn, defined[fn]))
+    print("%d includes read, %d public functions placed, %d failures" % (seen, declared, bad))
+    return 1 if bad or seen < 50 or declared < 100 else 0
 
 
 def tools(src, objdir):

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * hwdb: CPU signature -> model, model facts, and budgets.
+ * hwdb: the CPU's identity (its signature), signature -> model, model
+ * facts, and budgets.
  *
  * A hwdb directory holds (see hwdb/README.md for the formats):
  *   map.ini                     [map] anchored regex over signatures = model id,
@@ -31,6 +32,34 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+#define PMC_SIGNATURE_MAX 64
+
+/* Identity of the CPU the caller runs on. */
+struct pmc_cpu_id {
+	/*
+	 * perf-style signature, the hwdb key:
+	 *   x86:   "GenuineIntel-6-CF-2" (vendor-family-model-stepping; family
+	 *          in decimal, model and stepping in hex, extended fields
+	 *          folded in as CPUID leaf 1 documents);
+	 *   arm64: "ARM-0x41-0xd0c" (MIDR implementer and part number).
+	 * "unknown" when neither source is available.
+	 */
+	char signature[PMC_SIGNATURE_MAX];
+	char vendor[16];        /* "GenuineIntel", "AuthenticAMD", "ARM", "unknown" */
+	char brand[64];         /* CPUID brand string; empty on arm64 */
+	char arch[16];          /* "x86_64", "aarch64", ... (uname machine) */
+	int family;             /* x86 display family; arm64: MIDR architecture field */
+	int model;              /* x86 display model; arm64: MIDR part number */
+	int stepping;           /* x86 stepping; arm64: MIDR variant<<4 | revision */
+	uint64_t midr;          /* arm64 MIDR_EL1, 0 elsewhere */
+	int hypervisor;         /* 1 yes, 0 no, -1 cannot tell (arm64 EL0) */
+	const char *how;        /* where the signature came from (static string) */
+};
+
+/* Fill *id for the CPU the caller runs on.  Always succeeds; fields it
+ * cannot determine read "unknown"/0/-1.  Returns 0. */
+PMC_API int pmc_cpu_identify(struct pmc_cpu_id *id);
 
 #define PMC_HWDB_MAX_DIRS 16
 #define PMC_HWDB_MAX_KEYS 6

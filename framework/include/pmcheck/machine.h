@@ -1,8 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Facts about the machine the process runs on: CPU identity, which perf
- * PMUs exist, the perf_event_paranoid level.  Cheap enough to call per test
- * (a few sysfs reads and CPUID instructions); nothing here opens an event.
+ * Facts about the machine the process runs on: which perf PMUs exist, the
+ * perf_event_paranoid level, which counter kinds count.  Cheap enough to
+ * call per test (a few sysfs reads); nothing but a kind's check opens an
+ * event.  The CPU's identity (pmc_cpu_identify) is the hwdb's key and is
+ * declared in hwdb.h; the atomic file write in file.h, which this header
+ * includes.
  */
 #ifndef PMCHECK_MACHINE_H
 #define PMCHECK_MACHINE_H
@@ -12,38 +15,11 @@
 
 #include <pmcheck/event.h>
 #include <pmcheck/export.h>
+#include <pmcheck/file.h>
 
 #ifdef __cplusplus
 extern "C" {
 #endif
-
-#define PMC_SIGNATURE_MAX 64
-
-/* Identity of the CPU the caller runs on. */
-struct pmc_cpu_id {
-	/*
-	 * perf-style signature, the hwdb key:
-	 *   x86:   "GenuineIntel-6-CF-2" (vendor-family-model-stepping; family
-	 *          in decimal, model and stepping in hex, extended fields
-	 *          folded in as CPUID leaf 1 documents);
-	 *   arm64: "ARM-0x41-0xd0c" (MIDR implementer and part number).
-	 * "unknown" when neither source is available.
-	 */
-	char signature[PMC_SIGNATURE_MAX];
-	char vendor[16];        /* "GenuineIntel", "AuthenticAMD", "ARM", "unknown" */
-	char brand[64];         /* CPUID brand string; empty on arm64 */
-	char arch[16];          /* "x86_64", "aarch64", ... (uname machine) */
-	int family;             /* x86 display family; arm64: MIDR architecture field */
-	int model;              /* x86 display model; arm64: MIDR part number */
-	int stepping;           /* x86 stepping; arm64: MIDR variant<<4 | revision */
-	uint64_t midr;          /* arm64 MIDR_EL1, 0 elsewhere */
-	int hypervisor;         /* 1 yes, 0 no, -1 cannot tell (arm64 EL0) */
-	const char *how;        /* where the signature came from (static string) */
-};
-
-/* Fill *id for the CPU the caller runs on.  Always succeeds; fields it
- * cannot determine read "unknown"/0/-1.  Returns 0. */
-PMC_API int pmc_cpu_identify(struct pmc_cpu_id *id);
 
 /*
  * Does this machine expose a CPU (core) PMU to perf?  When it does not,
@@ -152,22 +128,6 @@ PMC_API const char *pmc_kind_status_name(enum pmc_kind_status status);
  * and cycles by name; any other hardware-counter event by instructions).
  * -1 for a kind with no check (other software events, msr/, sim:). */
 PMC_API int pmc_kind_check_of(const struct pmc_event_spec *spec);
-
-/*
- * Write `len` bytes to `path` atomically: a temporary file in the same
- * directory, fsync, rename(2).  Readers see the old file or the new one,
- * never a torn one; on failure the old file is untouched and no temporary
- * is left behind.  The temporary gets a random name and is created
- * exclusively, never through a link: a file or link planted at that name is
- * left alone and another name is tried.  A path that exists and is not a
- * regular file (a directory, device, FIFO or socket, or a link to one) is
- * never replaced: -EISDIR for a directory, else -EINVAL.  "-" and
- * "/dev/stdout" name the standard output, which is written as it is (a
- * terminal, pipe or file), not replaced.  Returns 0 or a negative errno
- * (-ENOSPC on a full disk or /dev/full as the standard output), errno
- * set to the same on failure.
- */
-PMC_API int pmc_write_file_atomic(const char *path, const void *data, size_t len);
 
 #ifdef __cplusplus
 }

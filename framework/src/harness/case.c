@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "harness_int.h"
+#include "sim/sim_harness.h"
 
 static void crash_handlers(struct pmc_test *t, bool on);
 

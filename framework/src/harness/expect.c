@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "harness_int.h"
+#include "sim/sim_harness.h"
 
 static const struct pmc_budget_source *budget_source;
 

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "runner_int.h"
+#include "sim/sim_harness.h"
 #include "util/child.h"
 
 #define OUTPUT_KEEP (64 * 1024) /* bytes of a case's output kept in results */

@@ -17,6 +17,7 @@
 #include <pmcheck/pmcheck.h>
 
 #include "harness_int.h"
+#include "sim/sim_harness.h"
 #include "util/util_int.h"
 
 /* "Ir", "D1mr+D1mw": the columns the sim backend counts the event with

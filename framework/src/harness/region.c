@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "harness_int.h"
+#include "sim/sim_harness.h"
 
 struct pmc__region *pmc__region_named(struct pmc_test *t, const char *name)
 {

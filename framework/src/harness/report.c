@@ -21,6 +21,7 @@
 #include <pmcheck/pmcheck.h>
 
 #include "harness_int.h"
+#include "sim/sim_harness.h"
 
 /* ---- environment ----------------------------------------------------------------- */
 

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "runner_int.h"
+#include "sim/sim_harness.h"
 #include "util/file.h"
 
 /*

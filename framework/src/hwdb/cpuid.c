@@ -22,7 +22,7 @@
 #endif
 
 #include <pmcheck/event.h>
-#include <pmcheck/machine.h>
+#include <pmcheck/hwdb.h>
 
 #include "util/util_int.h"
 

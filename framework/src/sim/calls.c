@@ -22,11 +22,11 @@
 #include <sys/types.h>
 #include <unistd.h>
 
-#include <pmcheck/counters.h>
-#include <pmcheck/event.h>
+#include <pmcheck/reading.h>
 #include <pmcheck/sim.h>
 
 #include "sim_api.h"
+#include "sim_harness.h"
 
 #define MAX_ALIASES 16
 #define MAX_TARGETS (2 * PMC_MAX_EVENTS)

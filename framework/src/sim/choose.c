@@ -19,6 +19,7 @@
 
 #include "tool/pmcheck_tool.h"
 #include "sim_api.h"
+#include "sim_harness.h"
 #include "util/child.h"
 #include "util/file.h"
 

@@ -24,11 +24,11 @@
 #include <valgrind/callgrind.h>
 #include <valgrind/valgrind.h>
 
-#include <pmcheck/counters.h>
 #include <pmcheck/sim.h>
 
 #include "engine.h"
 #include "sim_api.h"
+#include "sim_harness.h"
 
 /* callgrind's name for the next dump; collect renames it after each. */
 char pmc__sim_dump_tag[64];

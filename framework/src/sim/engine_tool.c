@@ -22,8 +22,6 @@
 
 #include <valgrind/valgrind.h>
 
-#include <pmcheck/counters.h>
-#include <pmcheck/event.h>
 #include <pmcheck/sim.h>
 
 #include "engine.h"

@@ -24,11 +24,12 @@
 #include <valgrind/callgrind.h>
 #include <valgrind/valgrind.h>
 
-#include <pmcheck/counters.h>
+#include <pmcheck/reading.h>
 #include <pmcheck/sim.h>
 
 #include "tool/pmcheck_tool.h"
 #include "sim_api.h"
+#include "sim_harness.h"
 #include "util/file.h"
 #include "util/child.h"
 

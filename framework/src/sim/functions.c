@@ -19,6 +19,7 @@
 #include <pmcheck/sim.h>
 
 #include "sim_api.h"
+#include "sim_harness.h"
 
 struct names {
 	char **v;       /* by id */

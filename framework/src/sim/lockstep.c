@@ -34,11 +34,12 @@
 #include <valgrind/callgrind.h>
 #include <valgrind/valgrind.h>
 
-#include <pmcheck/counters.h>
+#include <pmcheck/reading.h>
 #include <pmcheck/sim.h>
 
 #include "engine.h"
 #include "sim_api.h"
+#include "sim_harness.h"
 
 static struct {
 	pid_t pid;         /* the process init ran in */

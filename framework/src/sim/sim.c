@@ -25,7 +25,6 @@
 #include <valgrind/callgrind.h>
 #include <valgrind/valgrind.h>
 
-#include <pmcheck/counters.h>
 #include <pmcheck/sim.h>
 
 #include "engine.h"

@@ -20,7 +20,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <pmcheck/machine.h>
+#include <pmcheck/file.h>
 
 #include "util_int.h"
 
