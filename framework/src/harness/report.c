@@ -493,17 +493,61 @@ void pmc__put_keyed(FILE *f, const char *text, const char *key)
 	fputs(text, f);
 }
 
+/*
+ * A failed case's cause, for its first line: the checks that failed, each
+ * as "region event over by P%" (or under, or its kind), three at most.
+ * The lines below give each one whole.
+ */
+static void failed_checks(const struct pmc__result *res, char *buf, size_t size)
+{
+	size_t used = 0, n = 0, shown = 0;
+
+	buf[0] = '\0';
+	for (size_t i = 0; i < res->nchecks; i++)
+		n += res->checks[i].status == PMC__CHECK_FAIL;
+	for (size_t i = 0; i < res->nchecks && used + 1 < size; i++) {
+		const struct pmc__check_rec *c = &res->checks[i];
+		double edge = c->measured > c->hi ? c->hi : c->lo;
+		char how[64] = "";
+
+		if (c->status != PMC__CHECK_FAIL)
+			continue;
+		if (shown == 3) {
+			snprintf(buf + used, size - used, ", and %zu more", n - shown);
+			break;
+		}
+		if (!isnan(c->measured) && !isnan(edge) && edge != 0 &&
+		    (c->measured > c->hi || c->measured < c->lo))
+			snprintf(how, sizeof(how), " %s by %.2f%%", c->measured > edge ? "over" : "under",
+				 100.0 * (c->measured > edge ? c->measured - edge : edge - c->measured) /
+					 (edge > 0 ? edge : -edge));
+		used += (size_t)snprintf(buf + used, size - used, "%s%s%s%s%s%s%s%s", shown ? ", " : "failed: ",
+					 c->event ? c->event : "", c->per ? " per " : "", c->per ? c->per : "",
+					 how[0] ? how : " (check)", c->region ? " in \"" : "",
+					 c->region ? c->region : "", c->region ? "\"" : "");
+		shown++;
+	}
+	if (used >= size && size > 4)
+		memcpy(buf + size - 4, "...", 4);
+}
+
 void pmc__print_case_line(FILE *f, const struct pmc__result *res, size_t idx, size_t total,
 			  bool color, const char *run_key)
 {
 	enum pmc_verdict v = res->verdict;
-	char counts[512];
+	char counts[512], cause[512];
 	int w = total >= 100 ? 3 : total >= 10 ? 2 : 1;
 
 	key_counts(res, counts, sizeof(counts));
 	fprintf(f, "[%*zu/%zu] %s%-12s%s %-40s %7.3fs  ", w, idx, total,
 		color ? verdict_color(v) : "", pmc_verdict_name(v), color ? "\033[0m" : "",
 		res->name, res->duration_s);
+	/* A failure's first line names its cause, before the figures. */
+	failed_checks(res, cause, sizeof(cause));
+	if (v == PMC_FAIL && cause[0]) {
+		pmc__term_text(f, cause, "        ");
+		fputs(counts[0] ? "; " : "", f);
+	}
 	pmc__term_text(f, counts, "        ");
 	if (v != PMC_PASS && res->reason && *res->reason &&
 	    (v == PMC_KNOWN_ISSUE || !reason_is_a_check(res))) {
