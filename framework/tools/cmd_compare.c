@@ -9,7 +9,6 @@
 #include <string.h>
 
 #include "cli.h"
-#include "tools.h"
 
 /* Only the cases of rs that --filter selects; how many are left. */
 static size_t keep_matching(struct pmc__results *rs, const char *filter)

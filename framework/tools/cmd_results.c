@@ -16,8 +16,6 @@
 #include <unistd.h>
 
 #include "cli.h"
-#include "tools.h"
-#include "export.h"
 
 /*
  * Text from a results file, for a terminal or a Markdown page: a control

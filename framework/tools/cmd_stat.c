@@ -22,7 +22,6 @@
 #include <unistd.h>
 
 #include "cli.h"
-#include "tools.h"
 
 /* More task-clock in the inherited set than in the command's own: another
  * task ran (a thread or child lives a few microseconds at the least). */
