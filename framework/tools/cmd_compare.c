@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* `pmcheck compare OLD.json NEW.json`: the regression report (the
- * comparison itself is src/harness/compare.c). */
+ * comparison itself is src/harness/gate/compare.c). */
 #define _GNU_SOURCE
 #include <stdbool.h>
 #include <errno.h>
