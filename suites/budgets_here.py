@@ -31,7 +31,7 @@ import sys
 import tempfile
 
 # What pmcheck says of a library whose identity differs from the one
-# recorded beside the budget (framework/src/harness/provenance.c).
+# recorded beside the budget (framework/src/harness/gate/provenance.c).
 # Sim first: a calls: budget both backends share (any/) is then recorded
 # by perf's uprobes where they count, as the committed ones were.
 BACKENDS = ("sim", "perf")

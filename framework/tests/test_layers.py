@@ -38,6 +38,25 @@
       shared library needs (its NEEDED entries, but the C library, the
       loader and pmcheck's own), so that a static link with
       `pkg-config --static --libs` finds them all.
+
+  test_layers.py long SOURCE_DIR
+      The house rule on length: a production source file (framework/src,
+      framework/tools, framework/include, probes, cmake) over 600 lines
+      says why at its top, before its first line of code: a comment line
+      "Over 600 lines because ..." with a reason of some words.
+
+  test_layers.py map SOURCE_DIR
+      framework/README.md's map names every .c and .h file under
+      framework/src, framework/tools and framework/include, in backquotes:
+      by its name where no other file has that name, otherwise by a path
+      that tells it from the others (`hwdb/db.c`, `history/db.c`).
+
+  test_layers.py cli SOURCE_DIR
+      The command's private interface is one header, framework/tools/cli.h:
+      no other header beside it; a file of the command includes, of quoted
+      headers, only cli.h (and the history store's history/history.h), a
+      file of the store its own folder's and ../cli.h; only cli.h includes
+      the library's tools.h and the probes' probe.h.
 """
 import collections
 import glob
@@ -424,6 +443,120 @@ def pkgconfig(pairs):
     return 1 if failures else 0
 
 
+LONG = 600
+PRODUCTION = ("framework/src", "framework/tools", "framework/include", "probes", "cmake")
+SOURCE_SUFFIXES = (".c", ".h", ".cpp", ".hpp")
+
+
+def top_of(text):
+    """The lines of a file before its first line of code: its comments."""
+    out, in_comment = [], False
+    for line in text.splitlines():
+        s = line.strip()
+        if in_comment:
+            out.append(s)
+            in_comment = "*/" not in s
+        elif s.startswith("/*"):
+            out.append(s)
+            in_comment = "*/" not in s
+        elif s.startswith("//") or not s:
+            out.append(s)
+        else:
+            break
+    return out
+
+
+def long_files(src):
+    """Files over LONG lines say why at their top."""
+    bad = checked = 0
+    for d in PRODUCTION:
+        for root, _, names in sorted(os.walk(os.path.join(src, d))):
+            for n in sorted(names):
+                if not n.endswith(SOURCE_SUFFIXES):
+                    continue
+                path = os.path.join(root, n)
+                with open(path, encoding="utf-8") as f:
+                    text = f.read()
+                lines = text.count("\n")
+                if lines <= LONG:
+                    continue
+                checked += 1
+                top = " ".join(top_of(text))
+                m = re.search(r"Over %d lines because (.*)" % LONG, top)
+                words = re.findall(r"[A-Za-z]+", m.group(1).split("*/")[0]) if m else []
+                rel = os.path.relpath(path, src)
+                if len(words) < 8:
+                    bad += 1
+                    print("FAIL: %s has %d lines and its top does not say why: add a comment line "
+                          "\"Over %d lines because ...\" with the reason before its first line of code, "
+                          "or split it by job" % (rel, lines, LONG))
+                else:
+                    print("%s: %d lines: %s" % (rel, lines, " ".join(words[:12]) + " ..."))
+    print("%d files over %d lines, %d without a reason at their top" % (checked, LONG, bad))
+    return 1 if bad else 0
+
+
+def map_names(src):
+    """framework/README.md names every source file of the library, the
+    command and the public headers."""
+    with open(os.path.join(src, "framework", "README.md"), encoding="utf-8") as f:
+        named = {re.sub(r"^(framework/)|^<|>$", "", n) for n in re.findall(r"`([^`\n]+)`", f.read())}
+    files = []
+    for d in ("src", "tools", "include"):
+        for root, _, names in os.walk(os.path.join(src, "framework", d)):
+            files += [os.path.relpath(os.path.join(root, n), os.path.join(src, "framework")).replace(os.sep, "/")
+                      for n in names if n.endswith((".c", ".h"))]
+    base = collections.Counter(os.path.basename(f) for f in files)
+    bad = 0
+    for f in sorted(files):
+        # A path that ends the file's own at a folder's boundary: src/hwdb/db.c,
+        # hwdb/db.c; the bare name only when no other file has it.
+        parts = f.split("/")
+        suffixes = {"/".join(parts[i:]) for i in range(len(parts) - (1 if base[parts[-1]] == 1 else 2) + 1)}
+        if not suffixes & named:
+            bad += 1
+            print("FAIL: framework/README.md does not name %s: add it to the map, in backquotes, with its job%s"
+                  % (f, "" if base[parts[-1]] == 1 else
+                     " (as `%s`: another file is called %s)" % ("/".join(parts[-2:]), parts[-1])))
+    print("%d files, %d not named in framework/README.md" % (len(files), bad))
+    return 1 if bad or len(files) < 100 else 0
+
+
+def cli_header(src):
+    """The command's private interface in one header, tools/cli.h."""
+    src = os.path.abspath(src)
+    tools_dir = os.path.join(src, "framework", "tools")
+    cli = os.path.join(tools_dir, "cli.h")
+    bad = 0
+    for h in sorted(glob.glob(os.path.join(tools_dir, "*.h"))):
+        if h != cli:
+            bad += 1
+            print("FAIL: %s: a second header of the command; its declarations belong in "
+                  "framework/tools/cli.h" % os.path.relpath(h, src))
+    seen = 0
+    for path in sorted(glob.glob(os.path.join(tools_dir, "**", "*.[ch]"), recursive=True)):
+        folder = os.path.dirname(path)
+        with open(path, encoding="utf-8") as f:
+            for no, line in enumerate(f, 1):
+                m = re.match(r'\s*#\s*include\s+"([^"]+)"', line)
+                if not m:
+                    continue
+                inc, seen = m.group(1), seen + 1
+                target = os.path.normpath(os.path.join(folder, inc))
+                ok = (target == cli or
+                      (path == cli and inc in ("tools.h", "probe.h")) or
+                      (folder == tools_dir and inc == "history/history.h") or
+                      (folder != tools_dir and os.path.dirname(target) == folder and os.path.isfile(target)))
+                if not ok:
+                    bad += 1
+                    print('FAIL: %s:%d: includes "%s": a file of the command includes cli.h, its one '
+                          'private header (which includes the library\'s tools.h and the probes\' probe.h), '
+                          'and a file of the history store its own folder\'s headers'
+                          % (os.path.relpath(path, src), no, inc))
+    print("%d quoted includes of the command read, %d outside its one header" % (seen, bad))
+    return 1 if bad or seen < 20 else 0
+
+
 def main():
     if len(sys.argv) >= 3 and sys.argv[1] == "pkgconfig":
         return pkgconfig(sys.argv[2:])
@@ -435,6 +568,12 @@ def main():
         return library(sys.argv[2:])
     if len(sys.argv) == 3 and sys.argv[1] == "includes":
         return includes(sys.argv[2])
+    if len(sys.argv) == 3 and sys.argv[1] == "long":
+        return long_files(sys.argv[2])
+    if len(sys.argv) == 3 and sys.argv[1] == "map":
+        return map_names(sys.argv[2])
+    if len(sys.argv) == 3 and sys.argv[1] == "cli":
+        return cli_header(sys.argv[2])
     if len(sys.argv) == 4 and sys.argv[1] == "tools":
         return tools(sys.argv[2], sys.argv[3])
     print(__doc__, file=sys.stderr)

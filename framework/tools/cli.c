@@ -15,7 +15,6 @@
 #include <string.h>
 
 #include "cli.h"
-#include "tools.h"
 
 /* The command table, given by main (pmcheck.c): this file sits under the
  * commands, and the table above them. */

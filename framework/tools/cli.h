@@ -4,15 +4,30 @@
  * parsing their arguments (getopt_long through cli_next), one exit status
  * for usage errors (PMC_EXIT_USAGE, 64).  Each command is a function of
  * its own file, cmd_NAME.c, given argv with argv[0] = its name.
+ *
+ * This is the command's one private header (layers.cli_one_header): what
+ * its files share (the table, the option parsing, the exports, the pooling
+ * of `hwdb merge`) and, included here, all of the library it may use
+ * beyond the public headers.  The history store's folder keeps its own
+ * interface (history/history.h).
  */
 #ifndef PMCHECK_TOOLS_CLI_H
 #define PMCHECK_TOOLS_CLI_H
 
 #include <getopt.h>
+#include <inttypes.h>
+#include <stdbool.h>
 #include <stdio.h>
+
+#include <jansson.h>
 
 #include <pmcheck/harness.h>
 #include <pmcheck/pmcheck.h>
+
+/* Of the library, the command uses the public headers and these two only:
+ * the harness's interface to it and the probes'. */
+#include "probe.h"
+#include "tools.h"
 
 #if defined(__GNUC__)
 #define CLI_PRINTF(a, b) __attribute__((format(printf, a, b)))
@@ -97,6 +112,63 @@ int cli_positive(const char *name, const char *option, const char *arg, unsigned
  * characters escaped (the caret under the escaped text). */
 void cli_caret(const char *text, int position);
 
+/* ---- export.c: results for dashboards (`pmcheck results --format=`):
+ * Bencher's metric format and github-action-benchmark's
+ * customSmallerIsBetter ---- */
+
+/* Bencher's limit on a measure slug. */
+#define EXPORT_SLUG_MAX 64
+
+/* What an export left out, for the caller to say. */
+struct export_notes {
+	size_t cases_without_figures;          /* skipped, broken: no samples */
+	size_t by_verdict[PMC__NVERDICTS];      /* ... by verdict */
+	size_t events_without_samples;         /* in cases that have figures */
+};
+
+/* { "CASE / REGION [BACKEND]": { "EVENT-SLUG": { "value", "lower_value",
+ * "upper_value" } } }, or NULL out of memory. */
+json_t *export_bencher(const struct pmc__results *rs, struct export_notes *notes);
+/* [ { "name", "unit", "value", "range", "extra" } ], each event of each
+ * region; testbed names the machine in "extra".  NULL out of memory. */
+json_t *export_github(const struct pmc__results *rs, const char *testbed,
+		      struct export_notes *notes);
+
+/* ---- hwdb_merge.c: `pmcheck hwdb merge`, from results files or (through
+ * history/merge.c) the history store ---- */
+
+/* hwdb_merge.c: pool results files from many machines into budgets per CPU
+ * model, in dir (pmcheck hwdb merge).  Returns an exit status. */
+struct pmc__merge {
+	const char *dir;
+	struct pmc_hwdb *db;   /* the map that decides each signature's model */
+	double tolerance_pct;  /* noisy events: the range seen, widened by it */
+};
+int pmc__hwdb_merge(const struct pmc__merge *m, char *const *files, size_t nfiles, FILE *out);
+/* One figure to pool: a budget check's judged figure, with what decides its
+ * key (signature, backend, sim profile, the event's kind) and provenance. */
+struct pmc__merge_obs {
+	const char *suite, *test, *region, *event;
+	const char *kind, *name, *sim_columns; /* the event record's, may be NULL */
+	const char *backend, *signature, *sim_profile;
+	const char *host, *kernel, *source;    /* source: the results file */
+	double value;
+};
+bool pmc__merge_obs_of(const struct pmc__results *rs, const struct pmc__result *r,
+		       const struct pmc__check_rec *cr, const char *source, struct pmc__merge_obs *o);
+int pmc__hwdb_merge_pool(const struct pmc__merge *m, const struct pmc__merge_obs *obs, size_t n,
+			 const char *what, FILE *out);
+/* A growing list of observations; with owns, each added observation's
+ * strings are copied (a source whose strings do not outlive the add). */
+struct pmc__merge_list {
+	struct pmc__merge_obs *obs;
+	size_t n, cap;
+	bool owns;
+};
+int pmc__merge_list_add(struct pmc__merge_list *l, const struct pmc__merge_obs *o);
+void pmc__merge_list_release(struct pmc__merge_list *l);
+
+/* ---- the commands (pmcheck.c's table) ---- */
 int cmd_probe(int argc, char **argv);
 int cmd_history(int argc, char **argv);
 extern const struct cli_subcommand cmd_history_subcommands[];

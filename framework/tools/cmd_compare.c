@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* `pmcheck compare OLD.json NEW.json`: the regression report (the
- * comparison itself is src/harness/compare.c). */
+ * comparison itself is src/harness/gate/compare.c). */
 #define _GNU_SOURCE
 #include <stdbool.h>
 #include <errno.h>
@@ -9,7 +9,6 @@
 #include <string.h>
 
 #include "cli.h"
-#include "tools.h"
 
 /* Only the cases of rs that --filter selects; how many are left. */
 static size_t keep_matching(struct pmc__results *rs, const char *filter)

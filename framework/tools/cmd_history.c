@@ -18,7 +18,6 @@
 
 #include "cli.h"
 #include "history/history.h"
-#include "tools.h"
 
 /* The edit distance of A and B (Levenshtein), up to 64 characters of each. */
 static size_t distance(const char *a, const char *b)

@@ -11,7 +11,6 @@
 #include <unistd.h>
 
 #include "cli.h"
-#include "tools.h"
 #include "history/history.h"
 
 struct hwdb_args {

@@ -7,7 +7,6 @@
 #include <string.h>
 
 #include "cli.h"
-#include "probe.h"
 
 int cmd_probe(int argc, char **argv)
 {

@@ -2,6 +2,11 @@
 /*
  * `pmcheck results`: merge suite result files, each checked on read, and
  * print the summary, the per-suite table, the merged JSON and JUnit.
+ *
+ * Over 600 lines because `pmcheck results` is one command with many outputs
+ * over the same merged records (the summary, the per-suite table, merged
+ * JSON, JUnit, the dashboard exports), and cmd_results (about 200 lines)
+ * checks every option against the others before any work.
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -16,8 +21,6 @@
 #include <unistd.h>
 
 #include "cli.h"
-#include "tools.h"
-#include "export.h"
 
 /*
  * Text from a results file, for a terminal or a Markdown page: a control

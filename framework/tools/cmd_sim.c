@@ -4,7 +4,6 @@
 #include <stdio.h>
 
 #include "cli.h"
-#include "tools.h"
 
 /* For a bare callgrind run that simulates the same:
  * env $(pmcheck sim --print-command) PROGRAM */

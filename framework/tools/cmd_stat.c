@@ -7,6 +7,11 @@
  * multiplexed or never-counted value is printed as counted and marked.
  * --json writes a results document, one case "stat.PROGRAM" with one
  * region "command", so `pmcheck compare` compares two stat runs.
+ *
+ * Over 600 lines because `pmcheck stat` runs a command on either backend
+ * (perf: a forked child counted from its exec; sim: under valgrind, its
+ * totals read at exit) and prints the same table and writes the same results
+ * document for both.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -22,7 +27,6 @@
 #include <unistd.h>
 
 #include "cli.h"
-#include "tools.h"
 
 /* More task-clock in the inherited set than in the command's own: another
  * task ran (a thread or child lives a few microseconds at the least). */

@@ -21,8 +21,6 @@
 #include <pmcheck/pmcheck.h>
 
 #include "cli.h"
-#include "tools.h"
-#include "probe.h"
 
 
 static double jnum(json_t *o, const char *k)

@@ -27,7 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "export.h"
+#include "cli.h"
 
 /* A Bencher measure slug: lower case letters, digits and '-', at most 64
  * characters; a longer one keeps its head and a hash of the whole. */

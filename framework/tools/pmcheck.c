@@ -13,7 +13,6 @@
 #include <string.h>
 
 #include "cli.h"
-#include "tools.h"
 
 static int cmd_version(int argc, char **argv);
 static int cmd_help(int argc, char **argv);

@@ -54,6 +54,11 @@
  * never PASS.  So is a sample during which other threads of the process ran
  * while the case counts its own thread only (.inherit = 0), except for a
  * lower bound that holds (the missing counts could only add to it).
+ *
+ * Over 600 lines because it is the harness's whole public API, every
+ * function and macro documented as a public header must be (over a third of
+ * its lines are comments), with the regions' inline fast path, which must be
+ * in the header.
  */
 #ifndef PMCHECK_HARNESS_H
 #define PMCHECK_HARNESS_H

@@ -387,14 +387,6 @@ int pmc__calibrate_case(const struct pmc__result *runs, size_t nruns,
 /* gate.c: has run (the first of a calibration) a budget of a noisy count
  * (on sim: cache or branch misses)? */
 bool pmc__calibration_noisy(const struct pmc__result *run);
-/* gate.c: does the event of result r (spelled as its check spells it)
- * repeat exactly: on sim, executed-work columns; on perf, breakpoint and
- * uprobe counts and the model's deterministic list (model may be NULL). */
-bool pmc__event_deterministic(const struct pmc__result *r, const struct pmc__event_rec *ev,
-			      const char *spelling, const struct pmc_hwdb_model *model);
-/* gate.c: calls, breakpoint hits and page faults: the same on any CPU
- * model, so budgets go under "any". */
-bool pmc__cpu_independent(const struct pmc__event_rec *e);
 /* After a whole-suite run: budgets (under this run's keys) naming a test that
  * is no case of the program, or a case that was skipped, are gate holes.
  * Prints each with its file:line; returns how many. */

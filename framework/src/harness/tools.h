@@ -8,7 +8,8 @@
  *   - the statistics of a sample store (struct pmc__region, stats.c), which
  *     `pmcheck stat` fills with its runs;
  *   - results documents, JUnit and the summary (report.c);
- *   - comparing two runs (compare.c) and pooling many (merge.c);
+ *   - comparing two runs (compare.c), and which events calibration files as
+ *     exact or under "any" (gate.c), for pooling many (tools/hwdb_merge.c);
  *   - child processes with a deadline and files (util/child.h, util/file.h);
  *   - a command's calls: events bound to its objects (core/command.h).
  *
@@ -323,38 +324,16 @@ char *pmc__jw_take(struct pmc__jw *w);
 /* The same parsed (jansson), for a document built around it. */
 json_t *pmc__jw_json(struct pmc__jw *w);
 
-/* ---- compare.c, merge.c: two runs compared, many pooled --------------------- */
+/* ---- compare.c, gate.c: two runs compared; what pooling needs ------------- */
 
-/* merge.c: pool results files from many machines into budgets per CPU
- * model, in dir (pmcheck hwdb merge).  Returns an exit status. */
-struct pmc__merge {
-	const char *dir;
-	struct pmc_hwdb *db;   /* the map that decides each signature's model */
-	double tolerance_pct;  /* noisy events: the range seen, widened by it */
-};
-int pmc__hwdb_merge(const struct pmc__merge *m, char *const *files, size_t nfiles, FILE *out);
-/* One figure to pool: a budget check's judged figure, with what decides its
- * key (signature, backend, sim profile, the event's kind) and provenance. */
-struct pmc__merge_obs {
-	const char *suite, *test, *region, *event;
-	const char *kind, *name, *sim_columns; /* the event record's, may be NULL */
-	const char *backend, *signature, *sim_profile;
-	const char *host, *kernel, *source;    /* source: the results file */
-	double value;
-};
-bool pmc__merge_obs_of(const struct pmc__results *rs, const struct pmc__result *r,
-		       const struct pmc__check_rec *cr, const char *source, struct pmc__merge_obs *o);
-int pmc__hwdb_merge_pool(const struct pmc__merge *m, const struct pmc__merge_obs *obs, size_t n,
-			 const char *what, FILE *out);
-/* A growing list of observations; with owns, each added observation's
- * strings are copied (a source whose strings do not outlive the add). */
-struct pmc__merge_list {
-	struct pmc__merge_obs *obs;
-	size_t n, cap;
-	bool owns;
-};
-int pmc__merge_list_add(struct pmc__merge_list *l, const struct pmc__merge_obs *o);
-void pmc__merge_list_release(struct pmc__merge_list *l);
+/* gate.c: does the event of result r (spelled as its check spells it)
+ * repeat exactly: on sim, executed-work columns; on perf, breakpoint and
+ * uprobe counts and the model's deterministic list (model may be NULL). */
+bool pmc__event_deterministic(const struct pmc__result *r, const struct pmc__event_rec *ev,
+			      const char *spelling, const struct pmc_hwdb_model *model);
+/* gate.c: calls, breakpoint hits and page faults: the same on any CPU
+ * model, so budgets go under "any". */
+bool pmc__cpu_independent(const struct pmc__event_rec *e);
 /* Tolerances of a comparison: one for every event, and per event. */
 #define PMC__MAX_TOLERANCES 16
 struct pmc__tolerance {

@@ -3,6 +3,11 @@
  * The sim backend's supervisor: finding valgrind, the options and the
  * pinned environment every sim run uses, and re-executing a program under
  * the engine choose.c picks (pmcheck's valgrind tool or callgrind).
+ *
+ * Over 600 lines because re-executing a program under valgrind is one
+ * sequence (run_under_valgrind, about 240 lines: the engine, its options,
+ * the pinned environment, the logs passed on, the status read back) whose
+ * steps share their state; the engine's choice is already choose.c.
  */
 #define _GNU_SOURCE
 #include <dirent.h>

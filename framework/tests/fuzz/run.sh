@@ -22,7 +22,8 @@ mkdir -p "$build"
 flags="-g -O1 -fsanitize=address,undefined -fno-sanitize-recover=undefined"
 # <pmcheck/version.h> is written from the CMake project's version.
 cmake -DOUT="$build/include" -P "$src/cmake/PmcheckVersion.cmake"
-inc=(-I"$src/framework/include" -I"$build/include" -I"$src/framework/src" -I"$src/framework/src/harness")
+inc=(-I"$src/framework/include" -I"$build/include" -I"$src/framework/src")
+for room in . case runner results gate; do inc+=(-I"$src/framework/src/harness/$room"); done
 objs=() hobjs=()
 # libpfm4 is opened by its soname (src/core/event_pmu.c), as the CMake build finds it.
 pfm_lib=$(clang -print-file-name=libpfm.so)
@@ -35,7 +36,7 @@ for path in "$src"/framework/src/{util,core,sim,hwdb}/*.c; do
 		-DPMCHECK_LIBPFM_SONAME="\"$pfm_soname\"" -c "$path" -o "$build/${f%.c}.o"
 	objs+=("$build/${f%.c}.o")
 done
-for path in "$src"/framework/src/harness/*.c; do
+for path in "$src"/framework/src/harness/*/*.c; do
 	f=$(basename "$path")
 	[ "$f" = main.c ] && continue
 	clang $flags -fsanitize=fuzzer-no-link -std=gnu11 "${inc[@]}" $(pkg-config --cflags jansson) \

@@ -18,7 +18,6 @@
 #include <time.h>
 
 #include "../cli.h"
-#include "tools.h"
 #include "history_int.h"
 
 static const char *env_str(json_t *env, const char *obj, const char *key)

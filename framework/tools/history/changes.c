@@ -25,7 +25,6 @@
 #include <unistd.h>
 
 #include "../cli.h"
-#include "tools.h"
 #include "changepoint.h"
 #include "history.h"
 

@@ -27,7 +27,6 @@
 #include <string.h>
 
 #include "../cli.h"
-#include "tools.h"
 #include "changepoint.h"
 #include "history.h"
 

@@ -10,7 +10,6 @@
 #include <string.h>
 
 #include "../cli.h"
-#include "tools.h"
 #include "history.h"
 
 /* The newest commit in the store: the git commit of the run added last

@@ -11,7 +11,6 @@
 #include <sys/stat.h>
 
 #include "../cli.h"
-#include "tools.h"
 #include "changepoint.h"
 #include "history.h"
 

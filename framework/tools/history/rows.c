@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "tools.h"
+#include "../cli.h"
 #include "history_int.h"
 
 /* The file's identity: its length and two 64-bit FNV-1a hashes of its

@@ -14,7 +14,6 @@
 #include <string.h>
 
 #include "../cli.h"
-#include "tools.h"
 #include "history_int.h"
 
 #define HISTORY_SCHEMA 3

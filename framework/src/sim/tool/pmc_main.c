@@ -84,6 +84,11 @@
  *   (512 entries, from 0); unlike is a miss; the target is recorded.
  * - The state is never emptied (a switch of the models keeps it); while
  *   the models are off it learns nothing.  One for every thread.
+ *
+ * Over 600 lines because valgrind registers one tool's callbacks in one
+ * pre_clo_init, and a quarter of this file is the comments on the protocol
+ * and on forked children; instrumenting, watching, the cache, branch and
+ * function costs are already files of their own.
  */
 #include "pub_tool_basics.h"
 #include "pub_tool_aspacemgr.h"

@@ -19,8 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "harness_int.h"
-#include "util/arith.h"
+#include "cli.h"
 
 struct seen {
 	double value;
@@ -139,8 +138,8 @@ static int write_pool(const struct pmc__merge *m, const struct pool *g, FILE *ou
 	struct pmc_error err;
 
 	for (size_t i = 0; i < g->n; i++) {
-		lo = pmc__fmin(lo, g->v[i].value);
-		hi = pmc__fmax(hi, g->v[i].value);
+		lo = fmin(lo, g->v[i].value);
+		hi = fmax(hi, g->v[i].value);
 	}
 	distinct(g, host_of, hosts, sizeof(hosts), &nhosts);
 	distinct(g, kernel_of, kernels, sizeof(kernels), &nkernels);
@@ -164,7 +163,7 @@ static int write_pool(const struct pmc__merge *m, const struct pool *g, FILE *ou
 			 nkernels == 1 ? "" : "s", kernels);
 	else
 		snprintf(bound, sizeof(bound), "%.0f..%.0f ; merged: noisy, %zu runs on %zu machine%s (%s)%s saw %.0f..%.0f, widened by %g%%, kernel%s %s",
-			 pmc__floor(lo * (1.0 - t)), pmc__ceil(hi * (1.0 + t)), g->n, nhosts,
+			 floor(lo * (1.0 - t)), ceil(hi * (1.0 + t)), g->n, nhosts,
 			 nhosts == 1 ? "" : "s", hosts, backends, lo, hi, m->tolerance_pct,
 			 nkernels == 1 ? "" : "s", kernels);
 	if (pmc_hwdb_write_budget(m->dir, g->key, g->suite, g->test, g->region, g->event, bound, old,

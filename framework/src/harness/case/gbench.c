@@ -375,7 +375,7 @@ static char *suite_filter(const char *patterns)
 	return out;
 }
 
-/* A case the runner started: the request names it (harness/sim_case.c:
+/* A case the runner started: the request names it (harness/runner/sim_case.c:
  * "case SUITE.NAME" first), so the program need not list its benchmarks
  * again under valgrind. */
 static int requested_instance(const char *prog, int fd)

@@ -4,6 +4,10 @@
  * framework/schema/results.schema.json), JUnit XML, TAP, the console, CDash
  * measurements.  `pmcheck results` (merge + the all-skipped guard) is
  * framework/tools/cmd_results.c.
+ *
+ * Over 600 lines because every report of a run (the results document, JUnit,
+ * TAP, the console, CDash measurements) shows the same records; in one file
+ * a record is shown, and its words escaped, one way.
  */
 #define _GNU_SOURCE
 #include <dirent.h>

@@ -4,6 +4,11 @@
  * of cases that did not run.  The hwdb as the runner's budget source is
  * expect.c.
  * The baseline comparison is compare.c.
+ *
+ * Over 600 lines because calibration's policy is one sequence
+ * (pmc__calibrate_case, about 220 lines: exact, noisy and per-iteration
+ * bounds, the layout runs, the library lines) that is read as a whole,
+ * beside the few rules it applies and the holes of cases that did not run.
  */
 #define _GNU_SOURCE
 #include <errno.h>

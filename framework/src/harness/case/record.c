@@ -2,6 +2,12 @@
 /*
  * The case's result record: everything the reports, calibration and
  * comparison need, built from a finished case here and nowhere else.
+ *
+ * Over 600 lines because the case's record is built here and nowhere else
+ * (pmc__result_record), and the explanations a failed check carries
+ * (functions attributed, the layout excused, the engine that moved, the
+ * calibrated region compared) need the live case, which exists only in its
+ * own process.
  */
 #define _GNU_SOURCE
 #include <errno.h>

@@ -3,6 +3,10 @@
  * Baseline comparison: two results documents compared region by region and
  * event by event (exact for deterministic events, distributions for noisy
  * ones), tolerances, and the report as console text, Markdown and status.
+ *
+ * Over 600 lines because a comparison and the three forms it is shown in
+ * (console text, Markdown, status) share each event's verdict and tolerance;
+ * apart, every form would need the comparison's insides in a header.
  */
 #define _GNU_SOURCE
 #include <errno.h>

@@ -4,6 +4,11 @@
  * baselines): every field the harness uses is checked, and an error names
  * the file, the field and what was wrong with it; nothing downstream
  * decodes verdicts, check kinds or statuses from strings.
+ *
+ * Over 600 lines because this is the one reader of a result record (one
+ * place per fact): every field of the schema checked with the file and the
+ * field named (read_case alone is about 200 lines, one block per field),
+ * with the results file's document, environment and size limits around it.
  */
 #define _GNU_SOURCE
 #include <ctype.h>
