@@ -208,6 +208,11 @@ shutil.rmtree(WORK, ignore_errors=True)
 os.makedirs(WORK)
 must(sh(["cmake", "--install", BINARY_DIR, "--prefix", PREFIX]), "install pmcheck")
 shutil.copytree(PROJECT, SRC)
-guarded(shared_library_suite)
-guarded(static_library_suite)
+# PART: "shared" (Debian's libbenchmark), "static" (the source package
+# built into the programs), or both when not given.
+PART = sys.argv[5] if len(sys.argv) > 5 else "both"
+if PART in ("shared", "both"):
+    guarded(shared_library_suite)
+if PART in ("static", "both"):
+    guarded(static_library_suite)
 sys.exit(finish())
