@@ -608,7 +608,10 @@ int cmd_results(int argc, char **argv)
 		fprintf(say, "no measuring case among the selected ones (they check behaviour, not counts): nothing to guard\n");
 	} else if (require_measured && json_integer_value(json_object_get(summary, "measured")) == 0) {
 		if (files == 0)
-			fprintf(stderr, "pmcheck results: no result files: did the tests run with PMCHECK_RESULTS_DIR set?\n");
+			/* The guard's case: the tests ran (it comes after them);
+			 * no case wrote a file.  A suite that stops before its
+			 * first case writes none. */
+			fprintf(stderr, "pmcheck results: no result files: no case wrote one. Either the tests ran without PMCHECK_RESULTS_DIR set to this directory, or every suite stopped before its first case: a sanitizer build run with --backend=sim (refused: valgrind cannot run it), no valgrind, a usage error; each test's own output says which (ctest --output-on-failure)\n");
 		else
 			fprintf(stderr, "pmcheck results: nothing was measured: every measuring case was skipped or broken (--require-measured)\n");
 		status = PMC_EXIT_FAIL;
