@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * What a sim case costs (ci/main times these under --backend=sim, in pairs,
+ * What a sim case costs (ci/bench times these under --backend=sim, in pairs,
  * and prints ratios):
  *   - cost.empty: an empty region; its time is the fixed cost of a case,
  *     set against valgrind --tool=none /bin/true;

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The body suites/sim/cost.c measures, shared with cost_plain.c, which runs
- * the same work as a plain program (ci/main's reference: the same work
+ * the same work as a plain program (ci/bench's reference: the same work
  * under valgrind --tool=none).
  */
 #ifndef PMCHECK_COST_BODY_H

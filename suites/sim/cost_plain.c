@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The references ci/main sets a sim case's cost against:
+ * The references ci/bench sets a sim case's cost against:
  *
  *   pmcheck_sim_cost_plain body N
  *       cost.c's inputs, then its body N times, as a plain program: run

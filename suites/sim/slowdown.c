@@ -2,7 +2,7 @@
 /*
  * How much slower the sim backend runs code than the CPU does: the bodies
  * of the kernels suite (loops, branches, both pointer chases, the checksum),
- * timed with CLOCK_MONOTONIC.  ci/main runs it natively and under
+ * timed with CLOCK_MONOTONIC.  ci/bench runs it natively and under
  * `pmcheck sim --` in the same job and prints the ratio.
  *
  *   pmcheck_sim_slowdown [COMPUTE_REPS]    (default 20)

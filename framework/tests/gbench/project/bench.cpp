@@ -58,7 +58,7 @@ static void BM_map(benchmark::State &state)
 	}
 }
 BENCHMARK(BM_map);
-// Its count fixed in the source: kept (ci/main times it against the same
+// Its count fixed in the source: kept (ci/bench times it against the same
 // run under valgrind --tool=none).
 BENCHMARK(BM_map)->Name("BM_map_fixed")->Iterations(20);
 // One name registered twice, once with its own count and once with the
