@@ -445,6 +445,10 @@ struct pmc__object_change {
 };
 json_t *pmc__objects_json(const struct pmc_object *o, size_t n);
 void pmc__jw_objects(struct pmc__jw *w, const struct pmc_object *o, size_t n);
+/* One {path, id} of an objects array, the i-th, appended to out[*n] (room
+ * for it allocated): -EINVAL with *why when either is missing, -ENOMEM. */
+int pmc__object_append(struct pmc_object *out, size_t *n, size_t i, const char *path,
+		       const char *id, char *why, size_t size);
 int pmc__objects_from_json(json_t *arr, struct pmc_object **out, size_t *n, char *why,
 			   size_t size);
 /* The libraries (the program itself left out) that differ, matched by file

@@ -50,6 +50,24 @@ json_t *pmc__objects_json(const struct pmc_object *o, size_t n)
 	return pmc__jw_json(&w);
 }
 
+int pmc__object_append(struct pmc_object *out, size_t *n, size_t i, const char *path,
+		       const char *id, char *why, size_t size)
+{
+	if (!path || !id) {
+		snprintf(why, size, "objects[%zu]: expected {\"path\": string, \"id\": string}", i);
+		return -EINVAL;
+	}
+	out[*n].path = strdup(path);
+	out[*n].id = strdup(id);
+	if (!out[*n].path || !out[*n].id) {
+		free(out[*n].path);
+		free(out[*n].id);
+		return -ENOMEM;
+	}
+	(*n)++;
+	return 0;
+}
+
 int pmc__objects_from_json(json_t *arr, struct pmc_object **out, size_t *n, char *why,
 			   size_t size)
 {
@@ -64,18 +82,10 @@ int pmc__objects_from_json(json_t *arr, struct pmc_object **out, size_t *n, char
 		const char *p = json_string_value(json_object_get(v, "path"));
 		const char *id = json_string_value(json_object_get(v, "id"));
 
-		if (!p || !id) {
-			snprintf(why, size, "objects[%zu]: expected {\"path\": string, \"id\": string}", i);
-			return -EINVAL;
-		}
-		(*out)[*n].path = strdup(p);
-		(*out)[*n].id = strdup(id);
-		if (!(*out)[*n].path || !(*out)[*n].id) {
-			free((*out)[*n].path);
-			free((*out)[*n].id);
-			return -ENOMEM;
-		}
-		(*n)++;
+		int rc = pmc__object_append(*out, n, i, p, id, why, size);
+
+		if (rc)
+			return rc;
 	}
 	return 0;
 }

@@ -369,18 +369,10 @@ static int objects_of(const struct pmc__jdoc *d, const struct pmc__jnode *arr,
 		const char *p = pmc__jdoc_str(d, pmc__jdoc_get(d, v, "path"));
 		const char *id = pmc__jdoc_str(d, pmc__jdoc_get(d, v, "id"));
 
-		if (!p || !id) {
-			snprintf(why, size, "objects[%zu]: expected {\"path\": string, \"id\": string}", i);
-			return -EINVAL;
-		}
-		(*out)[*n].path = strdup(p);
-		(*out)[*n].id = strdup(id);
-		if (!(*out)[*n].path || !(*out)[*n].id) {
-			free((*out)[*n].path);
-			free((*out)[*n].id);
-			return -ENOMEM;
-		}
-		(*n)++;
+		int rc = pmc__object_append(*out, n, i, p, id, why, size);
+
+		if (rc)
+			return rc;
 	}
 	return 0;
 }
