@@ -499,7 +499,7 @@ void pmc__put_keyed(FILE *f, const char *text, const char *key)
 
 /*
  * A failed case's cause, for its first line: the checks that failed, each
- * as "region event over by P%" (or under, or its kind), three at most.
+ * as "event +P% in "region"" (past its bound; or "(check)"), three at most.
  * The lines below give each one whole.
  */
 static void failed_checks(const struct pmc__result *res, char *buf, size_t size)
@@ -522,7 +522,7 @@ static void failed_checks(const struct pmc__result *res, char *buf, size_t size)
 		}
 		if (!isnan(c->measured) && !isnan(edge) && edge != 0 &&
 		    (c->measured > c->hi || c->measured < c->lo))
-			snprintf(how, sizeof(how), " %s by %.2f%%", c->measured > edge ? "over" : "under",
+			snprintf(how, sizeof(how), " %s%.2f%%", c->measured > edge ? "+" : "-",
 				 100.0 * (c->measured > edge ? c->measured - edge : edge - c->measured) /
 					 (edge > 0 ? edge : -edge));
 		used += (size_t)snprintf(buf + used, size - used, "%s%s%s%s%s%s%s%s", shown ? ", " : "failed: ",
